@@ -1,0 +1,257 @@
+//! The one error type of idforge, and the stable numeric codes every binding exposes.
+//!
+//! [`ErrorCode`] values are frozen: they are the C `idforge_status` numbers and are listed in
+//! `core/testdata/errors.json` together with the C, Python and JavaScript names. A new error gets a
+//! new number; an existing number never changes meaning.
+
+/// Stable numeric code of an error, shared by every language binding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u32)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// A snowflake layout is not valid (widths, tick unit, epoch).
+    InvalidLayout = 1,
+    /// A node (worker, machine) id does not fit the layout.
+    NodeOutOfRange = 2,
+    /// The layout's epoch lies after the current time.
+    EpochInFuture = 3,
+    /// A time is before the epoch or past the last time the layout can encode.
+    TimeOutOfRange = 4,
+    /// A sequence number does not fit the layout.
+    SequenceOutOfRange = 5,
+    /// Text is not valid hexadecimal of the expected length.
+    InvalidHex = 6,
+    /// Text is not valid base62 (`0-9A-Za-z`) or does not fit.
+    InvalidBase62 = 7,
+    /// Text is not valid Crockford base32 or does not fit.
+    InvalidBase32 = 8,
+    /// Text is not a valid decimal number or does not fit.
+    InvalidDecimal = 9,
+    /// A byte string has the wrong length.
+    InvalidLength = 10,
+    /// An argument is out of its allowed range.
+    InvalidArgument = 11,
+    /// The generator would have to run further ahead of the clock than its policy allows.
+    ClockBehind = 12,
+    /// A wait (for the clock or for a segment refill) exceeded its budget.
+    Timeout = 13,
+    /// A fixed-node generator was used in a forked child process.
+    Forked = 14,
+    /// A segment is empty, inverted or too long.
+    InvalidSegment = 15,
+    /// Both segment buffers are in use; a new segment cannot be installed yet.
+    BufferFull = 16,
+    /// An arithmetic overflow (a counter or a range reached the end of its type).
+    Overflow = 17,
+    /// A segment source could not be reached or failed.
+    SourceUnavailable = 18,
+    /// An I/O error (for example on the state file).
+    Io = 19,
+    /// A source URL could not be parsed or names an unsupported scheme.
+    InvalidUrl = 20,
+    /// A required pointer argument was NULL (C API only).
+    NullArgument = 100,
+    /// A panic was caught at the API boundary (C API only).
+    Panic = 101,
+    /// An output buffer is too small (C API only).
+    BufferTooSmall = 102,
+}
+
+impl ErrorCode {
+    /// Every code, in numeric order.
+    pub const ALL: [ErrorCode; 23] = [
+        ErrorCode::InvalidLayout,
+        ErrorCode::NodeOutOfRange,
+        ErrorCode::EpochInFuture,
+        ErrorCode::TimeOutOfRange,
+        ErrorCode::SequenceOutOfRange,
+        ErrorCode::InvalidHex,
+        ErrorCode::InvalidBase62,
+        ErrorCode::InvalidBase32,
+        ErrorCode::InvalidDecimal,
+        ErrorCode::InvalidLength,
+        ErrorCode::InvalidArgument,
+        ErrorCode::ClockBehind,
+        ErrorCode::Timeout,
+        ErrorCode::Forked,
+        ErrorCode::InvalidSegment,
+        ErrorCode::BufferFull,
+        ErrorCode::Overflow,
+        ErrorCode::SourceUnavailable,
+        ErrorCode::Io,
+        ErrorCode::InvalidUrl,
+        ErrorCode::NullArgument,
+        ErrorCode::Panic,
+        ErrorCode::BufferTooSmall,
+    ];
+
+    /// The numeric value (the C status).
+    pub const fn as_u32(self) -> u32 {
+        self as u32
+    }
+
+    /// The code with this numeric value, if any.
+    pub fn from_u32(value: u32) -> Option<ErrorCode> {
+        Self::ALL.iter().copied().find(|c| c.as_u32() == value)
+    }
+
+    /// The upper-case name; prefixed with `IDFORGE_STATUS_` in C and `IDFORGE_` in JavaScript.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidLayout => "INVALID_LAYOUT",
+            ErrorCode::NodeOutOfRange => "NODE_OUT_OF_RANGE",
+            ErrorCode::EpochInFuture => "EPOCH_IN_FUTURE",
+            ErrorCode::TimeOutOfRange => "TIME_OUT_OF_RANGE",
+            ErrorCode::SequenceOutOfRange => "SEQUENCE_OUT_OF_RANGE",
+            ErrorCode::InvalidHex => "INVALID_HEX",
+            ErrorCode::InvalidBase62 => "INVALID_BASE62",
+            ErrorCode::InvalidBase32 => "INVALID_BASE32",
+            ErrorCode::InvalidDecimal => "INVALID_DECIMAL",
+            ErrorCode::InvalidLength => "INVALID_LENGTH",
+            ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
+            ErrorCode::ClockBehind => "CLOCK_BEHIND",
+            ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::Forked => "FORKED",
+            ErrorCode::InvalidSegment => "INVALID_SEGMENT",
+            ErrorCode::BufferFull => "BUFFER_FULL",
+            ErrorCode::Overflow => "OVERFLOW",
+            ErrorCode::SourceUnavailable => "SOURCE_UNAVAILABLE",
+            ErrorCode::Io => "IO",
+            ErrorCode::InvalidUrl => "INVALID_URL",
+            ErrorCode::NullArgument => "NULL_ARGUMENT",
+            ErrorCode::Panic => "PANIC",
+            ErrorCode::BufferTooSmall => "BUFFER_TOO_SMALL",
+        }
+    }
+}
+
+/// Every way an idforge operation can fail.
+///
+/// Small and `Copy` so the core needs no allocation; richer context (paths, OS errors, server
+/// messages) is added by the runtime around it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A snowflake layout is not valid; the text says which rule it breaks.
+    #[error("invalid layout: {0}")]
+    InvalidLayout(&'static str),
+    /// A node id does not fit the layout's node field.
+    #[error("node id {node} is out of range (the layout allows 0..={max})")]
+    NodeOutOfRange {
+        /// The node id given.
+        node: u64,
+        /// The largest node id the layout can hold.
+        max: u64,
+    },
+    /// The layout's epoch lies after the current time.
+    #[error("the layout's epoch ({epoch_ms} ms) is in the future (now is {now_ms} ms)")]
+    EpochInFuture {
+        /// The epoch, in Unix milliseconds.
+        epoch_ms: u64,
+        /// The current time, in Unix milliseconds.
+        now_ms: u64,
+    },
+    /// A time is before the epoch or after the last time the layout can encode.
+    #[error("time {time_ms} ms is outside what the layout can encode")]
+    TimeOutOfRange {
+        /// The time, in Unix milliseconds.
+        time_ms: u64,
+    },
+    /// A sequence number does not fit the layout's sequence field.
+    #[error("sequence {seq} is out of range (the layout allows 0..={max})")]
+    SequenceOutOfRange {
+        /// The sequence given.
+        seq: u64,
+        /// The largest sequence the layout can hold.
+        max: u64,
+    },
+    /// Text is not valid hexadecimal of the expected length.
+    #[error("invalid hex: {0}")]
+    InvalidHex(&'static str),
+    /// Text is not valid base62 or does not fit.
+    #[error("invalid base62: {0}")]
+    InvalidBase62(&'static str),
+    /// Text is not valid Crockford base32 or does not fit.
+    #[error("invalid base32: {0}")]
+    InvalidBase32(&'static str),
+    /// Text is not a valid decimal number or does not fit.
+    #[error("invalid decimal: {0}")]
+    InvalidDecimal(&'static str),
+    /// A byte string has the wrong length.
+    #[error("invalid length: expected {expected} bytes, got {got}")]
+    InvalidLength {
+        /// The length required.
+        expected: usize,
+        /// The length given.
+        got: usize,
+    },
+    /// An argument is out of its allowed range.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(&'static str),
+    /// The generator is ahead of the clock by more than its policy lets it run or wait.
+    #[error("the clock is {behind_ms} ms behind the last issued id, more than the policy allows")]
+    ClockBehind {
+        /// How far the clock would have to advance, in milliseconds.
+        behind_ms: u64,
+    },
+    /// A wait exceeded its budget.
+    #[error("timed out after {waited_ms} ms")]
+    Timeout {
+        /// How long the caller waited, in milliseconds.
+        waited_ms: u64,
+    },
+    /// A fixed-node generator was used in a forked child, where it would repeat the parent's ids.
+    #[error(
+        "this generator was created before fork(); give the child its own node id (or lease one)"
+    )]
+    Forked,
+    /// A segment is empty, inverted or longer than the buffer can index.
+    #[error("invalid segment: {0}")]
+    InvalidSegment(&'static str),
+    /// Both buffers still hold unused ids.
+    #[error("both segment buffers are in use")]
+    BufferFull,
+    /// A counter or range reached the end of its type.
+    #[error("overflow: {0}")]
+    Overflow(&'static str),
+    /// A segment source failed or could not be reached.
+    #[error("segment source unavailable: {0}")]
+    SourceUnavailable(&'static str),
+    /// An I/O operation failed.
+    #[error("i/o error: {0}")]
+    Io(&'static str),
+    /// A source URL could not be parsed or its scheme is not supported.
+    #[error("invalid url: {0}")]
+    InvalidUrl(&'static str),
+}
+
+impl Error {
+    /// The stable code of this error.
+    pub const fn code(&self) -> ErrorCode {
+        match self {
+            Error::InvalidLayout(_) => ErrorCode::InvalidLayout,
+            Error::NodeOutOfRange { .. } => ErrorCode::NodeOutOfRange,
+            Error::EpochInFuture { .. } => ErrorCode::EpochInFuture,
+            Error::TimeOutOfRange { .. } => ErrorCode::TimeOutOfRange,
+            Error::SequenceOutOfRange { .. } => ErrorCode::SequenceOutOfRange,
+            Error::InvalidHex(_) => ErrorCode::InvalidHex,
+            Error::InvalidBase62(_) => ErrorCode::InvalidBase62,
+            Error::InvalidBase32(_) => ErrorCode::InvalidBase32,
+            Error::InvalidDecimal(_) => ErrorCode::InvalidDecimal,
+            Error::InvalidLength { .. } => ErrorCode::InvalidLength,
+            Error::InvalidArgument(_) => ErrorCode::InvalidArgument,
+            Error::ClockBehind { .. } => ErrorCode::ClockBehind,
+            Error::Timeout { .. } => ErrorCode::Timeout,
+            Error::Forked => ErrorCode::Forked,
+            Error::InvalidSegment(_) => ErrorCode::InvalidSegment,
+            Error::BufferFull => ErrorCode::BufferFull,
+            Error::Overflow(_) => ErrorCode::Overflow,
+            Error::SourceUnavailable(_) => ErrorCode::SourceUnavailable,
+            Error::Io(_) => ErrorCode::Io,
+            Error::InvalidUrl(_) => ErrorCode::InvalidUrl,
+        }
+    }
+}
+
+/// Result with the core [`Error`].
+pub type Result<T, E = Error> = core::result::Result<T, E>;

@@ -1,0 +1,19 @@
+//! # idforge-core
+//!
+//! The algorithms of idforge, with no standard library and no allocation: time, entropy and I/O
+//! are passed in by the caller (the `idforge` runtime crate, or your own embedding).
+//!
+//! - [`tick`]: the lock-free (tick, sequence) state behind snowflake and flake-128.
+//! - [`snowflake`]: 64-bit ids in any common layout.
+//! - [`objectid`]: MongoDB ObjectIds (12 bytes).
+//! - [`flake128`]: Boundary-style 128-bit flake ids.
+//! - [`segment`]: the double-buffered segment (range) client of Leaf-style allocators.
+//! - [`encode`]: base62, Crockford base32, hex and decimal into caller buffers.
+//! - [`error`]: the one error type and its stable codes.
+#![no_std]
+
+pub mod error;
+pub mod tick;
+mod sync;
+
+pub use error::{Error, ErrorCode, Result};

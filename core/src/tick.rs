@@ -1,0 +1,179 @@
+//! The lock-free (tick, sequence) state shared by snowflake and flake-128.
+//!
+//! One `AtomicU64` holds the next free value `tick << seq_bits | seq`. Taking an id is one CAS:
+//! `max(now_tick << seq_bits, next)`. A full sequence carries into the next tick (borrowing the near
+//! future) and a clock that went back keeps counting from the last value, so values only ever grow.
+//! Both are bounded by `max_lead`: the state may run at most that many ticks ahead of the clock;
+//! past it the caller is told to wait ([`Tick::Pending`]).
+
+use crate::error::{Error, Result};
+use crate::sync::{AtomicU64, Ordering};
+
+/// What [`TickState::next`] hands back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tick {
+    /// A (tick, sequence) pair that no other call received.
+    Ready {
+        /// The tick of the id (may be ahead of the clock by up to `max_lead`).
+        tick: u64,
+        /// The sequence within that tick.
+        seq: u64,
+    },
+    /// Nothing was taken: the state is more than `max_lead` ahead of `now_tick`.
+    Pending {
+        /// The first clock tick at which a call can succeed.
+        until_tick: u64,
+    },
+    /// Nothing was taken: every tick the field can hold is used up.
+    Exhausted,
+}
+
+/// Lock-free monotonic (tick, sequence) allocator.
+#[derive(Debug)]
+pub struct TickState {
+    next: AtomicU64,
+    seq_bits: u32,
+    seq_mask: u64,
+    max_tick: u64,
+    max_lead: u64,
+}
+
+impl TickState {
+    /// A state for ticks of `tick_bits` bits and sequences of `seq_bits` bits, allowed to run
+    /// `max_lead` ticks ahead of the clock. `tick_bits + seq_bits` must be at most 63, so the
+    /// packed value can always be incremented without wrapping.
+    pub fn new(tick_bits: u32, seq_bits: u32, max_lead: u64) -> Result<TickState> {
+        if tick_bits == 0 || tick_bits + seq_bits > 63 {
+            return Err(Error::InvalidLayout(
+                "time bits + sequence bits must be between 1 and 63",
+            ));
+        }
+        Ok(TickState {
+            next: AtomicU64::new(0),
+            seq_bits,
+            seq_mask: (1u64 << seq_bits) - 1,
+            max_tick: (1u64 << tick_bits) - 1,
+            max_lead,
+        })
+    }
+
+    /// The largest tick the state can hand out.
+    pub fn max_tick(&self) -> u64 {
+        self.max_tick
+    }
+
+    /// How many ticks the state may run ahead of the clock.
+    pub fn max_lead(&self) -> u64 {
+        self.max_lead
+    }
+
+    /// Takes the next (tick, sequence) given the clock's current tick.
+    #[inline]
+    pub fn next(&self, now_tick: u64) -> Tick {
+        if now_tick > self.max_tick {
+            return Tick::Exhausted;
+        }
+        let floor = now_tick << self.seq_bits;
+        // Relaxed is enough: uniqueness comes from the CAS on this single word, whose
+        // modification order is total; no other memory is published through it.
+        let mut cur = self.next.load(Ordering::Relaxed);
+        loop {
+            let cand = if floor > cur { floor } else { cur };
+            let tick = cand >> self.seq_bits;
+            if tick > self.max_tick {
+                return Tick::Exhausted;
+            }
+            if tick - now_tick > self.max_lead {
+                return Tick::Pending {
+                    until_tick: tick - self.max_lead,
+                };
+            }
+            // cand < 2^63, so cand + 1 cannot wrap.
+            match self
+                .next
+                .compare_exchange_weak(cur, cand + 1, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    return Tick::Ready {
+                        tick,
+                        seq: cand & self.seq_mask,
+                    };
+                }
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+
+    /// Makes every later value lie in a tick after `tick` (used after a restart, with the
+    /// persisted high-water tick). Never moves the state backwards.
+    pub fn resume_after(&self, tick: u64) {
+        let floor = if tick >= self.max_tick {
+            (self.max_tick + 1) << self.seq_bits
+        } else {
+            (tick + 1) << self.seq_bits
+        };
+        self.next.fetch_max(floor, Ordering::Relaxed);
+    }
+
+    /// The tick of the next value this state could hand out; every value handed out so far lies
+    /// in this tick or an earlier one. This is what to persist as a high-water mark.
+    pub fn high_water_tick(&self) -> u64 {
+        self.next.load(Ordering::Relaxed) >> self.seq_bits
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequence_then_carry_then_pending() {
+        let s = TickState::new(10, 2, 1).unwrap();
+        for seq in 0..4 {
+            assert_eq!(s.next(5), Tick::Ready { tick: 5, seq });
+        }
+        // Sequence full: borrows tick 6 (lead 1 allowed).
+        assert_eq!(s.next(5), Tick::Ready { tick: 6, seq: 0 });
+        for _ in 0..3 {
+            assert!(matches!(s.next(5), Tick::Ready { tick: 6, .. }));
+        }
+        // Tick 7 would be 2 ahead of the clock.
+        assert_eq!(s.next(5), Tick::Pending { until_tick: 6 });
+        assert_eq!(s.next(6), Tick::Ready { tick: 7, seq: 0 });
+    }
+
+    #[test]
+    fn clock_back_keeps_counting() {
+        let s = TickState::new(10, 4, 0).unwrap();
+        assert_eq!(s.next(100), Tick::Ready { tick: 100, seq: 0 });
+        assert_eq!(s.next(90), Tick::Pending { until_tick: 100 });
+        assert_eq!(s.next(100), Tick::Ready { tick: 100, seq: 1 });
+        assert_eq!(s.next(101), Tick::Ready { tick: 101, seq: 0 });
+    }
+
+    #[test]
+    fn exhausted_at_the_end_of_the_field() {
+        let s = TickState::new(3, 1, 10).unwrap();
+        assert_eq!(s.next(8), Tick::Exhausted);
+        assert_eq!(s.next(7), Tick::Ready { tick: 7, seq: 0 });
+        assert_eq!(s.next(7), Tick::Ready { tick: 7, seq: 1 });
+        assert_eq!(s.next(7), Tick::Exhausted);
+    }
+
+    #[test]
+    fn resume_after_skips_past_the_persisted_tick() {
+        let s = TickState::new(20, 8, 1000).unwrap();
+        s.resume_after(500);
+        assert_eq!(s.next(10), Tick::Ready { tick: 501, seq: 0 });
+        s.resume_after(5); // never backwards
+        assert_eq!(s.next(10), Tick::Ready { tick: 501, seq: 1 });
+        assert_eq!(s.high_water_tick(), 501);
+    }
+
+    #[test]
+    fn rejects_widths_that_could_wrap() {
+        assert!(TickState::new(48, 16, 0).is_err());
+        assert!(TickState::new(0, 16, 0).is_err());
+        assert!(TickState::new(47, 16, 0).is_ok());
+    }
+}
