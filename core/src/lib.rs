@@ -12,8 +12,13 @@
 //! - [`error`]: the one error type and its stable codes.
 #![no_std]
 
+pub mod encode;
 pub mod error;
-pub mod tick;
+pub mod flake128;
+pub mod objectid;
+pub mod segment;
+pub mod snowflake;
 mod sync;
+pub mod tick;
 
 pub use error::{Error, ErrorCode, Result};

@@ -9,6 +9,18 @@
 use crate::error::{Error, Result};
 use crate::sync::{AtomicU64, Ordering};
 
+/// The outcome of asking a clock-driven generator for an id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next<T> {
+    /// A fresh id.
+    Id(T),
+    /// No id was taken: the generator is at its lead limit; try again at `until_ms` (Unix ms).
+    Pending {
+        /// The clock time, in Unix milliseconds, from which a call can succeed.
+        until_ms: u64,
+    },
+}
+
 /// What [`TickState::next`] hands back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tick {
@@ -89,16 +101,55 @@ impl TickState {
                 };
             }
             // cand < 2^63, so cand + 1 cannot wrap.
-            match self
-                .next
-                .compare_exchange_weak(cur, cand + 1, Ordering::Relaxed, Ordering::Relaxed)
-            {
+            match self.next.compare_exchange_weak(
+                cur,
+                cand + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
                 Ok(_) => {
                     return Tick::Ready {
                         tick,
                         seq: cand & self.seq_mask,
                     };
                 }
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+
+    /// Takes up to `max` consecutive sequences of one tick with a single CAS (for batch calls).
+    /// Returns the run's tick, its first sequence and its length (at least 1), or what
+    /// [`next`](Self::next) would have returned instead of an id.
+    #[inline]
+    pub fn next_run(&self, now_tick: u64, max: u64) -> Result<(u64, u64, u64), Tick> {
+        if now_tick > self.max_tick {
+            return Err(Tick::Exhausted);
+        }
+        let floor = now_tick << self.seq_bits;
+        let mut cur = self.next.load(Ordering::Relaxed);
+        loop {
+            let cand = if floor > cur { floor } else { cur };
+            let tick = cand >> self.seq_bits;
+            if tick > self.max_tick {
+                return Err(Tick::Exhausted);
+            }
+            if tick - now_tick > self.max_lead {
+                return Err(Tick::Pending {
+                    until_tick: tick - self.max_lead,
+                });
+            }
+            let seq = cand & self.seq_mask;
+            let room = self.seq_mask - seq + 1;
+            let count = if max < room { max.max(1) } else { room };
+            // cand + count <= (tick + 1) << seq_bits <= 2^63: no wrap.
+            match self.next.compare_exchange_weak(
+                cur,
+                cand + count,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Ok((tick, seq, count)),
                 Err(seen) => cur = seen,
             }
         }
@@ -168,6 +219,17 @@ mod tests {
         s.resume_after(5); // never backwards
         assert_eq!(s.next(10), Tick::Ready { tick: 501, seq: 1 });
         assert_eq!(s.high_water_tick(), 501);
+    }
+
+    #[test]
+    fn runs_stay_within_one_tick_and_continue_the_sequence() {
+        let s = TickState::new(10, 3, 1).unwrap();
+        assert_eq!(s.next_run(4, 5), Ok((4, 0, 5)));
+        assert_eq!(s.next_run(4, 5), Ok((4, 5, 3)), "only 3 left in tick 4");
+        assert_eq!(s.next(4), Tick::Ready { tick: 5, seq: 0 });
+        assert_eq!(s.next_run(4, 100), Ok((5, 1, 7)));
+        assert_eq!(s.next_run(4, 1), Err(Tick::Pending { until_tick: 5 }));
+        assert_eq!(s.next_run(9, 0), Ok((9, 0, 1)), "a run has at least one id");
     }
 
     #[test]

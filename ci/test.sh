@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# The one test command of idforge: `ci/test.sh` runs every step; `ci/test.sh clippy test` runs only
+# the named steps (in the fixed order below). Run from anywhere inside the repository.
+#
+# Steps: fmt clippy test loom nostd doc. Every selected step runs even when an earlier one failed; a
+# summary follows, and the exit status is non-zero if any step failed. A step whose input does not
+# exist yet (loom without core/tests/loom.rs) is reported as skipped.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-auto}"
+
+STEPS=(fmt clippy test loom nostd doc)
+
+usage() {
+  cat <<EOF
+usage: ci/test.sh [STEP...]
+
+Runs the named steps, or all of them: ${STEPS[*]}
+  fmt     cargo fmt --all -- --check (and rustfmt --check on ci/nostd-check)
+  clippy  cargo clippy --workspace --all-targets --locked -- -D warnings
+  test    cargo test --workspace --locked
+  loom    loom models: RUSTFLAGS="--cfg loom" cargo test -p idforge-core --release --test loom
+  nostd   build ci/nostd-check: idforge-core linked into a no_std, no-alloc staticlib
+  doc     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+Target dir: \$CARGO_TARGET_DIR (default \$HOME/.cache/idforge/target; now $CARGO_TARGET_DIR).
+EOF
+}
+
+# ---- tools -----------------------------------------------------------------------------------
+
+ensure_cargo() {
+  if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
+    # shellcheck source=/dev/null
+    . "$HOME/.cargo/env"
+  fi
+  command -v cargo >/dev/null 2>&1 || {
+    echo "error: cargo not found; install Rust with rustup (https://rustup.rs)" >&2
+    return 1
+  }
+}
+
+# ensure_rust_component NAME...: `rustup component add` for the components not yet installed
+# (without rustup, the toolchain is assumed to ship them).
+ensure_rust_component() {
+  command -v rustup >/dev/null 2>&1 || return 0
+  local installed missing=() c
+  installed=$(rustup component list --installed)
+  for c in "$@"; do
+    grep -q "^$c" <<<"$installed" || missing+=("$c")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "    installing rust components: ${missing[*]}"
+    rustup component add --quiet "${missing[@]}"
+  fi
+}
+
+# ---- steps (each runs under `set -e` in a subshell) ------------------------------------------
+
+step_fmt() {
+  ensure_rust_component rustfmt
+  cargo fmt --all -- --check
+  # ci/nostd-check is a workspace of its own, so `cargo fmt --all` does not see it.
+  rustfmt --edition 2024 --check ci/nostd-check/src/lib.rs
+}
+
+step_clippy() {
+  ensure_rust_component clippy
+  cargo clippy --workspace --all-targets --locked -- -D warnings
+}
+
+step_test() {
+  cargo test --workspace --locked
+}
+
+# skip_reason STEP: prints why STEP cannot run in this tree (nothing when it can).
+skip_reason() {
+  case "$1" in
+    loom) [ -f core/tests/loom.rs ] || echo "core/tests/loom.rs does not exist: no loom models to run" ;;
+  esac
+}
+
+step_loom() {
+  # Own target dir: the --cfg loom flag would otherwise rebuild everything in the shared one.
+  # Fat LTO (the release profile) only slows the build here; the models need the optimizer, not LTO.
+  RUSTFLAGS="--cfg loom" \
+    LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}" \
+    CARGO_PROFILE_RELEASE_LTO=false \
+    CARGO_TARGET_DIR="$CARGO_TARGET_DIR/loom" \
+    cargo test -p idforge-core --release --locked --test loom
+}
+
+step_nostd() {
+  CARGO_TARGET_DIR="$CARGO_TARGET_DIR/nostd" \
+    cargo build --manifest-path ci/nostd-check/Cargo.toml --release
+}
+
+step_doc() {
+  RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+}
+
+# ---- main ------------------------------------------------------------------------------------
+
+selected=()
+for arg in "$@"; do
+  case "$arg" in
+    -h | --help)
+      usage
+      exit 0
+      ;;
+    *)
+      if [[ " ${STEPS[*]} " != *" $arg "* ]]; then
+        echo "error: unknown step '$arg'" >&2
+        usage >&2
+        exit 2
+      fi
+      selected+=("$arg")
+      ;;
+  esac
+done
+[ "$#" -gt 0 ] || selected=("${STEPS[@]}")
+
+ensure_cargo
+
+results=()
+failed=0
+for step in "${STEPS[@]}"; do
+  [[ " ${selected[*]} " == *" $step "* ]] || continue
+  echo
+  echo "==> $step"
+  reason=$(skip_reason "$step")
+  if [ -n "$reason" ]; then
+    echo "    skipped: $reason"
+    results+=("skipped $step ($reason)")
+    continue
+  fi
+  start=$SECONDS
+  set +e
+  (
+    set -e
+    "step_$step"
+  )
+  rc=$?
+  set -e
+  took="$((SECONDS - start))s"
+  if [ "$rc" -eq 0 ]; then
+    results+=("ok      $step ($took)")
+  else
+    results+=("FAILED  $step ($took, exit $rc)")
+    failed=1
+  fi
+done
+
+echo
+echo "==> summary (CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
+printf '    %s\n' "${results[@]}"
+if [ "$failed" -ne 0 ]; then
+  echo "==> FAILED"
+  exit 1
+fi
+echo "==> all selected steps passed"

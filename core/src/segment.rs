@@ -1,0 +1,470 @@
+//! The segment client's double buffer (Meituan Leaf style) and its dynamic step.
+//!
+//! Ranges of ids ([`Segment`]s) come from a central allocator; the buffer holds two of them. The
+//! hot path is one `fetch_add` on the active slot's cursor. The caller whose take crosses the
+//! prefetch mark is told to fetch the next range, so it usually arrives before the active one is
+//! used up; then callers switch slots without waiting.
+//!
+//! ## Why a value is never handed out twice
+//!
+//! Each slot's cursor packs a *tag* (which installation of the slot it counts for) with the
+//! offset taken. A take is `fetch_add(1)`: every offset of a tag is returned to exactly one
+//! caller. The caller then reads the slot's `start` and `len` and checks, seqlock-style, that the
+//! cursor still carries its tag: if the slot was refilled in between, the data it read may belong
+//! to the new range and it retries instead (the old offset becomes a gap, never a repeat). An
+//! install only reuses a slot whose ids are all taken, marks the cursor as being written before
+//! touching `start`/`len`, and publishes the new tag last. `tests/loom.rs` model-checks this.
+
+use crate::error::{Error, Result};
+use crate::sync::{AtomicU64, Ordering, fence};
+
+/// Bits of a cursor that count the offset within the slot's segment.
+const OFFSET_BITS: u32 = 40;
+const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
+/// Tag of a slot that holds nothing.
+const TAG_EMPTY: u64 = 0;
+/// Tag of a slot being written by an install.
+const TAG_WRITING: u64 = (1 << (64 - OFFSET_BITS)) - 1;
+/// Offsets past this on a used-up slot are folded back, so failed takes can never carry into
+/// the tag bits, however long a slot stays empty.
+const OFFSET_FOLD_AT: u64 = 1 << (OFFSET_BITS - 1);
+
+/// A half-open range of ids `start..end` handed out by an allocator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Segment {
+    start: u64,
+    end: u64,
+}
+
+impl Segment {
+    /// The longest segment the buffer can index (2^38 ids).
+    pub const MAX_LEN: u64 = 1 << (OFFSET_BITS - 2);
+
+    /// The ids `start..end`. Fails when the range is empty, inverted or longer than [`Self::MAX_LEN`].
+    pub const fn new(start: u64, end: u64) -> Result<Segment> {
+        if end <= start {
+            return Err(Error::InvalidSegment("end must be greater than start"));
+        }
+        if end - start > Self::MAX_LEN {
+            return Err(Error::InvalidSegment("longer than 2^38 ids"));
+        }
+        Ok(Segment { start, end })
+    }
+
+    /// Leaf's convention: the allocator returned `max_id` after adding `step`, so the segment
+    /// is `max_id - step + 1 ..= max_id`.
+    pub const fn from_leaf(max_id: u64, step: u64) -> Result<Segment> {
+        if step == 0 || step > max_id {
+            return Err(Error::InvalidSegment("step must be in 1..=max_id"));
+        }
+        let end = match max_id.checked_add(1) {
+            Some(end) => end,
+            None => return Err(Error::Overflow("max_id is u64::MAX")),
+        };
+        Segment::new(end - step, end)
+    }
+
+    /// The first id.
+    pub const fn start(&self) -> u64 {
+        self.start
+    }
+    /// One past the last id.
+    pub const fn end(&self) -> u64 {
+        self.end
+    }
+    /// How many ids the segment holds.
+    pub const fn len(&self) -> u64 {
+        self.end - self.start
+    }
+    /// Always false: a segment holds at least one id.
+    pub const fn is_empty(&self) -> bool {
+        false
+    }
+    /// Whether `id` lies in the segment.
+    pub const fn contains(&self, id: u64) -> bool {
+        self.start <= id && id < self.end
+    }
+}
+
+/// The outcome of [`SegmentBuffer::take`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Take {
+    /// An id no other caller received.
+    Id {
+        /// The id.
+        id: u64,
+        /// This caller crossed the active segment's prefetch mark: it should ask for the next
+        /// segment now. Exactly one take per installed segment carries this flag.
+        prefetch: bool,
+    },
+    /// Both slots are used up (or never filled): install a segment and try again.
+    Empty,
+}
+
+/// What one slot's cursor said about a take.
+enum SlotTake {
+    Id {
+        id: u64,
+        prefetch: bool,
+    },
+    /// The slot holds no ids for this caller (used up, empty, or being written).
+    Dry,
+    /// The slot was refilled between the take and the read of its range: retry.
+    Stale,
+}
+
+#[derive(Debug)]
+struct Slot {
+    cursor: AtomicU64,
+    start: AtomicU64,
+    len: AtomicU64,
+}
+
+impl Slot {
+    fn new() -> Slot {
+        Slot {
+            cursor: AtomicU64::new(TAG_EMPTY << OFFSET_BITS),
+            start: AtomicU64::new(0),
+            len: AtomicU64::new(0),
+        }
+    }
+
+    #[inline]
+    fn take(&self, prefetch_pct: u64) -> SlotTake {
+        // Acquire pairs with the install's Release store of the tag (through the RMW chain), so
+        // a valid tag's start/len are visible below.
+        let v = self.cursor.fetch_add(1, Ordering::Acquire);
+        let tag = v >> OFFSET_BITS;
+        let offset = v & OFFSET_MASK;
+        if tag == TAG_EMPTY || tag == TAG_WRITING {
+            self.fold(v);
+            return SlotTake::Dry;
+        }
+        let start = self.start.load(Ordering::Relaxed);
+        let len = self.len.load(Ordering::Relaxed);
+        // Seqlock check: if start/len came from a later install, this load sees its tag.
+        fence(Ordering::Acquire);
+        if self.cursor.load(Ordering::Relaxed) >> OFFSET_BITS != tag {
+            return SlotTake::Stale;
+        }
+        if offset >= len {
+            self.fold(v);
+            return SlotTake::Dry;
+        }
+        SlotTake::Id {
+            id: start + offset,
+            prefetch: offset == len * prefetch_pct / 100,
+        }
+    }
+
+    /// Keeps a used-up slot's offset far below the tag bits. The CAS fails harmlessly if the
+    /// slot was refilled meanwhile; the folded offset stays at or above any segment length.
+    #[cold]
+    fn fold(&self, seen: u64) {
+        if seen & OFFSET_MASK >= OFFSET_FOLD_AT {
+            let folded = (seen & !OFFSET_MASK) | Segment::MAX_LEN;
+            let _ = self.cursor.compare_exchange(
+                seen.wrapping_add(1),
+                folded,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+    }
+
+    /// Ids left in this slot, read consistently (0 when empty or being written).
+    fn remaining(&self) -> u64 {
+        loop {
+            let v = self.cursor.load(Ordering::Acquire);
+            let tag = v >> OFFSET_BITS;
+            if tag == TAG_EMPTY || tag == TAG_WRITING {
+                return 0;
+            }
+            let len = self.len.load(Ordering::Relaxed);
+            fence(Ordering::Acquire);
+            if self.cursor.load(Ordering::Relaxed) >> OFFSET_BITS == tag {
+                return len.saturating_sub(v & OFFSET_MASK);
+            }
+        }
+    }
+}
+
+/// A lock-free double buffer of segments.
+///
+/// `take` may be called from any number of threads. `install` and `reset` must not run
+/// concurrently with each other (the runtime's single refill worker calls them); a concurrent
+/// call is refused rather than allowed to corrupt the buffer.
+#[derive(Debug)]
+pub struct SegmentBuffer {
+    slots: [Slot; 2],
+    /// Index of the slot takes go to first; only a hint, correctness rests on the cursors.
+    active: AtomicU64,
+    /// Set while an install or reset runs.
+    installing: AtomicU64,
+    /// The last tag handed to an install.
+    last_tag: AtomicU64,
+    prefetch_pct: u64,
+}
+
+impl SegmentBuffer {
+    /// Leaf's default: ask for the next segment once 10% of the current one is used.
+    pub const DEFAULT_PREFETCH_PCT: u8 = 10;
+
+    /// An empty buffer that signals prefetch once `prefetch_pct` percent (0..=99) of a segment
+    /// is used.
+    pub fn new(prefetch_pct: u8) -> Result<SegmentBuffer> {
+        if prefetch_pct > 99 {
+            return Err(Error::InvalidArgument("prefetch percentage must be 0..=99"));
+        }
+        Ok(SegmentBuffer {
+            slots: [Slot::new(), Slot::new()],
+            active: AtomicU64::new(0),
+            installing: AtomicU64::new(0),
+            last_tag: AtomicU64::new(TAG_EMPTY),
+            prefetch_pct: u64::from(prefetch_pct),
+        })
+    }
+
+    /// Takes the next id: one atomic add on the hot path.
+    #[inline]
+    pub fn take(&self) -> Take {
+        loop {
+            let a = (self.active.load(Ordering::Relaxed) & 1) as usize;
+            match self.slots[a].take(self.prefetch_pct) {
+                SlotTake::Id { id, prefetch } => return Take::Id { id, prefetch },
+                SlotTake::Stale => continue,
+                SlotTake::Dry => {
+                    let b = a ^ 1;
+                    if self.slots[b].remaining() == 0 {
+                        return Take::Empty;
+                    }
+                    // Another caller may have switched already; either way, retry.
+                    let _ = self.active.compare_exchange(
+                        a as u64,
+                        b as u64,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    );
+                }
+            }
+        }
+    }
+
+    /// Ids left across both slots (a snapshot).
+    pub fn remaining(&self) -> u64 {
+        self.slots[0].remaining() + self.slots[1].remaining()
+    }
+
+    /// Whether a slot is free for [`install`](Self::install), i.e. a fetch would not be wasted.
+    pub fn has_free_slot(&self) -> bool {
+        self.slots.iter().any(|s| s.remaining() == 0)
+    }
+
+    /// Installs a freshly fetched segment into a used-up slot. Fails with
+    /// [`Error::BufferFull`] when both slots still hold ids or another install is running.
+    pub fn install(&self, segment: Segment) -> Result<()> {
+        self.exclusive(|| {
+            let a = (self.active.load(Ordering::Relaxed) & 1) as usize;
+            let target = if self.slots[a ^ 1].remaining() == 0 {
+                a ^ 1
+            } else if self.slots[a].remaining() == 0 {
+                // The other slot still holds ids: point takes at it first, so ranges are
+                // served in the order they were fetched.
+                let _ = self.active.compare_exchange(
+                    a as u64,
+                    (a ^ 1) as u64,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
+                a
+            } else {
+                return Err(Error::BufferFull);
+            };
+            let slot = &self.slots[target];
+            let mut tag = self.last_tag.load(Ordering::Relaxed) + 1;
+            if tag >= TAG_WRITING {
+                tag = TAG_EMPTY + 1;
+            }
+            self.last_tag.store(tag, Ordering::Relaxed);
+            // Every write to a cursor is an RMW (swap, not store): the same effect here, and it
+            // keeps loom's model exact (loom lets plain stores split an RMW, tokio-rs/loom#254).
+            slot.cursor
+                .swap(TAG_WRITING << OFFSET_BITS, Ordering::Relaxed);
+            // Seqlock write: a reader that sees the new start/len also sees WRITING (or later).
+            fence(Ordering::Release);
+            slot.start.store(segment.start, Ordering::Relaxed);
+            slot.len.store(segment.len(), Ordering::Relaxed);
+            slot.cursor.swap(tag << OFFSET_BITS, Ordering::Release);
+            Ok(())
+        })
+    }
+
+    /// Drops both buffered segments (in a forked child, whose parent keeps using them). A take
+    /// racing with the reset gets either an id of the old segment or `Empty`, never a repeat.
+    /// Clears a stuck install flag left by a thread that does not exist in the child.
+    pub fn reset_after_fork(&self) {
+        self.installing.store(0, Ordering::Release);
+        let _ = self.exclusive(|| {
+            for slot in &self.slots {
+                slot.cursor
+                    .swap(TAG_EMPTY << OFFSET_BITS, Ordering::Release);
+            }
+            Ok(())
+        });
+    }
+
+    fn exclusive(&self, f: impl FnOnce() -> Result<()>) -> Result<()> {
+        if self
+            .installing
+            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return Err(Error::BufferFull);
+        }
+        let result = f();
+        self.installing.store(0, Ordering::Release);
+        result
+    }
+}
+
+/// Leaf's dynamic step: keep each segment lasting about `target_ms`.
+///
+/// A segment used up faster than the target doubles the next step; one that lasted more than
+/// twice the target halves it; the step stays within `min..=max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepPolicy {
+    /// The smallest step (Leaf: the step configured for the tag).
+    pub min: u64,
+    /// The largest step (Leaf: 1,000,000).
+    pub max: u64,
+    /// How long a segment should last, in milliseconds (Leaf: 15 minutes).
+    pub target_ms: u64,
+}
+
+impl StepPolicy {
+    /// Leaf's constants for a tag configured with `step`.
+    pub const fn leaf(step: u64) -> StepPolicy {
+        StepPolicy {
+            min: step,
+            max: if step > 1_000_000 { step } else { 1_000_000 },
+            target_ms: 15 * 60 * 1000,
+        }
+    }
+
+    /// The step for the next fetch, given the current step and how long the last segment
+    /// lasted (`None` when unknown, e.g. the first fetch).
+    pub const fn next_step(&self, current: u64, lasted_ms: Option<u64>) -> u64 {
+        let next = match lasted_ms {
+            None => current,
+            Some(ms) if ms < self.target_ms => current.saturating_mul(2),
+            Some(ms) if ms < self.target_ms.saturating_mul(2) => current,
+            Some(_) => current / 2,
+        };
+        if next < self.min {
+            self.min
+        } else if next > self.max {
+            self.max
+        } else {
+            next
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn take_id(b: &SegmentBuffer) -> (u64, bool) {
+        match b.take() {
+            Take::Id { id, prefetch } => (id, prefetch),
+            Take::Empty => panic!("unexpectedly empty"),
+        }
+    }
+
+    #[test]
+    fn empty_until_installed_then_switches_without_gaps() {
+        let b = SegmentBuffer::new(10).unwrap();
+        assert_eq!(b.take(), Take::Empty);
+        b.install(Segment::new(100, 110).unwrap()).unwrap();
+        let mut prefetches = 0;
+        for want in 100..110 {
+            let (id, p) = take_id(&b);
+            assert_eq!(id, want);
+            prefetches += usize::from(p);
+            if p {
+                assert_eq!(id, 101, "10% of 10 ids is offset 1");
+                b.install(Segment::new(500, 503).unwrap()).unwrap();
+            }
+        }
+        assert_eq!(prefetches, 1);
+        assert_eq!(b.remaining(), 3);
+        assert_eq!(
+            b.install(Segment::new(900, 901).unwrap()),
+            Ok(()),
+            "first slot is used up"
+        );
+        assert_eq!(
+            b.install(Segment::new(950, 951).unwrap()),
+            Err(Error::BufferFull)
+        );
+        let rest: [u64; 4] = core::array::from_fn(|_| take_id(&b).0);
+        assert_eq!(rest, [500, 501, 502, 900]);
+        assert_eq!(b.take(), Take::Empty);
+    }
+
+    #[test]
+    fn many_failed_takes_never_reach_the_tag() {
+        let b = SegmentBuffer::new(0).unwrap();
+        b.install(Segment::new(0, 1).unwrap()).unwrap();
+        assert_eq!(take_id(&b), (0, true));
+        // Pretend a huge number of failed takes happened on the slot that served the id.
+        let slot = b
+            .slots
+            .iter()
+            .find(|s| s.cursor.load(Ordering::Relaxed) >> OFFSET_BITS == 1)
+            .unwrap();
+        slot.cursor.fetch_add(OFFSET_FOLD_AT, Ordering::Relaxed);
+        assert_eq!(b.take(), Take::Empty);
+        let v = slot.cursor.load(Ordering::Relaxed);
+        assert_eq!(v & OFFSET_MASK, Segment::MAX_LEN, "folded back");
+        assert_eq!(v >> OFFSET_BITS, 1, "tag kept");
+    }
+
+    #[test]
+    fn reset_after_fork_drops_buffered_ranges() {
+        let b = SegmentBuffer::new(50).unwrap();
+        b.install(Segment::new(0, 10).unwrap()).unwrap();
+        b.install(Segment::new(10, 20).unwrap()).unwrap();
+        b.reset_after_fork();
+        assert_eq!(b.take(), Take::Empty);
+        b.install(Segment::new(1000, 1001).unwrap()).unwrap();
+        assert_eq!(take_id(&b).0, 1000);
+    }
+
+    #[test]
+    fn segments_validate() {
+        assert!(Segment::new(5, 5).is_err());
+        assert!(Segment::new(6, 5).is_err());
+        assert!(Segment::new(0, Segment::MAX_LEN + 1).is_err());
+        assert_eq!(Segment::from_leaf(2000, 1000), Segment::new(1001, 2001));
+        assert!(Segment::from_leaf(10, 0).is_err());
+        assert!(Segment::from_leaf(u64::MAX, 1).is_err());
+        assert!(SegmentBuffer::new(100).is_err());
+    }
+
+    #[test]
+    fn step_policy_follows_leaf() {
+        let p = StepPolicy::leaf(1000);
+        let min = 60_000;
+        assert_eq!(p.next_step(1000, None), 1000);
+        assert_eq!(p.next_step(1000, Some(min)), 2000);
+        assert_eq!(p.next_step(4000, Some(20 * min)), 4000);
+        assert_eq!(p.next_step(4000, Some(31 * min)), 2000);
+        assert_eq!(p.next_step(1000, Some(31 * min)), 1000, "never below min");
+        assert_eq!(
+            p.next_step(800_000, Some(min)),
+            1_000_000,
+            "never above max"
+        );
+    }
+}

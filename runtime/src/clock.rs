@@ -1,0 +1,174 @@
+//! Clocks: the real one (wall time anchored once, advanced by the monotonic clock) and a manual
+//! one for tests and shared vectors.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// A source of Unix time for the generators.
+pub trait Clock: Send + Sync + 'static {
+    /// Milliseconds since the Unix epoch. Must never go backwards within a process.
+    fn now_ms(&self) -> u64;
+
+    /// Seconds since the Unix epoch; may be a cheaper, coarser read (ObjectIds need seconds).
+    fn now_secs(&self) -> u64 {
+        self.now_ms() / 1000
+    }
+
+    /// Blocks until [`now_ms`](Self::now_ms) reaches `until_ms`, or until `deadline` passes,
+    /// whichever comes first.
+    fn sleep_until_ms(&self, until_ms: u64, deadline: Instant) {
+        let now = self.now_ms();
+        if until_ms > now {
+            let left = deadline.saturating_duration_since(Instant::now());
+            std::thread::sleep(Duration::from_millis(until_ms - now).min(left));
+        }
+    }
+}
+
+/// Real time that a wall-clock step cannot move backwards.
+///
+/// Reads the wall clock once (the anchor), then adds the monotonic time elapsed since. A wall
+/// clock stepped back while the process runs does not affect ids; one stepped back while it was
+/// down is covered by the persisted high-water mark (see [`StateFile`](crate::StateFile)).
+#[derive(Debug, Clone, Copy)]
+pub struct SystemClock {
+    anchor_ms: u64,
+    anchor: Instant,
+    /// The coarse monotonic clock at the anchor, in ms (for cheap second reads).
+    coarse_anchor_ms: u64,
+}
+
+fn coarse_monotonic_ms() -> u64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::MonotonicCoarse);
+    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
+}
+
+impl SystemClock {
+    /// A clock anchored now.
+    pub fn new() -> SystemClock {
+        let anchor = Instant::now();
+        let coarse_anchor_ms = coarse_monotonic_ms();
+        let anchor_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        SystemClock {
+            anchor_ms,
+            anchor,
+            coarse_anchor_ms,
+        }
+    }
+
+    /// The process-wide clock, anchored on first use, so every generator agrees on the time.
+    pub fn shared() -> SystemClock {
+        static SHARED: OnceLock<SystemClock> = OnceLock::new();
+        *SHARED.get_or_init(SystemClock::new)
+    }
+}
+
+impl Default for SystemClock {
+    fn default() -> Self {
+        SystemClock::shared()
+    }
+}
+
+impl Clock for SystemClock {
+    #[inline]
+    fn now_ms(&self) -> u64 {
+        self.anchor_ms + self.anchor.elapsed().as_millis() as u64
+    }
+
+    #[inline]
+    fn now_secs(&self) -> u64 {
+        // The coarse clock is a plain memory read in the vDSO (no TSC read), a few ns; its
+        // 1-4 ms resolution is far below the 1 s an ObjectId records.
+        (self.anchor_ms + coarse_monotonic_ms().saturating_sub(self.coarse_anchor_ms)) / 1000
+    }
+}
+
+/// A clock that moves only when told to: for tests and the shared vectors.
+#[derive(Debug, Default)]
+pub struct ManualClock {
+    ms: AtomicU64,
+}
+
+impl ManualClock {
+    /// A clock showing `ms` (Unix milliseconds).
+    pub fn new(ms: u64) -> ManualClock {
+        ManualClock {
+            ms: AtomicU64::new(ms),
+        }
+    }
+
+    /// Sets the time, forwards or backwards (to simulate clock steps).
+    pub fn set(&self, ms: u64) {
+        self.ms.store(ms, Ordering::SeqCst);
+    }
+
+    /// Moves the time forward by `ms`.
+    pub fn advance(&self, ms: u64) {
+        self.ms.fetch_add(ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> u64 {
+        self.ms.load(Ordering::SeqCst)
+    }
+
+    /// Nobody advances a manual clock while we sleep: wait real time (1 ms steps) so a test can
+    /// move it from another thread, and give up at the deadline.
+    fn sleep_until_ms(&self, until_ms: u64, deadline: Instant) {
+        while self.now_ms() < until_ms && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+impl<C: Clock> Clock for std::sync::Arc<C> {
+    fn now_ms(&self) -> u64 {
+        (**self).now_ms()
+    }
+    fn now_secs(&self) -> u64 {
+        (**self).now_secs()
+    }
+    fn sleep_until_ms(&self, until_ms: u64, deadline: Instant) {
+        (**self).sleep_until_ms(until_ms, deadline)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_clock_tracks_the_wall_clock_and_never_goes_back() {
+        let c = SystemClock::new();
+        let wall = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        let a = c.now_ms();
+        assert!(a.abs_diff(wall) < 1000, "{a} vs {wall}");
+        let mut last = a;
+        for _ in 0..10_000 {
+            let now = c.now_ms();
+            assert!(now >= last);
+            last = now;
+        }
+        assert!(c.now_secs().abs_diff(wall / 1000) <= 1);
+    }
+
+    #[test]
+    fn manual_clock_moves_only_when_told() {
+        let c = ManualClock::new(5);
+        c.advance(10);
+        assert_eq!(c.now_ms(), 15);
+        c.set(3);
+        assert_eq!(c.now_ms(), 3);
+        let t = Instant::now();
+        c.sleep_until_ms(100, t + Duration::from_millis(20));
+        assert!(t.elapsed() >= Duration::from_millis(20));
+    }
+}

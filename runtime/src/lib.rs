@@ -1,0 +1,50 @@
+//! # idforge
+//!
+//! The std layer of idforge: real clocks, thread-safe and fork-safe generators, and segment
+//! sources, over the `#![no_std]` algorithms of [`idforge_core`].
+//!
+//! ```
+//! use idforge::{Layout, Snowflake};
+//! let ids = Snowflake::new(Layout::TWITTER, 7)?;
+//! let a = ids.next()?;
+//! let b = ids.next()?;
+//! assert!(b > a);
+//! assert_eq!(ids.decode(a)?.node, 7);
+//! # Ok::<(), idforge::Error>(())
+//! ```
+//!
+//! - [`Snowflake`]: 64-bit ids in any [`Layout`], with a clock [`Policy`] and an optional
+//!   [`StateFile`] high-water mark.
+//! - [`ObjectIds`] and [`object_id`]: MongoDB ObjectIds.
+//! - [`Flake128s`]: 128-bit flake ids.
+//! - [`Segments`]: ids from ranges of a [`SegmentSource`], refilled in the background.
+//!
+//! Every error has a stable [`ErrorCode`] shared with the C, Python and Node bindings.
+
+mod clock;
+mod entropy;
+mod error;
+mod flake128;
+pub mod fork;
+mod objectid;
+mod policy;
+mod reseed;
+mod segments;
+mod snowflake;
+pub mod source;
+mod state_file;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use error::{CoreError, Error, ErrorCode, Result};
+pub use flake128::{Flake128s, WorkerId};
+pub use idforge_core;
+pub use idforge_core::flake128::Flake128;
+pub use idforge_core::objectid::ObjectId;
+pub use idforge_core::segment::Segment;
+pub use idforge_core::snowflake::{Layout, Order, Parts};
+pub use objectid::{ObjectIds, object_id};
+pub use policy::Policy;
+pub use segments::{SegmentOptions, SegmentStats, Segments};
+pub use snowflake::{Snowflake, SnowflakeBuilder};
+pub use source::{FileSource, MemorySource, SegmentSource};
+pub use state_file::StateFile;

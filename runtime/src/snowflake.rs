@@ -1,0 +1,346 @@
+//! The thread-safe, fork-aware snowflake generator.
+
+use std::path::PathBuf;
+
+use idforge_core::Error as CoreError;
+use idforge_core::snowflake::{Layout, Parts, SnowflakeGen};
+
+use crate::clock::{Clock, SystemClock};
+use crate::error::Result;
+use crate::fork;
+use crate::policy::{self, Policy};
+use crate::state_file::StateFile;
+
+/// Snowflake ids for one node: `Send + Sync`, one clock read and one CAS per id.
+///
+/// A fixed node id cannot be shared by a forked child and its parent, so in a child every call
+/// fails with `FORKED` until the child builds its own generator with its own node id.
+#[derive(Debug)]
+pub struct Snowflake<C: Clock = SystemClock> {
+    generator: SnowflakeGen,
+    clock: C,
+    policy: Policy,
+    born_in: u64,
+    state: Option<StateFile>,
+}
+
+/// Options for a [`Snowflake`]; start with [`Snowflake::builder`].
+#[derive(Debug, Clone)]
+pub struct SnowflakeBuilder<C: Clock = SystemClock> {
+    layout: Layout,
+    node: u64,
+    policy: Policy,
+    clock: C,
+    state_file: Option<(PathBuf, u64)>,
+}
+
+impl Snowflake {
+    /// A generator for `node` with the default policy (borrow up to 1 s) and the system clock.
+    pub fn new(layout: Layout, node: u64) -> Result<Snowflake> {
+        Snowflake::builder(layout).node(node).build()
+    }
+
+    /// Starts building a generator for `layout` (node 0, default policy, system clock).
+    pub fn builder(layout: Layout) -> SnowflakeBuilder {
+        SnowflakeBuilder {
+            layout,
+            node: 0,
+            policy: Policy::default(),
+            clock: SystemClock::shared(),
+            state_file: None,
+        }
+    }
+}
+
+impl<C: Clock> SnowflakeBuilder<C> {
+    /// The node (worker, machine, shard) id; must fit the layout.
+    pub fn node(mut self, node: u64) -> Self {
+        self.node = node;
+        self
+    }
+
+    /// What to do when ahead of the clock.
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Persist a high-water time in `path` so that ids stay unique across restarts even if the
+    /// clock was stepped back while the process was down.
+    pub fn state_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.state_file = Some((path.into(), StateFile::DEFAULT_WINDOW_MS));
+        self
+    }
+
+    /// Like [`state_file`](Self::state_file) with a chosen persist window (ms).
+    pub fn state_file_with_window(mut self, path: impl Into<PathBuf>, window_ms: u64) -> Self {
+        self.state_file = Some((path.into(), window_ms));
+        self
+    }
+
+    /// Uses another clock (tests, simulations).
+    pub fn clock<D: Clock>(self, clock: D) -> SnowflakeBuilder<D> {
+        SnowflakeBuilder {
+            layout: self.layout,
+            node: self.node,
+            policy: self.policy,
+            clock,
+            state_file: self.state_file,
+        }
+    }
+
+    /// Validates everything and builds the generator.
+    pub fn build(self) -> Result<Snowflake<C>> {
+        let born_in = fork::register()?;
+        let now = self.clock.now_ms();
+        self.layout.check_epoch(now)?;
+        self.layout.check_node(self.node)?;
+        let lead_ms = self.policy.max_lead().as_millis().min(u128::from(u64::MAX)) as u64;
+        let generator = SnowflakeGen::new(self.layout, self.node, lead_ms)?;
+        let state = match self.state_file {
+            None => None,
+            Some((path, window)) => {
+                let (file, held_ms) = StateFile::open(path, window)?;
+                generator.resume_after_ms(held_ms);
+                file.cover(now.max(held_ms))?;
+                Some(file)
+            }
+        };
+        Ok(Snowflake {
+            generator,
+            clock: self.clock,
+            policy: self.policy,
+            born_in,
+            state,
+        })
+    }
+}
+
+impl<C: Clock> Snowflake<C> {
+    /// The next id.
+    #[inline]
+    pub fn next(&self) -> Result<u64> {
+        self.check_fork()?;
+        let id = policy::run(&self.clock, &self.policy, |now| {
+            Ok(self.generator.next(now)?)
+        })?;
+        if let Some(state) = &self.state {
+            let time_ms = self.layout().decompose(id)?.time_ms;
+            if state.needs_persist(time_ms) {
+                state.cover(time_ms)?;
+            }
+        }
+        Ok(id)
+    }
+
+    /// Fills `out` with fresh ids, in increasing order; one clock read and one CAS per run of
+    /// ids sharing a tick. On error, the ids written before it are valid and issued.
+    pub fn next_many(&self, out: &mut [u64]) -> Result<()> {
+        self.check_fork()?;
+        let mut done = 0;
+        while done < out.len() {
+            let rest = &mut out[done..];
+            let n = policy::run(&self.clock, &self.policy, |now| {
+                Ok(self.generator.next_run(now, rest)?)
+            })?;
+            if let Some(state) = &self.state {
+                let time_ms = self.layout().decompose(rest[n - 1])?.time_ms;
+                if state.needs_persist(time_ms) {
+                    state.cover(time_ms)?;
+                }
+            }
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        self.generator.layout()
+    }
+
+    /// The node id.
+    pub fn node(&self) -> u64 {
+        self.generator.node()
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    /// Splits an id of this layout into its fields.
+    pub fn decode(&self, id: u64) -> Result<Parts> {
+        Ok(self.layout().decompose(id)?)
+    }
+
+    /// The high-water time persisted in the state file, if one is configured.
+    pub fn persisted_ms(&self) -> Option<u64> {
+        self.state.as_ref().map(StateFile::persisted_ms)
+    }
+
+    #[inline]
+    fn check_fork(&self) -> Result<()> {
+        if fork::current() != self.born_in {
+            return Err(CoreError::Forked.into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::error::ErrorCode;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    fn tiny() -> Layout {
+        // 2 sequence bits: 4 ids per ms, so limits are reached quickly.
+        Layout::new(
+            1_000,
+            1,
+            41,
+            4,
+            2,
+            idforge_core::snowflake::Order::TimeNodeSeq,
+            false,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn wait_policy_waits_for_the_next_tick() {
+        let clock = Arc::new(ManualClock::new(5_000));
+        let g = Snowflake::builder(tiny())
+            .node(3)
+            .policy(Policy::Wait {
+                budget: Duration::from_secs(5),
+            })
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        for _ in 0..4 {
+            g.next().unwrap();
+        }
+        let mover = {
+            let clock = clock.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(30));
+                clock.advance(1);
+            })
+        };
+        let id = g.next().unwrap();
+        mover.join().unwrap();
+        assert_eq!(g.decode(id).unwrap().time_ms, 5_001);
+    }
+
+    #[test]
+    fn error_policy_refuses_a_clock_far_behind() {
+        let clock = Arc::new(ManualClock::new(5_000));
+        let g = Snowflake::builder(tiny())
+            .policy(Policy::Error)
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        g.next().unwrap();
+        clock.set(4_000);
+        let err = g.next().unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ClockBehind);
+    }
+
+    #[test]
+    fn wait_policy_times_out_within_its_budget() {
+        let clock = Arc::new(ManualClock::new(5_000));
+        let g = Snowflake::builder(tiny())
+            .policy(Policy::Wait {
+                budget: Duration::from_millis(20),
+            })
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        for _ in 0..4 {
+            g.next().unwrap();
+        }
+        let t = std::time::Instant::now();
+        let err = g.next().unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Timeout);
+        assert!(t.elapsed() >= Duration::from_millis(20));
+    }
+
+    #[test]
+    fn borrow_policy_runs_ahead_then_stops_at_the_lead() {
+        let clock = Arc::new(ManualClock::new(5_000));
+        let g = Snowflake::builder(tiny())
+            .policy(Policy::Borrow {
+                max_lead: Duration::from_millis(2),
+            })
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        let mut ids = vec![0u64; 12];
+        g.next_many(&mut ids).unwrap();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(
+            g.decode(ids[11]).unwrap().time_ms,
+            5_002,
+            "borrowed two ticks"
+        );
+        // The clock does not move: a 13th id would need a 3 ms lead.
+        let err = g.next().unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Timeout);
+    }
+
+    #[test]
+    fn state_file_survives_a_clock_stepped_back_while_down() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("node-3.hw");
+        let clock = Arc::new(ManualClock::new(100_000));
+        let first = {
+            let g = Snowflake::builder(tiny())
+                .state_file_with_window(&path, 1_000)
+                .clock(clock.clone())
+                .build()
+                .unwrap();
+            let id = g.next().unwrap();
+            assert_eq!(g.persisted_ms(), Some(101_000));
+            id
+        };
+        // "Restart" with the clock 10 s behind: resuming would have to wait 11 s, so it refuses.
+        clock.set(90_000);
+        let g = Snowflake::builder(tiny())
+            .state_file_with_window(&path, 1_000)
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        assert_eq!(g.next().unwrap_err().code(), ErrorCode::ClockBehind);
+        // Once the clock is past the mark, ids resume above every earlier one.
+        clock.set(101_500);
+        let id = g.next().unwrap();
+        assert!(id > first);
+        assert!(g.decode(id).unwrap().time_ms > 101_000);
+    }
+
+    #[test]
+    fn refuses_bad_configuration() {
+        let future = Layout::new(
+            u64::MAX / 4,
+            1,
+            41,
+            10,
+            12,
+            idforge_core::snowflake::Order::TimeNodeSeq,
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            Snowflake::new(future, 0).unwrap_err().code(),
+            ErrorCode::EpochInFuture
+        );
+        assert_eq!(
+            Snowflake::new(Layout::TWITTER, 1024).unwrap_err().code(),
+            ErrorCode::NodeOutOfRange
+        );
+    }
+}

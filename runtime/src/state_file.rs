@@ -1,0 +1,133 @@
+//! The persisted high-water time of a snowflake generator, so that a clock stepped back while
+//! the process was down cannot make it repeat ids.
+//!
+//! Like March's high-water mark: the file holds a time `H` ahead of every id issued; ids are
+//! issued freely below `H`, and when they come within half a window of it a new `H` is written
+//! (temp file, fsync, rename, fsync of the folder) before any id at or past the old `H` is
+//! returned. A restart resumes after `H`.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{Error, Result};
+
+const HEADER: &str = "idforge-high-water-ms v1";
+
+/// A durable high-water mark in a small text file.
+#[derive(Debug)]
+pub struct StateFile {
+    path: PathBuf,
+    window_ms: u64,
+    /// Ids in ticks before this time (Unix ms) are covered by the file.
+    persisted_ms: AtomicU64,
+    write: Mutex<()>,
+}
+
+impl StateFile {
+    /// Persist this far ahead of the ids (10 s: one small write every ~5 s under load).
+    pub const DEFAULT_WINDOW_MS: u64 = 10_000;
+
+    /// Opens (or prepares to create) the file at `path`; returns it with the high-water time it
+    /// holds (0 when the file does not exist yet).
+    pub fn open(path: impl Into<PathBuf>, window_ms: u64) -> Result<(StateFile, u64)> {
+        let path = path.into();
+        let held = match fs::read_to_string(&path) {
+            Ok(text) => parse(&text).ok_or_else(|| Error::StateFile {
+                path: path.clone(),
+                source: io::Error::new(io::ErrorKind::InvalidData, "not an idforge state file"),
+            })?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => 0,
+            Err(source) => return Err(Error::StateFile { path, source }),
+        };
+        let file = StateFile {
+            path,
+            window_ms: window_ms.max(2),
+            persisted_ms: AtomicU64::new(0),
+            write: Mutex::new(()),
+        };
+        Ok((file, held))
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The time up to which ids are covered.
+    #[inline]
+    pub fn persisted_ms(&self) -> u64 {
+        self.persisted_ms.load(Ordering::Acquire)
+    }
+
+    /// Whether an id in the tick starting at `time_ms` needs a new mark first (it is within
+    /// half a window of the persisted one).
+    #[inline]
+    pub fn needs_persist(&self, time_ms: u64) -> bool {
+        time_ms + self.window_ms / 2 >= self.persisted_ms()
+    }
+
+    /// Makes sure ids up to `time_ms` (and half a window beyond) are covered, writing a new mark
+    /// if needed. Returns once the mark is durable.
+    pub fn cover(&self, time_ms: u64) -> Result<()> {
+        let _guard = self.write.lock().unwrap_or_else(|p| p.into_inner());
+        if !self.needs_persist(time_ms) {
+            return Ok(()); // another thread wrote it meanwhile
+        }
+        let mark = time_ms + self.window_ms;
+        self.write_mark(mark).map_err(|source| Error::StateFile {
+            path: self.path.clone(),
+            source,
+        })?;
+        self.persisted_ms.store(mark, Ordering::Release);
+        Ok(())
+    }
+
+    fn write_mark(&self, mark: u64) -> io::Result<()> {
+        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty());
+        let tmp = self.path.with_extension("tmp");
+        {
+            let mut f = File::create(&tmp)?;
+            writeln!(f, "{HEADER}\n{mark}")?;
+            f.sync_all()?;
+        }
+        fs::rename(&tmp, &self.path)?;
+        if let Some(dir) = dir {
+            File::open(dir)?.sync_all()?;
+        }
+        Ok(())
+    }
+}
+
+fn parse(text: &str) -> Option<u64> {
+    let mut lines = text.lines();
+    if lines.next()? != HEADER {
+        return None;
+    }
+    lines.next()?.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_rejects_garbage() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hw");
+        let (f, held) = StateFile::open(&path, 1000).unwrap();
+        assert_eq!(held, 0);
+        assert!(f.needs_persist(5));
+        f.cover(5000).unwrap();
+        assert_eq!(f.persisted_ms(), 6000);
+        assert!(!f.needs_persist(5400));
+        assert!(f.needs_persist(5500));
+        let (_, held) = StateFile::open(&path, 1000).unwrap();
+        assert_eq!(held, 6000);
+        fs::write(&path, "hello").unwrap();
+        let err = StateFile::open(&path, 1000).unwrap_err();
+        assert_eq!(err.code(), crate::ErrorCode::Io);
+    }
+}
