@@ -149,30 +149,38 @@ impl SegmentSource for FileSource {
             .truncate(false)
             .open(&path)
             .map_err(io)?;
-        // Blocks until no other process holds the file; released when `file` closes.
+        // Blocks until no other process holds the file.
         rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
             .map_err(|e| io(e.into()))?;
+        let result = self.bump(&mut file, step).map_err(io);
+        // Unlock explicitly rather than by closing: a child forked meanwhile shares this open
+        // file description, and a close would leave the lock held until the child exits.
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::Unlock).map_err(|e| io(e.into()))?;
+        leaf_segment(result?, step)
+    }
+}
+
+impl FileSource {
+    /// Reads the tag's counter, adds `step`, writes and syncs it; returns the new `max_id`.
+    fn bump(&self, file: &mut std::fs::File, step: u64) -> std::io::Result<u64> {
         let mut text = String::new();
-        file.read_to_string(&mut text).map_err(io)?;
+        file.read_to_string(&mut text)?;
+        let bad =
+            |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned());
         let max: u64 = if text.trim().is_empty() {
             0
         } else {
-            text.trim().parse().map_err(|_| {
-                io(std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    "not a counter",
-                ))
-            })?
+            text.trim().parse().map_err(|_| bad("not a counter"))?
         };
         let next = max
             .checked_add(step)
-            .ok_or(CoreError::Overflow("tag reached u64::MAX"))?;
+            .ok_or_else(|| bad("the tag reached u64::MAX"))?;
         // The new value is as long as or longer than the old one, so overwriting in place never
         // leaves stale digits; sync before any id of the range is used.
-        file.seek(SeekFrom::Start(0)).map_err(io)?;
-        file.write_all(format!("{next}\n").as_bytes()).map_err(io)?;
-        file.sync_all().map_err(io)?;
-        leaf_segment(next, step)
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(format!("{next}\n").as_bytes())?;
+        file.sync_all()?;
+        Ok(next)
     }
 }
 
