@@ -388,6 +388,36 @@ impl SnowflakeGen {
     /// The next id at clock time `now_ms` (Unix milliseconds).
     #[inline]
     pub fn next(&self, now_ms: u64) -> Result<Next<u64>> {
+        let now_tick = self.tick_at(now_ms)?;
+        match self.state.next(now_tick) {
+            Tick::Ready { tick, seq } => Ok(Next::Id(self.layout.pack(tick, self.node, seq))),
+            other => self.not_ready(other, now_ms),
+        }
+    }
+
+    /// Fills `out` with consecutive ids of one tick using a single CAS; returns how many were
+    /// written (at least 1 when `out` is not empty), or `Pending`.
+    #[inline]
+    pub fn next_run(&self, now_ms: u64, out: &mut [u64]) -> Result<Next<usize>> {
+        if out.is_empty() {
+            return Ok(Next::Id(0));
+        }
+        let now_tick = self.tick_at(now_ms)?;
+        match self.state.next_run(now_tick, out.len() as u64) {
+            Ok((tick, seq, count)) => {
+                let count = count as usize;
+                for (i, slot) in out[..count].iter_mut().enumerate() {
+                    *slot = self.layout.pack(tick, self.node, seq + i as u64);
+                }
+                Ok(Next::Id(count))
+            }
+            Err(other) => self.not_ready(other, now_ms),
+        }
+    }
+
+    /// The clock's tick at `now_ms`.
+    #[inline]
+    fn tick_at(&self, now_ms: u64) -> Result<u64> {
         let layout = &self.layout;
         if now_ms < layout.epoch_ms {
             return Err(Error::EpochInFuture {
@@ -397,52 +427,21 @@ impl SnowflakeGen {
         }
         let since = now_ms - layout.epoch_ms;
         // Most layouts count milliseconds: skip the division for them.
-        let now_tick = if layout.tick_ms == 1 {
+        Ok(if layout.tick_ms == 1 {
             since
         } else {
             since / layout.tick_ms
-        };
-        match self.state.next(now_tick) {
-            Tick::Ready { tick, seq } => Ok(Next::Id(layout.pack(tick, self.node, seq))),
-            Tick::Pending { until_tick } => Ok(Next::Pending {
-                until_ms: layout.epoch_ms + until_tick * layout.tick_ms,
-            }),
-            Tick::Exhausted => Err(Error::TimeOutOfRange { time_ms: now_ms }),
-        }
+        })
     }
 
-    /// Fills `out` with consecutive ids of one tick using a single CAS; returns how many were
-    /// written (at least 1 when `out` is not empty), or `Pending`.
-    #[inline]
-    pub fn next_run(&self, now_ms: u64, out: &mut [u64]) -> Result<Next<usize>> {
-        let layout = &self.layout;
-        if out.is_empty() {
-            return Ok(Next::Id(0));
-        }
-        if now_ms < layout.epoch_ms {
-            return Err(Error::EpochInFuture {
-                epoch_ms: layout.epoch_ms,
-                now_ms,
-            });
-        }
-        let since = now_ms - layout.epoch_ms;
-        let now_tick = if layout.tick_ms == 1 {
-            since
-        } else {
-            since / layout.tick_ms
-        };
-        match self.state.next_run(now_tick, out.len() as u64) {
-            Ok((tick, seq, count)) => {
-                let count = count as usize;
-                for (i, slot) in out[..count].iter_mut().enumerate() {
-                    *slot = layout.pack(tick, self.node, seq + i as u64);
-                }
-                Ok(Next::Id(count))
-            }
-            Err(Tick::Pending { until_tick }) => Ok(Next::Pending {
-                until_ms: layout.epoch_ms + until_tick * layout.tick_ms,
+    /// Maps a tick state that gave no id to the caller's answer.
+    #[cold]
+    fn not_ready<T>(&self, tick: Tick, now_ms: u64) -> Result<Next<T>> {
+        match tick {
+            Tick::Pending { until_tick } => Ok(Next::Pending {
+                until_ms: self.layout.epoch_ms + until_tick * self.layout.tick_ms,
             }),
-            Err(_) => Err(Error::TimeOutOfRange { time_ms: now_ms }),
+            _ => Err(Error::TimeOutOfRange { time_ms: now_ms }),
         }
     }
 

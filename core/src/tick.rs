@@ -82,39 +82,9 @@ impl TickState {
     /// Takes the next (tick, sequence) given the clock's current tick.
     #[inline]
     pub fn next(&self, now_tick: u64) -> Tick {
-        if now_tick > self.max_tick {
-            return Tick::Exhausted;
-        }
-        let floor = now_tick << self.seq_bits;
-        // Relaxed is enough: uniqueness comes from the CAS on this single word, whose
-        // modification order is total; no other memory is published through it.
-        let mut cur = self.next.load(Ordering::Relaxed);
-        loop {
-            let cand = if floor > cur { floor } else { cur };
-            let tick = cand >> self.seq_bits;
-            if tick > self.max_tick {
-                return Tick::Exhausted;
-            }
-            if tick - now_tick > self.max_lead {
-                return Tick::Pending {
-                    until_tick: tick - self.max_lead,
-                };
-            }
-            // cand < 2^63, so cand + 1 cannot wrap.
-            match self.next.compare_exchange_weak(
-                cur,
-                cand + 1,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => {
-                    return Tick::Ready {
-                        tick,
-                        seq: cand & self.seq_mask,
-                    };
-                }
-                Err(seen) => cur = seen,
-            }
+        match self.next_run(now_tick, 1) {
+            Ok((tick, seq, _)) => Tick::Ready { tick, seq },
+            Err(other) => other,
         }
     }
 
@@ -127,6 +97,8 @@ impl TickState {
             return Err(Tick::Exhausted);
         }
         let floor = now_tick << self.seq_bits;
+        // Relaxed is enough: uniqueness comes from the CAS on this single word, whose
+        // modification order is total; no other memory is published through it.
         let mut cur = self.next.load(Ordering::Relaxed);
         loop {
             let cand = if floor > cur { floor } else { cur };
