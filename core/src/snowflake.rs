@@ -69,7 +69,8 @@ impl Layout {
     pub const SONYFLAKE: Layout =
         Layout::preset(1_409_529_600_000, 10, 39, 16, 8, Order::TimeSeqNode, false);
     /// Baidu uid-generator's default: 28 bits of seconds since 2016-05-20 (UTC), 22-bit worker,
-    /// 13-bit sequence.
+    /// 13-bit sequence. Its time field ran out on 2024-11-20, as the original's did: the preset
+    /// decodes existing ids; to generate, build a [`Layout::new`] with a recent epoch.
     pub const BAIDU: Layout = Layout::preset(
         1_463_702_400_000,
         1000,

@@ -1,0 +1,300 @@
+//! The `idforge` command line: its arguments (clap) and [`run`], which the binary calls.
+
+use std::ffi::OsString;
+use std::io::Write;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use idforge::ErrorCode;
+
+use crate::error::{CliError, EXIT_OK, EXIT_USAGE};
+use crate::layout_arg::{LayoutArg, parse_layout};
+use crate::time_arg::parse_time;
+use crate::{compose, decode, generate};
+
+/// The most ids one `gen` call prints.
+pub const MAX_COUNT: u64 = 10_000_000;
+
+/// Unique ids: generate, decode and compose snowflake, ObjectId and flake-128 ids.
+#[derive(Debug, Parser)]
+#[command(name = "idforge", version, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Generate ids, one per line.
+    Gen {
+        /// Which kind of id.
+        #[command(subcommand)]
+        kind: GenKind,
+    },
+    /// Split an id into its fields (the type is detected unless --type is given).
+    Decode(DecodeArgs),
+    /// The smallest and largest snowflake id of a time, or the exact id of (time, node, seq).
+    Compose(ComposeArgs),
+    /// List the preset snowflake layouts and their fields.
+    Layouts {
+        /// Print one JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// The kinds of id `gen` makes.
+#[derive(Debug, Subcommand)]
+pub enum GenKind {
+    /// 64-bit snowflake ids, in decimal.
+    Snowflake {
+        /// A preset (twitter, discord, instagram, sonyflake, baidu, js_safe) or a spec
+        /// epoch=MS,tick=MS,time=BITS,node=BITS,seq=BITS (then optionally ,order=time_seq_node
+        /// and ,unsigned).
+        #[arg(long, value_name = "NAME|SPEC", default_value = "twitter", value_parser = parse_layout)]
+        layout: LayoutArg,
+        /// The node (worker, machine) id; must fit the layout.
+        #[arg(long, value_name = "N", default_value = "0", allow_negative_numbers = true, value_parser = parse_node)]
+        node: u64,
+        /// How many ids (1 to 10000000).
+        #[arg(long, value_name = "N", default_value = "1", allow_negative_numbers = true, value_parser = parse_count)]
+        count: u64,
+    },
+    /// MongoDB ObjectIds, as 24 lower-case hex characters.
+    Objectid {
+        /// How many ids (1 to 10000000).
+        #[arg(long, value_name = "N", default_value = "1", allow_negative_numbers = true, value_parser = parse_count)]
+        count: u64,
+    },
+    /// 128-bit flake ids (time | random 48-bit worker | sequence).
+    Flake128 {
+        /// How many ids (1 to 10000000).
+        #[arg(long, value_name = "N", default_value = "1", allow_negative_numbers = true, value_parser = parse_count)]
+        count: u64,
+        /// How to write each id.
+        #[arg(long, value_enum, default_value_t = Flake128Format::Base62)]
+        format: Flake128Format,
+    },
+}
+
+/// The text forms of a flake-128 id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Flake128Format {
+    /// 22 characters of `0-9A-Za-z`; sorts like the number.
+    Base62,
+    /// 32 lower-case hex characters.
+    Hex,
+    /// The number in decimal.
+    Decimal,
+    /// The 16 big-endian bytes as 8-4-4-4-12 hex.
+    Uuid,
+}
+
+/// The id types `decode` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IdType {
+    /// A 64-bit snowflake id in decimal.
+    Snowflake,
+    /// A MongoDB ObjectId in hex.
+    Objectid,
+    /// A flake-128 id in base62, hex or UUID form.
+    Flake128,
+}
+
+/// Arguments of `decode`.
+#[derive(Debug, Args)]
+pub struct DecodeArgs {
+    /// The id: decimal (snowflake), 24 hex (ObjectId), base62, 32 hex or UUID (flake-128).
+    #[arg(allow_negative_numbers = true)]
+    pub id: String,
+    /// The snowflake layout: a preset name or a spec (see `idforge layouts`).
+    #[arg(long, value_name = "NAME|SPEC", default_value = "twitter", value_parser = parse_layout)]
+    pub layout: LayoutArg,
+    /// The id's type, instead of detecting it.
+    #[arg(long = "type", value_enum, value_name = "TYPE")]
+    pub kind: Option<IdType>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `compose`.
+#[derive(Debug, Args)]
+pub struct ComposeArgs {
+    /// RFC 3339 (2024-01-01T00:00:00Z, fractions and +hh:mm offsets allowed) or Unix ms.
+    #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = parse_time)]
+    pub time: u64,
+    /// The snowflake layout: a preset name or a spec (see `idforge layouts`).
+    #[arg(long, value_name = "NAME|SPEC", default_value = "twitter", value_parser = parse_layout)]
+    pub layout: LayoutArg,
+    /// With --seq: print the one id of this node.
+    #[arg(long, value_name = "N", requires = "seq", allow_negative_numbers = true, value_parser = parse_node)]
+    pub node: Option<u64>,
+    /// With --node: print the one id of this sequence number.
+    #[arg(long, value_name = "S", requires = "node", allow_negative_numbers = true, value_parser = parse_seq)]
+    pub seq: Option<u64>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_u64(what: &str, s: &str) -> Result<u64, CliError> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(CliError::new(
+            ErrorCode::InvalidDecimal,
+            format!("{what} {s:?} is not a number"),
+        ));
+    }
+    s.parse().map_err(|_| {
+        CliError::new(
+            ErrorCode::InvalidDecimal,
+            format!("{what} {s} does not fit in 64 bits"),
+        )
+    })
+}
+
+/// Parses a `--count`: 1 to [`MAX_COUNT`].
+pub fn parse_count(s: &str) -> Result<u64, CliError> {
+    let n = parse_u64("count", s)?;
+    if !(1..=MAX_COUNT).contains(&n) {
+        return Err(CliError::invalid(format!(
+            "count {n} is out of range (1 to {MAX_COUNT})"
+        )));
+    }
+    Ok(n)
+}
+
+/// Parses a `--node` (its range is checked against the layout later).
+pub fn parse_node(s: &str) -> Result<u64, CliError> {
+    parse_u64("node", s)
+}
+
+/// Parses a `--seq` (its range is checked against the layout later).
+pub fn parse_seq(s: &str) -> Result<u64, CliError> {
+    parse_u64("sequence", s)
+}
+
+/// Runs one command.
+pub fn execute(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
+    match cli.command {
+        Command::Gen { kind } => match kind {
+            GenKind::Snowflake {
+                layout,
+                node,
+                count,
+            } => generate::snowflakes(out, layout.layout(), node, count),
+            GenKind::Objectid { count } => generate::object_ids(out, count),
+            GenKind::Flake128 { count, format } => generate::flakes(out, count, format),
+        },
+        Command::Decode(args) => decode::run(out, &args),
+        Command::Compose(args) => compose::run(out, &args),
+        Command::Layouts { json } => crate::layout_arg::write_presets(out, json),
+    }
+}
+
+/// Parses `args` (the program name first) and runs the command, writing results to `out` and
+/// errors to `err`; returns the exit status.
+///
+/// A bad value prints one line `idforge: error: <message> (<CODE>)` and returns 2; clap's own
+/// usage errors print clap's message and also return 2; a closed `out` (`| head -1`) ends the
+/// run quietly with 0.
+pub fn run<I, T>(args: I, out: &mut dyn Write, err: &mut dyn Write) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => return report_clap(&e, out, err),
+    };
+    let result = execute(cli, out).and_then(|()| out.flush().map_err(CliError::from));
+    match result {
+        Ok(()) => EXIT_OK,
+        Err(e) if e.is_broken_pipe() => EXIT_OK,
+        Err(e) => report(&e, err),
+    }
+}
+
+fn report(e: &CliError, err: &mut dyn Write) -> u8 {
+    // Nowhere left to report a failure to write the report.
+    let _ = writeln!(err, "{}", e.line());
+    let _ = err.flush();
+    e.exit_code()
+}
+
+fn report_clap(e: &clap::Error, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    // A value our parsers refused: the same one-line format as every other error.
+    if let Some(ours) = std::error::Error::source(e).and_then(|s| s.downcast_ref::<CliError>()) {
+        return report(ours, err);
+    }
+    let text = e.render().to_string();
+    let code = u8::try_from(e.exit_code()).unwrap_or(EXIT_USAGE);
+    let target: &mut dyn Write = if e.use_stderr() { err } else { out };
+    let _ = target.write_all(text.as_bytes());
+    let _ = target.flush();
+    code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn run_args(args: &[&str]) -> (u8, String, String) {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let mut all = vec!["idforge"];
+        all.extend_from_slice(args);
+        let code = run(all, &mut out, &mut err);
+        (
+            code,
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(err).unwrap(),
+        )
+    }
+
+    #[test]
+    fn the_command_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn value_errors_are_one_line_with_a_code() {
+        let (code, out, err) = run_args(&["gen", "snowflake", "--count", "0"]);
+        assert_eq!((code, out.as_str()), (2, ""));
+        assert_eq!(
+            err,
+            "idforge: error: count 0 is out of range (1 to 10000000) (INVALID_ARGUMENT)\n"
+        );
+        let (code, _, err) = run_args(&["decode", "1", "--layout", "nope"]);
+        assert_eq!(code, 2);
+        assert!(err.ends_with("(INVALID_LAYOUT)\n"), "{err}");
+    }
+
+    #[test]
+    fn usage_errors_and_help() {
+        let (code, out, err) = run_args(&["frobnicate"]);
+        assert_eq!((code, out.as_str()), (2, ""));
+        assert!(err.contains("frobnicate"), "{err}");
+        let (code, out, _) = run_args(&["--help"]);
+        assert_eq!(code, 0);
+        assert!(out.contains("decode"), "{out}");
+        let (code, _, err) = run_args(&["compose", "--time", "0", "--node", "1"]);
+        assert_eq!(code, 2, "{err}");
+    }
+
+    #[test]
+    fn gen_and_decode_in_process() {
+        let (code, out, err) = run_args(&["gen", "snowflake", "--node", "9", "--count", "3"]);
+        assert_eq!(code, 0, "{err}");
+        let ids: Vec<u64> = out.lines().map(|l| l.parse().unwrap()).collect();
+        assert_eq!(ids.len(), 3);
+        let (code, out, _) = run_args(&["decode", &ids[0].to_string()]);
+        assert_eq!(code, 0);
+        assert!(
+            out.lines().any(|l| l.split_whitespace().eq(["node", "9"])),
+            "{out}"
+        );
+    }
+}

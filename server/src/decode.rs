@@ -1,0 +1,202 @@
+//! `idforge decode`: the fields of a snowflake, ObjectId or flake-128 id.
+
+use std::io::Write;
+
+use idforge::idforge_core::encode::{base62, decimal};
+use idforge::{ErrorCode, Flake128, Layout, ObjectId};
+use serde_json::{Value, json};
+
+use crate::cli::{DecodeArgs, IdType};
+use crate::error::CliError;
+use crate::layout_arg::LayoutArg;
+use crate::time_arg::{format_ms, format_secs};
+
+/// An id read from the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnyId {
+    /// A 64-bit snowflake id.
+    Snowflake(u64),
+    /// A MongoDB ObjectId.
+    ObjectId(ObjectId),
+    /// A flake-128 id.
+    Flake128(Flake128),
+}
+
+fn all(s: &str, pred: fn(&u8) -> bool) -> bool {
+    !s.is_empty() && s.as_bytes().iter().all(pred)
+}
+
+/// The 32 hex digits of an 8-4-4-4-12 UUID text, or `None` if `s` does not have that shape.
+fn uuid_hex(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let dashes = [8, 13, 18, 23];
+    let shaped = b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| {
+            (*c == b'-') == dashes.contains(&i) && (*c == b'-' || c.is_ascii_hexdigit())
+        });
+    shaped.then(|| s.chars().filter(|&c| c != '-').collect())
+}
+
+fn parse_snowflake(s: &str) -> Result<AnyId, CliError> {
+    Ok(AnyId::Snowflake(decimal::decode_u64(s.as_bytes())?))
+}
+
+fn parse_flake128(s: &str) -> Result<AnyId, CliError> {
+    let id = if let Some(hex) = uuid_hex(s) {
+        Flake128::parse_hex(&hex)?
+    } else if s.len() == Flake128::HEX_LEN {
+        Flake128::parse_hex(s)?
+    } else {
+        Flake128::parse_base62(s)?
+    };
+    Ok(AnyId::Flake128(id))
+}
+
+/// Reads `s` as an id of `kind`, or detects the kind: 24 hex characters are an ObjectId; 32 hex
+/// characters, a UUID text, or up to 22 base62 characters that are not all digits are a
+/// flake-128; all digits are a snowflake.
+pub fn parse_id(s: &str, kind: Option<IdType>) -> Result<AnyId, CliError> {
+    match kind {
+        Some(IdType::Snowflake) => parse_snowflake(s),
+        Some(IdType::Objectid) => Ok(AnyId::ObjectId(ObjectId::parse_hex(s)?)),
+        Some(IdType::Flake128) => parse_flake128(s),
+        None => {
+            let hex = all(s, u8::is_ascii_hexdigit);
+            if hex && s.len() == ObjectId::HEX_LEN {
+                Ok(AnyId::ObjectId(ObjectId::parse_hex(s)?))
+            } else if (hex && s.len() == Flake128::HEX_LEN) || uuid_hex(s).is_some() {
+                parse_flake128(s)
+            } else if all(s, u8::is_ascii_digit) {
+                parse_snowflake(s)
+            } else if s.len() <= Flake128::BASE62_LEN && all(s, |b| base62::is_digit(*b)) {
+                parse_flake128(s)
+            } else {
+                Err(CliError::new(
+                    ErrorCode::InvalidArgument,
+                    "not a snowflake (decimal), ObjectId (24 hex) or flake-128 (base62, 32 hex \
+                     or UUID) id; pass --type to say which",
+                ))
+            }
+        }
+    }
+}
+
+/// The decoded fields as `(key, text value, JSON value)` rows.
+pub fn fields(
+    id: AnyId,
+    layout: &LayoutArg,
+) -> Result<Vec<(&'static str, String, Value)>, CliError> {
+    let row = |key, text: String, json: Value| (key, text, json);
+    Ok(match id {
+        AnyId::Snowflake(id) => {
+            let l: Layout = layout.layout();
+            let parts = l.decompose(id)?;
+            vec![
+                row("type", "snowflake".into(), json!("snowflake")),
+                row("layout", layout.label(), json!(layout.label())),
+                row("id", id.to_string(), json!(id.to_string())),
+                row(
+                    "time",
+                    format_ms(parts.time_ms),
+                    json!(format_ms(parts.time_ms)),
+                ),
+                row("time_ms", parts.time_ms.to_string(), json!(parts.time_ms)),
+                row("node", parts.node.to_string(), json!(parts.node)),
+                row("sequence", parts.seq.to_string(), json!(parts.seq)),
+                row("tick", parts.tick.to_string(), json!(parts.tick)),
+            ]
+        }
+        AnyId::ObjectId(id) => {
+            let secs = u64::from(id.timestamp());
+            vec![
+                row("type", "objectid".into(), json!("objectid")),
+                row("id", id.to_string(), json!(id.to_string())),
+                row("time", format_secs(secs), json!(format_secs(secs))),
+                row("timestamp", secs.to_string(), json!(secs)),
+            ]
+        }
+        AnyId::Flake128(id) => {
+            let worker = format!("{:012x}", id.worker());
+            vec![
+                row("type", "flake128".into(), json!("flake128")),
+                row("id", id.to_string(), json!(id.to_string())),
+                row(
+                    "time",
+                    format_ms(id.time_ms()),
+                    json!(format_ms(id.time_ms())),
+                ),
+                row("time_ms", id.time_ms().to_string(), json!(id.time_ms())),
+                row("worker", worker.clone(), json!(worker)),
+                row("sequence", id.seq().to_string(), json!(id.seq())),
+            ]
+        }
+    })
+}
+
+/// Runs `decode`: `key value` lines, or one JSON object (ids as strings).
+pub fn run(out: &mut dyn Write, args: &DecodeArgs) -> Result<(), CliError> {
+    let id = parse_id(&args.id, args.kind)?;
+    let rows = fields(id, &args.layout)?;
+    if args.json {
+        let object: serde_json::Map<String, Value> = rows
+            .into_iter()
+            .map(|(key, _, value)| (key.to_owned(), value))
+            .collect();
+        writeln!(out, "{}", Value::Object(object))?;
+    } else {
+        for (key, text, _) in rows {
+            writeln!(out, "{key:<10}{text}")?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detection() {
+        let oid = "ffffffff0000000000000000";
+        assert!(matches!(parse_id(oid, None), Ok(AnyId::ObjectId(_))));
+        assert!(matches!(parse_id("123", None), Ok(AnyId::Snowflake(123))));
+        let flake = Flake128::from_parts(1_700_000_000_000, 0xabc, 7).unwrap();
+        let mut buf = [0u8; Flake128::HEX_LEN];
+        let hex = flake.to_hex(&mut buf).to_owned();
+        assert_eq!(parse_id(&hex, None), Ok(AnyId::Flake128(flake)));
+        assert_eq!(
+            parse_id(&flake.to_string(), None),
+            Ok(AnyId::Flake128(flake))
+        );
+        let uuid = crate::generate::uuid_text(flake);
+        assert_eq!(parse_id(&uuid, None), Ok(AnyId::Flake128(flake)));
+        assert_eq!(parse_id("8HFaR8qWtRlGDHnO57", None).map(|_| ()), Ok(()));
+        // Explicit types.
+        assert_eq!(
+            parse_id("123", Some(IdType::Flake128)),
+            Ok(AnyId::Flake128(Flake128::from_u128(62 * 62 + 2 * 62 + 3)))
+        );
+        let code = |s: &str, kind| parse_id(s, kind).unwrap_err().code();
+        assert_eq!(
+            code("12a", Some(IdType::Snowflake)),
+            ErrorCode::InvalidDecimal
+        );
+        assert_eq!(code("12", Some(IdType::Objectid)), ErrorCode::InvalidHex);
+        assert_eq!(
+            code("a-b", Some(IdType::Flake128)),
+            ErrorCode::InvalidBase62
+        );
+        assert_eq!(code("", None), ErrorCode::InvalidArgument);
+        assert_eq!(code("hello world", None), ErrorCode::InvalidArgument);
+        assert_eq!(
+            code("00000000000000000000000", None),
+            ErrorCode::InvalidDecimal
+        );
+        assert_eq!(code("é", None), ErrorCode::InvalidArgument);
+        // A UUID with a misplaced dash is not one.
+        assert_eq!(
+            code("0102030-40506-0708-090a-0b0c0d0e0f10", None),
+            ErrorCode::InvalidArgument
+        );
+    }
+}

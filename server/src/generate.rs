@@ -1,0 +1,155 @@
+//! `idforge gen`: fresh ids, one per line.
+
+use std::io::Write;
+
+use idforge::idforge_core::encode::decimal;
+use idforge::{Flake128, Flake128s, Layout, ObjectId, ObjectIds, Snowflake, WorkerId};
+
+use crate::cli::Flake128Format;
+use crate::error::CliError;
+
+/// Snowflake ids taken per [`Snowflake::next_many`] call.
+const BATCH: usize = 4096;
+
+/// Writes `count` snowflake ids of `layout` for `node`, in decimal, increasing.
+pub fn snowflakes(
+    out: &mut dyn Write,
+    layout: Layout,
+    node: u64,
+    count: u64,
+) -> Result<(), CliError> {
+    let ids = Snowflake::new(layout, node)?;
+    let mut batch = vec![0u64; usize::try_from(count).map_or(BATCH, |n| n.min(BATCH))];
+    let mut digits = [0u8; decimal::U64_LEN + 1];
+    let mut left = count;
+    while left > 0 {
+        let n = usize::try_from(left).map_or(batch.len(), |left| left.min(batch.len()));
+        let batch = &mut batch[..n];
+        ids.next_many(batch)?;
+        for &id in batch.iter() {
+            out.write_all(decimal_line(id, &mut digits))?;
+        }
+        left -= n as u64;
+    }
+    Ok(())
+}
+
+/// `id` in decimal followed by a newline, in `buf`.
+fn decimal_line(id: u64, buf: &mut [u8; decimal::U64_LEN + 1]) -> &[u8] {
+    let mut digits = [0u8; decimal::U64_LEN];
+    let len = decimal::encode_u64(id, &mut digits).len();
+    let start = decimal::U64_LEN - len;
+    buf[..len].copy_from_slice(&digits[start..]);
+    buf[len] = b'\n';
+    &buf[..=len]
+}
+
+/// Writes `count` ObjectIds as 24 lower-case hex characters.
+pub fn object_ids(out: &mut dyn Write, count: u64) -> Result<(), CliError> {
+    let ids = ObjectIds::new()?;
+    let mut line = [b'\n'; ObjectId::HEX_LEN + 1];
+    for _ in 0..count {
+        let id = ids.next()?;
+        let mut hex = [0u8; ObjectId::HEX_LEN];
+        id.to_hex(&mut hex);
+        line[..ObjectId::HEX_LEN].copy_from_slice(&hex);
+        out.write_all(&line)?;
+    }
+    Ok(())
+}
+
+/// Writes `count` flake-128 ids (random worker) in `format`.
+pub fn flakes(out: &mut dyn Write, count: u64, format: Flake128Format) -> Result<(), CliError> {
+    let ids = Flake128s::new(WorkerId::Random)?;
+    for _ in 0..count {
+        let id = ids.next()?;
+        write_flake(out, id, format)?;
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// Writes one flake-128 id in `format` (no newline).
+pub fn write_flake(
+    out: &mut dyn Write,
+    id: Flake128,
+    format: Flake128Format,
+) -> std::io::Result<()> {
+    match format {
+        Flake128Format::Base62 => {
+            let mut buf = [0u8; Flake128::BASE62_LEN];
+            out.write_all(id.to_base62(&mut buf).as_bytes())
+        }
+        Flake128Format::Hex => {
+            let mut buf = [0u8; Flake128::HEX_LEN];
+            out.write_all(id.to_hex(&mut buf).as_bytes())
+        }
+        Flake128Format::Decimal => write!(out, "{}", id.as_u128()),
+        Flake128Format::Uuid => out.write_all(uuid_text(id).as_bytes()),
+    }
+}
+
+/// The 16 big-endian bytes of `id` as 8-4-4-4-12 lower-case hex.
+pub fn uuid_text(id: Flake128) -> String {
+    let mut buf = [0u8; Flake128::HEX_LEN];
+    let hex = id.to_hex(&mut buf);
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_lines() {
+        let mut buf = [0u8; decimal::U64_LEN + 1];
+        assert_eq!(decimal_line(0, &mut buf), b"0\n");
+        assert_eq!(decimal_line(u64::MAX, &mut buf), b"18446744073709551615\n");
+    }
+
+    #[test]
+    fn flake_formats() {
+        let id = Flake128::from_u128(0x0102_0304_0506_0708_090a_0b0c_0d0e_0f10);
+        let text = |format| {
+            let mut out = Vec::new();
+            write_flake(&mut out, id, format).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(
+            text(Flake128Format::Hex),
+            "0102030405060708090a0b0c0d0e0f10"
+        );
+        assert_eq!(
+            text(Flake128Format::Uuid),
+            "01020304-0506-0708-090a-0b0c0d0e0f10"
+        );
+        assert_eq!(
+            text(Flake128Format::Decimal),
+            "1339673755198158349044581307228491536"
+        );
+        assert_eq!(text(Flake128Format::Base62).len(), 22);
+    }
+
+    #[test]
+    fn ids_are_written_in_order() {
+        let mut out = Vec::new();
+        snowflakes(&mut out, Layout::TWITTER, 3, 10_000).unwrap();
+        let ids: Vec<u64> = std::str::from_utf8(&out)
+            .unwrap()
+            .lines()
+            .map(|l| l.parse().unwrap())
+            .collect();
+        assert_eq!(ids.len(), 10_000);
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        let mut out = Vec::new();
+        object_ids(&mut out, 3).unwrap();
+        assert_eq!(out.len(), 3 * 25);
+    }
+}
