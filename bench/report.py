@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""Turns one run of the idforge benchmarks into ratios, checks the targets, and rewrites the
+generated section of BENCHMARKS.md. Called by ci/bench.sh; reads:
+
+  - criterion's results: <criterion dir>/**/new/{benchmark,estimates}.json (mean point estimate);
+    only those written since --since (the run's start), so stale results are never reported;
+  - the saturation bench's JSON (IDFORGE_SATURATION_JSON).
+
+Prints the table; exits 0 whether targets pass or miss (timings are reported, not enforced).
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+
+BEGIN = "<!-- bench:begin -->"
+END = "<!-- bench:end -->"
+SEQ_RATE = 4_096_000  # a TWITTER layout's 12-bit sequence per millisecond
+
+
+def load_criterion(root, since):
+    """full_id -> {"ns": mean ns per element, "lo": .., "hi": .., "elements": n}."""
+    out = {}
+    for dirpath, _dirs, files in os.walk(root):
+        if os.path.basename(dirpath) != "new" or "estimates.json" not in files:
+            continue
+        est_path = os.path.join(dirpath, "estimates.json")
+        if os.path.getmtime(est_path) < since:
+            continue
+        with open(os.path.join(dirpath, "benchmark.json")) as f:
+            meta = json.load(f)
+        with open(est_path) as f:
+            est = json.load(f)
+        elements = 1
+        tp = meta.get("throughput") or {}
+        if "Elements" in tp:
+            elements = tp["Elements"]
+        mean = est["mean"]
+        ci = mean["confidence_interval"]
+        out[meta["full_id"]] = {
+            "ns": mean["point_estimate"] / elements,
+            "lo": ci["lower_bound"] / elements,
+            "hi": ci["upper_bound"] / elements,
+            "elements": elements,
+        }
+    return out
+
+
+def read(path, default=""):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+def machine():
+    cpuinfo = read("/proc/cpuinfo")
+    m = re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.M)
+    cpu = m.group(1).strip() if m else platform.processor() or "unknown"
+    clocksource = read(
+        "/sys/devices/system/clocksource/clocksource0/current_clocksource", "unknown"
+    ).strip()
+    try:
+        rustc = subprocess.run(
+            ["rustc", "--version"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+    except OSError:
+        rustc = "unknown"
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "clocksource": clocksource,
+        "kernel": platform.release(),
+        "rustc": rustc,
+        "load": " ".join(read("/proc/loadavg").split()[:3]),
+    }
+
+
+def fmt_ns(x):
+    return "—" if x is None else f"{x:.2f}"
+
+
+def fmt_ratio(x):
+    return "—" if x is None else f"{x:.2f}×"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--criterion", required=True)
+    ap.add_argument("--saturation", required=True)
+    ap.add_argument("--since", type=float, required=True)
+    ap.add_argument("--markdown", required=True)
+    ap.add_argument("--command", required=True)
+    ap.add_argument("--load-before", default="")
+    args = ap.parse_args()
+
+    b = load_criterion(args.criterion, args.since)
+    try:
+        with open(args.saturation) as f:
+            sat = json.load(f)
+        if os.path.getmtime(args.saturation) < args.since:
+            sat = []
+    except (OSError, ValueError):
+        sat = []
+
+    def ns(full_id):
+        r = b.get(full_id)
+        return None if r is None else r["ns"]
+
+    def ratio(a, c):
+        x, y = ns(a), ns(c)
+        return None if x is None or y is None or y == 0 else x / y
+
+    def sat_rate(name, threads):
+        for r in sat:
+            if r["name"] == name and r["threads"] == threads:
+                return r
+        return None
+
+    sf = "idforge/snowflake.next"
+    oid = "idforge/objectid"
+    seg = "idforge/segments.next"
+    fl = "idforge/flake128"
+
+    # (label, value, target text, passed or None for information only)
+    rows = []
+    r = ratio(sf, "clock/Instant::now")
+    rows.append(("snowflake.next / Instant::now", fmt_ratio(r), "≤ 1.3×", None if r is None else r <= 1.3))
+    r = ratio("peers/bson ObjectId::new", oid)
+    rows.append(("bson ObjectId::new / our objectid (speed-up)", fmt_ratio(r), "≥ 4×", None if r is None else r >= 4.0))
+    r = ratio(seg, "atomic/fetch_add (Relaxed)")
+    rows.append(("segments.next / atomic fetch_add", fmt_ratio(r), "≤ 2×", None if r is None else r <= 2.0))
+    s1 = sat_rate("idforge Borrow(1 s)", 1)
+    rate = None if s1 is None else s1["ids_per_sec"]
+    rows.append((
+        "saturated snowflake, Borrow, 1 thread (mean ids/s)",
+        "—" if rate is None else f"{rate / 1e6:.3f} M/s",
+        "> 4.096 M/s",
+        None if rate is None else rate > SEQ_RATE,
+    ))
+    info = [
+        ("snowflake.next_many(1024) per id / snowflake.next", ratio("idforge/snowflake.next_many(1024) per id", sf)),
+        ("objectid / CLOCK_MONOTONIC_COARSE", ratio(oid, "clock/CLOCK_MONOTONIC_COARSE")),
+        ("ferroid / our snowflake.next (speed-up)", ratio("peers/ferroid AtomicSnowflakeGenerator", sf)),
+        ("snowflaked / our snowflake.next (speed-up)", ratio("peers/snowflaked sync::Generator", sf)),
+        ("uuid now_v7 / our flake128 (speed-up)", ratio("peers/uuid now_v7", fl)),
+        ("ulid Generator / our flake128 (speed-up)", ratio("peers/ulid Generator.generate", fl)),
+        ("SystemClock.now_ms / Instant::now", ratio("pieces/SystemClock.now_ms", "clock/Instant::now")),
+        ("CLOCK_MONOTONIC as ms / Instant::now", ratio("pieces/CLOCK_MONOTONIC as ms (integer math)", "clock/Instant::now")),
+        ("core SnowflakeGen.next / atomic fetch_add", ratio("pieces/core SnowflakeGen.next (fixed time)", "atomic/fetch_add (Relaxed)")),
+        ("core SegmentBuffer.take / atomic fetch_add", ratio("pieces/core SegmentBuffer.take", "atomic/fetch_add (Relaxed)")),
+    ]
+
+    order = [
+        "clock/Instant::now",
+        "clock/SystemTime::now",
+        "clock/CLOCK_MONOTONIC_COARSE",
+        "atomic/fetch_add (Relaxed)",
+        sf,
+        "idforge/snowflake.next_many(1024) per id",
+        oid,
+        fl,
+        seg,
+        "peers/ferroid AtomicSnowflakeGenerator",
+        "peers/snowflaked sync::Generator",
+        "peers/uuid now_v7",
+        "peers/bson ObjectId::new",
+        "peers/ulid Generator.generate",
+        "pieces/SystemClock.now_ms",
+        "pieces/CLOCK_MONOTONIC as ms (integer math)",
+        "pieces/SystemClock.now_secs",
+        "pieces/core SnowflakeGen.next (fixed time)",
+        "pieces/core ObjectIdGen.next (fixed time)",
+        "pieces/core SegmentBuffer.take",
+    ]
+    order += sorted(k for k in b if k not in order)
+    base = ns("clock/Instant::now")
+
+    m = machine()
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    md = []
+    md.append(f"Generated by `{args.command}` on {now}.")
+    md.append("")
+    md.append(
+        f"Machine: {m['nproc']} CPUs, {m['cpu']}, clocksource `{m['clocksource']}`, "
+        f"Linux {m['kernel']}, {m['rustc']}; load average before the run "
+        f"{args.load_before or '?'}, after {m['load']}."
+    )
+    md.append("")
+    md.append("### Targets")
+    md.append("")
+    md.append("| measure | result | target | verdict |")
+    md.append("| --- | ---: | ---: | --- |")
+    for label, value, target, ok in rows:
+        verdict = "—" if ok is None else ("PASS" if ok else "MISS")
+        md.append(f"| {label} | {value} | {target} | {verdict} |")
+    md.append("")
+    md.append("### Other ratios")
+    md.append("")
+    md.append("| ratio | value |")
+    md.append("| --- | ---: |")
+    for label, value in info:
+        md.append(f"| {label} | {fmt_ratio(value)} |")
+    md.append("")
+    md.append("### Single-thread cost per id (criterion mean, 95% CI)")
+    md.append("")
+    md.append("| benchmark | ns/id | 95% CI | × Instant::now |")
+    md.append("| --- | ---: | ---: | ---: |")
+    for k in order:
+        if k not in b:
+            continue
+        r = b[k]
+        rel = "—" if base is None else f"{r['ns'] / base:.2f}"
+        md.append(f"| `{k}` | {r['ns']:.2f} | {r['lo']:.2f} – {r['hi']:.2f} | {rel} |")
+    md.append("")
+    md.append("### Saturated snowflake rate (TWITTER layout, ids returned per second)")
+    md.append("")
+    md.append("| generator | threads | seconds | ids | mean M/s | last second M/s | errors |")
+    md.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in sat:
+        md.append(
+            f"| {r['name']} | {r['threads']} | {r['secs']:.2f} | {r['ids']:,} | "
+            f"{r['ids_per_sec'] / 1e6:.3f} | {r['last_second_ids_per_sec'] / 1e6:.3f} | {r['errors']} |"
+        )
+    section = "\n".join(md)
+
+    # Print for the terminal.
+    print()
+    print("targets:")
+    for label, value, target, ok in rows:
+        verdict = "-" if ok is None else ("PASS" if ok else "MISS")
+        print(f"  {label:<52} {value:>12}  target {target:<12} {verdict}")
+    print("other ratios:")
+    for label, value in info:
+        print(f"  {label:<52} {fmt_ratio(value):>12}")
+    print("ns per id:")
+    for k in order:
+        if k in b:
+            print(f"  {k:<52} {fmt_ns(b[k]['ns']):>12}")
+
+    text = read(args.markdown)
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        _, tail = rest.split(END, 1)
+        text = f"{head}{BEGIN}\n{section}\n{END}{tail}"
+    else:
+        text = f"{text.rstrip()}\n\n{BEGIN}\n{section}\n{END}\n".lstrip()
+    with open(args.markdown, "w") as f:
+        f.write(text)
+    print(f"\nwrote {args.markdown}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
