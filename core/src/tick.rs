@@ -80,11 +80,43 @@ impl TickState {
     }
 
     /// Takes the next (tick, sequence) given the clock's current tick.
+    ///
+    /// One `fetch_add` in the common case. Every value comes from an RMW on the one word, so no
+    /// two callers get the same value: a value below the clock's tick is dropped (the state is
+    /// raised to the clock with `fetch_max` and the call retries), and a value past the lead is
+    /// given back only if nobody took a value since (`CAS(v + 1 -> v)`), else it is a gap. A
+    /// give-back can only return a value its own caller never handed out, so the state never
+    /// falls to or below a value that was.
     #[inline]
     pub fn next(&self, now_tick: u64) -> Tick {
-        match self.next_run(now_tick, 1) {
-            Ok((tick, seq, _)) => Tick::Ready { tick, seq },
-            Err(other) => other,
+        if now_tick > self.max_tick {
+            return Tick::Exhausted;
+        }
+        let floor = now_tick << self.seq_bits;
+        loop {
+            // Relaxed: uniqueness comes from the single word's total modification order; no
+            // other memory is published through it.
+            let v = self.next.fetch_add(1, Ordering::Relaxed);
+            if v < floor {
+                self.next.fetch_max(floor, Ordering::Relaxed);
+                continue;
+            }
+            let tick = v >> self.seq_bits;
+            if tick > self.max_tick || tick - now_tick > self.max_lead {
+                let _ = self
+                    .next
+                    .compare_exchange(v + 1, v, Ordering::Relaxed, Ordering::Relaxed);
+                if tick > self.max_tick {
+                    return Tick::Exhausted;
+                }
+                return Tick::Pending {
+                    until_tick: tick - self.max_lead,
+                };
+            }
+            return Tick::Ready {
+                tick,
+                seq: v & self.seq_mask,
+            };
         }
     }
 
@@ -97,7 +129,7 @@ impl TickState {
             return Err(Tick::Exhausted);
         }
         let floor = now_tick << self.seq_bits;
-        // Relaxed is enough: uniqueness comes from the CAS on this single word, whose
+        // Relaxed is enough: uniqueness comes from RMWs on this single word, whose
         // modification order is total; no other memory is published through it.
         let mut cur = self.next.load(Ordering::Relaxed);
         loop {

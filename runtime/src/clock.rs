@@ -34,28 +34,30 @@ pub trait Clock: Send + Sync + 'static {
 #[derive(Debug, Clone, Copy)]
 pub struct SystemClock {
     anchor_ms: u64,
-    anchor: Instant,
+    /// The monotonic clock at the anchor, in ms.
+    mono_anchor_ms: u64,
     /// The coarse monotonic clock at the anchor, in ms (for cheap second reads).
     coarse_anchor_ms: u64,
 }
 
-fn coarse_monotonic_ms() -> u64 {
-    let ts = rustix::time::clock_gettime(rustix::time::ClockId::MonotonicCoarse);
+fn monotonic_ms(clock: rustix::time::ClockId) -> u64 {
+    // Integer math on the vDSO read: cheaper than `Instant::elapsed` and its u128 millis.
+    let ts = rustix::time::clock_gettime(clock);
     ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
 }
 
 impl SystemClock {
     /// A clock anchored now.
     pub fn new() -> SystemClock {
-        let anchor = Instant::now();
-        let coarse_anchor_ms = coarse_monotonic_ms();
+        let mono_anchor_ms = monotonic_ms(rustix::time::ClockId::Monotonic);
+        let coarse_anchor_ms = monotonic_ms(rustix::time::ClockId::MonotonicCoarse);
         let anchor_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0);
         SystemClock {
             anchor_ms,
-            anchor,
+            mono_anchor_ms,
             coarse_anchor_ms,
         }
     }
@@ -76,14 +78,16 @@ impl Default for SystemClock {
 impl Clock for SystemClock {
     #[inline]
     fn now_ms(&self) -> u64 {
-        self.anchor_ms + self.anchor.elapsed().as_millis() as u64
+        let mono = monotonic_ms(rustix::time::ClockId::Monotonic);
+        self.anchor_ms + mono.saturating_sub(self.mono_anchor_ms)
     }
 
     #[inline]
     fn now_secs(&self) -> u64 {
         // The coarse clock is a plain memory read in the vDSO (no TSC read), a few ns; its
         // 1-4 ms resolution is far below the 1 s an ObjectId records.
-        (self.anchor_ms + coarse_monotonic_ms().saturating_sub(self.coarse_anchor_ms)) / 1000
+        let coarse = monotonic_ms(rustix::time::ClockId::MonotonicCoarse);
+        (self.anchor_ms + coarse.saturating_sub(self.coarse_anchor_ms)) / 1000
     }
 }
 
