@@ -26,6 +26,8 @@ out_dir="$CARGO_TARGET_DIR/idforge-bench"
 mkdir -p "$out_dir"
 saturation_json="$out_dir/saturation.json"
 
+# The code measured is the code built here: note its commit before building.
+commit="$(python3 bench/report.py --git-state)"
 # Build first, so compile time does not overlap the measurements.
 cargo bench -p idforge-bench --no-run
 
@@ -45,4 +47,7 @@ python3 bench/report.py \
   --since "$since" \
   --markdown BENCHMARKS.md \
   --load-before "$load_before" \
-  --command "bash ci/bench.sh (cargo bench -p idforge-bench --bench ids -- --noplot; cargo bench -p idforge-bench --bench saturation)"
+  --command "bash ci/bench.sh" \
+  --commit "$commit" \
+  --steps "cargo bench -p idforge-bench --bench ids -- --noplot" \
+  --steps "cargo bench -p idforge-bench --bench saturation"
