@@ -7,32 +7,14 @@ use idforge_core::objectid::ObjectId;
 use idforge_core::{Error, Result};
 use serde::Deserialize;
 
-fn load<T: for<'de> Deserialize<'de>>(name: &str) -> T {
-    let path = format!("{}/testdata/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-fn int<T: std::str::FromStr>(s: &str) -> T
-where
-    T::Err: std::fmt::Debug,
-{
-    s.parse()
-        .unwrap_or_else(|e| panic!("bad integer {s:?}: {e:?}"))
-}
+mod common;
+use common::{assert_err, int, load};
 
 fn bytes_of(hex_text: &str) -> Vec<u8> {
     (0..hex_text.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&hex_text[i..i + 2], 16).unwrap())
         .collect()
-}
-
-fn assert_err<T: std::fmt::Debug>(got: Result<T>, name: &str, what: &dyn std::fmt::Debug) {
-    match got {
-        Err(e) => assert_eq!(e.code().name(), name, "{what:?}: {e}"),
-        Ok(v) => panic!("{what:?}: expected {name}, got Ok({v:?})"),
-    }
 }
 
 /// Unix seconds as RFC 3339 UTC, computed by counting days (independent of the code under test).

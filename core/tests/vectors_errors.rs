@@ -7,11 +7,8 @@ use std::collections::BTreeSet;
 use idforge_core::{Error, ErrorCode};
 use serde::Deserialize;
 
-fn load<T: for<'de> Deserialize<'de>>(name: &str) -> T {
-    let path = format!("{}/testdata/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
+mod common;
+use common::load;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

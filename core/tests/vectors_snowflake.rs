@@ -7,26 +7,8 @@ use idforge_core::tick::Next;
 use idforge_core::{Error, Result};
 use serde::Deserialize;
 
-fn load<T: for<'de> Deserialize<'de>>(name: &str) -> T {
-    let path = format!("{}/testdata/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-fn int<T: std::str::FromStr>(s: &str) -> T
-where
-    T::Err: std::fmt::Debug,
-{
-    s.parse()
-        .unwrap_or_else(|e| panic!("bad integer {s:?}: {e:?}"))
-}
-
-fn assert_err<T: std::fmt::Debug>(got: Result<T>, name: &str, what: &dyn std::fmt::Debug) {
-    match got {
-        Err(e) => assert_eq!(e.code().name(), name, "{what:?}: {e}"),
-        Ok(v) => panic!("{what:?}: expected {name}, got Ok({v:?})"),
-    }
-}
+mod common;
+use common::{assert_err, int, load};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
