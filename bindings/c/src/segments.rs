@@ -1,0 +1,204 @@
+//! Segment ids (Leaf style): ranges of one tag fetched from a source, refilled in the background.
+
+use std::ffi::c_char;
+use std::time::Duration;
+
+use runtime::{CoreError, SegmentOptions, Segments};
+
+use crate::error::{FfiError, guard};
+use crate::ptr;
+use crate::status::idforge_status;
+
+/// Options of `idforge_segments_new`. Every field left 0 (or `false`) takes its default, so
+/// `idforge_segment_options opts = {0};` is the default set.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct idforge_segment_options {
+    /// The first and smallest step (default 1000).
+    pub step: u64,
+    /// The largest step dynamic sizing may reach (default 1,000,000).
+    pub max_step: u64,
+    /// Always ask for `step` ids (default false: grow or shrink the step to keep a segment
+    /// lasting about `target_ms`, as Leaf does).
+    pub fixed_step: bool,
+    /// How long a segment should last, in ms (default 15 min).
+    pub target_ms: u64,
+    /// Percent of a segment used before the next one is fetched, 1..=99 (default 10).
+    pub prefetch_pct: u8,
+    /// The longest a call waits for a range when both buffers are empty, in ms (default 3000).
+    pub timeout_ms: u64,
+}
+
+/// Counters of a segments generator.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct idforge_segment_stats {
+    /// Ranges fetched from the source.
+    pub ranges_fetched: u64,
+    /// Fetches that failed.
+    pub fetch_errors: u64,
+    /// Total time spent fetching, in microseconds.
+    pub fetch_micros_total: u64,
+    /// The last fetch's duration, in microseconds.
+    pub fetch_micros_last: u64,
+    /// Calls that found both buffers empty and had to wait.
+    pub waits: u64,
+    /// The step the next fetch will ask for.
+    pub step: u64,
+    /// Ids buffered right now.
+    pub buffered: u64,
+}
+
+/// Ids of one tag from a segment source. Thread-safe: every call but `idforge_segments_free`
+/// may run concurrently on one handle. In a forked child the parent's ranges are dropped and
+/// fresh ones fetched, so parent and child never return the same id.
+#[allow(non_camel_case_types)]
+pub struct idforge_segments {
+    inner: Segments,
+}
+
+impl idforge_segment_options {
+    fn to_options(self) -> SegmentOptions {
+        let d = SegmentOptions::default();
+        let or = |v: u64, default: u64| if v == 0 { default } else { v };
+        SegmentOptions {
+            step: or(self.step, d.step),
+            max_step: or(self.max_step, d.max_step.max(self.step)),
+            dynamic_step: !self.fixed_step,
+            target: or_duration(self.target_ms, d.target),
+            prefetch_pct: if self.prefetch_pct == 0 {
+                d.prefetch_pct
+            } else {
+                self.prefetch_pct
+            },
+            timeout: or_duration(self.timeout_ms, d.timeout),
+        }
+    }
+}
+
+fn or_duration(ms: u64, default: Duration) -> Duration {
+    if ms == 0 {
+        default
+    } else {
+        Duration::from_millis(ms)
+    }
+}
+
+/// Creates a generator for `tag` over the source at `url`: `memory:` (this process only) or
+/// `file:///abs/dir` (a locked counter file per tag, shared by the processes of a host).
+/// `options` may be NULL for the defaults. Starts a refill thread and asks for the first range
+/// at once. Fails with `INVALID_URL`, `INVALID_ARGUMENT` (tag, options) or `IO`.
+///
+/// # Safety
+/// `url` and `tag` are NULL or NUL-terminated; `options` is NULL or readable; `out` is NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn idforge_segments_new(
+    url: *const c_char,
+    tag: *const c_char,
+    options: *const idforge_segment_options,
+    out: *mut *mut idforge_segments,
+) -> idforge_status {
+    guard(|| {
+        // SAFETY: the caller's guarantees.
+        let (url, tag, out) = unsafe {
+            (
+                ptr::cstr(url, "url")?,
+                ptr::cstr(tag, "tag")?,
+                ptr::out(out, "out")?,
+            )
+        };
+        // SAFETY: the caller's guarantee (NULL is allowed and means the defaults).
+        let options =
+            unsafe { options.as_ref() }.map_or_else(SegmentOptions::default, |o| o.to_options());
+        let url = url
+            .to_str()
+            .map_err(|_| CoreError::InvalidUrl("the URL is not UTF-8"))?;
+        let tag = tag
+            .to_str()
+            .map_err(|_| CoreError::InvalidArgument("the tag is not UTF-8"))?;
+        let inner = Segments::open(url, tag, options)?;
+        out.write(ptr::into_handle(idforge_segments { inner }));
+        Ok(())
+    })
+}
+
+/// Frees a generator and stops its refill thread; NULL is ignored. Ids still buffered are
+/// dropped (never handed out again). No other call may use the handle during or after this.
+///
+/// # Safety
+/// `handle` is NULL or came from `idforge_segments_new` and is not freed twice.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn idforge_segments_free(handle: *mut idforge_segments) {
+    // SAFETY: the caller's guarantee.
+    unsafe { ptr::free_handle(handle) }
+}
+
+/// The next id, into `*out_id`. Usually one atomic add; waits up to the timeout when both
+/// buffers are empty (`TIMEOUT`, or the source's error such as `SOURCE_UNAVAILABLE`).
+///
+/// # Safety
+/// `handle` is NULL or a live generator; `out_id` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn idforge_segments_next(
+    handle: *const idforge_segments,
+    out_id: *mut u64,
+) -> idforge_status {
+    guard(|| {
+        // SAFETY: the caller's guarantees.
+        let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out_id, "out_id")?) };
+        out.write(h.inner.next()?);
+        Ok(())
+    })
+}
+
+/// Fills `out[0..len]` with ids. On failure the contents of `out` are unspecified: some may
+/// have been written, and those ids are never handed out again.
+///
+/// # Safety
+/// `handle` is NULL or a live generator; `out` is NULL or points to `len` writable `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn idforge_segments_next_many(
+    handle: *const idforge_segments,
+    out: *mut u64,
+    len: usize,
+) -> idforge_status {
+    guard(|| {
+        // SAFETY: the caller's guarantees.
+        let (h, out) = unsafe {
+            (
+                ptr::get(handle, "handle")?,
+                ptr::out_slice(out, len, "out")?,
+            )
+        };
+        h.inner.next_many(out).map_err(FfiError::from)
+    })
+}
+
+/// The generator's counters, into `*out`.
+///
+/// # Safety
+/// `handle` is NULL or a live generator; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn idforge_segments_stats(
+    handle: *const idforge_segments,
+    out: *mut idforge_segment_stats,
+) -> idforge_status {
+    guard(|| {
+        // SAFETY: the caller's guarantees.
+        let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out, "out")?) };
+        let s = h.inner.stats();
+        out.write(idforge_segment_stats {
+            ranges_fetched: s.ranges_fetched,
+            fetch_errors: s.fetch_errors,
+            fetch_micros_total: s.fetch_micros_total,
+            fetch_micros_last: s.fetch_micros_last,
+            waits: s.waits,
+            step: s.step,
+            buffered: s.buffered,
+        });
+        Ok(())
+    })
+}

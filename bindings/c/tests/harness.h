@@ -1,0 +1,53 @@
+/* A minimal test runner for the C tests: CHECK records a failure and goes on; RUN prints each
+ * test's result; the summary line is "N passed, N failed". */
+#ifndef IDFORGE_TEST_HARNESS_H
+#define IDFORGE_TEST_HARNESS_H
+
+#include <stdio.h>
+#include <string.h>
+
+static int h_test_failures; /* failures in the running test */
+static int h_passed, h_failed;
+
+#define CHECK(cond)                                                                   \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
+      h_test_failures++;                                                              \
+      fprintf(stderr, "    %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);    \
+    }                                                                                 \
+  } while (0)
+
+/* Checks that `expr` returns the status named `name` (e.g. "IDFORGE_STATUS_OK"). */
+#define CHECK_STATUS(expr, name)                                                      \
+  do {                                                                                \
+    idforge_status h_st = (expr);                                                     \
+    const char *h_got = idforge_status_str(h_st);                                     \
+    if (strcmp(h_got, (name)) != 0) {                                                 \
+      char h_msg[256] = "";                                                           \
+      idforge_last_error(h_msg, sizeof h_msg, NULL);                                  \
+      h_test_failures++;                                                              \
+      fprintf(stderr, "    %s:%d: %s returned %s, expected %s (%s)\n", __FILE__,     \
+              __LINE__, #expr, h_got, (name), h_msg);                                 \
+    }                                                                                 \
+  } while (0)
+
+#define CHECK_OK(expr) CHECK_STATUS(expr, "IDFORGE_STATUS_OK")
+
+#define RUN(test)                                                                     \
+  do {                                                                                \
+    h_test_failures = 0;                                                              \
+    test();                                                                           \
+    if (h_test_failures == 0) {                                                       \
+      h_passed++;                                                                     \
+      printf("ok     %s\n", #test);                                                   \
+    } else {                                                                          \
+      h_failed++;                                                                     \
+      printf("FAILED %s (%d checks)\n", #test, h_test_failures);                      \
+    }                                                                                 \
+    fflush(stdout);                                                                   \
+  } while (0)
+
+#define SUMMARY()                                                                     \
+  (printf("%d passed, %d failed\n", h_passed, h_failed), h_failed == 0 ? 0 : 1)
+
+#endif
