@@ -2,7 +2,7 @@
 # The one test command of idforge: `ci/test.sh` runs every step; `ci/test.sh clippy test` runs only
 # the named steps (in the fixed order below). Run from anywhere inside the repository.
 #
-# Steps: fmt clippy test loom nostd doc. Every selected step runs even when an earlier one failed; a
+# Steps: fmt generated clippy test ctest loom nostd doc. Every selected step runs even when an earlier one failed; a
 # summary follows, and the exit status is non-zero if any step failed. A step whose input does not
 # exist yet (loom without core/tests/loom.rs) is reported as skipped.
 set -euo pipefail
@@ -12,7 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-auto}"
 
-STEPS=(fmt clippy test loom nostd doc)
+STEPS=(fmt generated clippy test ctest loom nostd doc)
 
 usage() {
   cat <<EOF
@@ -20,8 +20,10 @@ usage: ci/test.sh [STEP...]
 
 Runs the named steps, or all of them: ${STEPS[*]}
   fmt     cargo fmt --all -- --check (and rustfmt --check on ci/nostd-check)
+  generated  ci/check-generated.sh: committed generated files (include/idforge.h) match
   clippy  cargo clippy --workspace --all-targets --locked -- -D warnings
   test    cargo test --workspace --locked
+  ctest   C tests (bindings/c/tests/run.sh: .so, .a, C++, valgrind, ASan) and examples/c
   loom    loom models: RUSTFLAGS="--cfg loom" cargo test -p idforge-core --release --test loom
   nostd   build ci/nostd-check: idforge-core linked into a no_std, no-alloc staticlib
   doc     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
@@ -73,6 +75,16 @@ step_clippy() {
 
 step_test() {
   cargo test --workspace --locked
+}
+
+step_generated() {
+  bash ci/check-generated.sh
+}
+
+step_ctest() {
+  bash ci/install-deps.sh c
+  bash bindings/c/tests/run.sh
+  bash examples/c/check.sh
 }
 
 # skip_reason STEP: prints why STEP cannot run in this tree (nothing when it can).

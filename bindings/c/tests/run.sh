@@ -52,8 +52,14 @@ run() { # run NAME CMD...: runs one test binary, keeps going on failure
   fi
 }
 
+# The .so's soname is libidforge.so.MAJOR (bindings/c/build.rs): lay it out as an install would.
+major="$(sed -n 's/^#define IDFORGE_VERSION_MAJOR \([0-9]*\)$/\1/p' "$root/include/idforge.h")"
+mkdir -p "$out/lib"
+cp "$lib/libidforge.so" "$out/lib/libidforge.so.$major"
+ln -sf "libidforge.so.$major" "$out/lib/libidforge.so"
+
 src="$here/test_idforge.c"
-gcc "${CFLAGS[@]}" "$src" -o "$out/test_shared" -L"$lib" -lidforge -Wl,-rpath,"$lib" -lpthread
+gcc "${CFLAGS[@]}" "$src" -o "$out/test_shared" -L"$out/lib" -lidforge -Wl,-rpath,"$out/lib" -lpthread
 gcc "${CFLAGS[@]}" "$src" -o "$out/test_static" "$lib/libidforge.a" "${STATIC_LIBS[@]}"
 g++ -std=c++11 -Wall -Wextra -Werror -pedantic -g -I"$root/include" "$here/test_cpp.cpp" \
   -o "$out/test_cpp" "$lib/libidforge.a" "${STATIC_LIBS[@]}"

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds libidforge (release) and installs it for C and C++ users:
+#   PREFIX/include/idforge.h
+#   PREFIX/lib/libidforge.so.MAJOR.MINOR.PATCH, libidforge.so.MAJOR (soname), libidforge.so
+#   PREFIX/lib/libidforge.a
+#   PREFIX/lib/pkgconfig/idforge.pc
+#
+#   ci/install-c.sh PREFIX       then: PKG_CONFIG_PATH=PREFIX/lib/pkgconfig pkg-config --cflags --libs idforge
+set -euo pipefail
+
+[ "$#" -eq 1 ] || { echo "usage: ci/install-c.sh PREFIX" >&2; exit 2; }
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+mkdir -p "$1"
+prefix="$(cd "$1" && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
+
+version="$(sed -n 's/^#define IDFORGE_VERSION_STRING "\(.*\)"$/\1/p' include/idforge.h)"
+major="${version%%.*}"
+[ -n "$version" ] || { echo "error: no IDFORGE_VERSION_STRING in include/idforge.h" >&2; exit 1; }
+
+# bindings/c/build.rs sets the soname, libidforge.so.MAJOR.
+cargo build -p idforge-c --release --locked
+lib="$CARGO_TARGET_DIR/release"
+
+install -d "$prefix/include" "$prefix/lib/pkgconfig"
+install -m 644 include/idforge.h "$prefix/include/idforge.h"
+install -m 755 "$lib/libidforge.so" "$prefix/lib/libidforge.so.$version"
+ln -sf "libidforge.so.$version" "$prefix/lib/libidforge.so.$major"
+ln -sf "libidforge.so.$major" "$prefix/lib/libidforge.so"
+install -m 644 "$lib/libidforge.a" "$prefix/lib/libidforge.a"
+cat >"$prefix/lib/pkgconfig/idforge.pc" <<PC
+prefix=$prefix
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+
+Name: idforge
+Description: Unique ids (snowflake, MongoDB ObjectId, flake-128, segments) that never repeat
+Version: $version
+Cflags: -I\${includedir}
+Libs: -L\${libdir} -lidforge
+Libs.private: -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+PC
+echo "installed idforge $version into $prefix"

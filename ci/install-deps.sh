@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the system packages the tests and benches need, only those missing (idempotent; a
+# no-op on a machine that has them). Debian/Ubuntu (apt-get); run as root or with sudo.
+#
+#   ci/install-deps.sh GROUP...     groups: c (C tests), bench-c (C benchmark)
+set -euo pipefail
+
+declare -A PACKAGES=(
+  [c]="gcc g++ make pkg-config valgrind python3"
+  [bench-c]="gcc pkg-config libbson-dev"
+)
+
+missing=()
+for group in "$@"; do
+  [ -n "${PACKAGES[$group]+x}" ] || { echo "error: unknown group '$group'" >&2; exit 2; }
+  for pkg in ${PACKAGES[$group]}; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
+  done
+done
+[ "${#missing[@]}" -eq 0 ] && exit 0
+
+echo "    installing: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq >/dev/null
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
