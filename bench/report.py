@@ -120,6 +120,7 @@ def main():
     ap.add_argument("--steps", action="append", default=[])
     ap.add_argument("--commit", default="")
     ap.add_argument("--load-before", default="")
+    ap.add_argument("--c-bench", default="", help="JSON of bench/c/run.sh (the C API), optional")
     args = ap.parse_args()
 
     b = load_criterion(args.criterion, args.since)
@@ -131,8 +132,17 @@ def main():
     except (OSError, ValueError):
         sat = []
 
+    c = {}
+    if args.c_bench:
+        try:
+            if os.path.getmtime(args.c_bench) >= args.since:
+                with open(args.c_bench) as f:
+                    c = {r["name"]: r for r in json.load(f)}
+        except (OSError, ValueError):
+            c = {}
+
     def ns(full_id):
-        r = b.get(full_id)
+        r = b.get(full_id) or c.get(full_id)
         return None if r is None else r["ns"]
 
     def ratio(a, c):
@@ -166,6 +176,14 @@ def main():
         "> 4.096 M/s",
         None if rate is None else rate > SEQ_RATE,
     ))
+    if c:
+        r = ratio("c/libbson bson_oid_init (own context)", "c/idforge_objectid_generate")
+        rows.append(("C: libbson bson_oid_init / our idforge_objectid_generate (speed-up)", fmt_ratio(r),
+                     "≥ 1×", None if r is None else r >= 1.0))
+        x, y = ns("c/idforge_snowflake_next"), ns(sf)
+        d = None if x is None or y is None else x - y
+        rows.append(("C: idforge_snowflake_next − Rust snowflake.next", "—" if d is None else f"{d:+.2f} ns",
+                     "≤ +2 ns", None if d is None else d <= 2.0))
     info = [
         ("snowflake.next_many(1024) per id / snowflake.next", ratio("idforge/snowflake.next_many(1024) per id", sf)),
         ("objectid / CLOCK_MONOTONIC_COARSE", ratio(oid, "clock/CLOCK_MONOTONIC_COARSE")),
@@ -178,6 +196,15 @@ def main():
         ("core SnowflakeGen.next / atomic fetch_add", ratio("pieces/core SnowflakeGen.next (fixed time)", "atomic/fetch_add (Relaxed)")),
         ("core SegmentBuffer.take / atomic fetch_add", ratio("pieces/core SegmentBuffer.take", "atomic/fetch_add (Relaxed)")),
     ]
+    if c:
+        info += [
+            ("C: idforge_snowflake_next / clock_gettime(CLOCK_REALTIME)",
+             ratio("c/idforge_snowflake_next", "c/clock_gettime(CLOCK_REALTIME)")),
+            ("C: idforge_objectid_generate / CLOCK_MONOTONIC_COARSE (our second clock)",
+             ratio("c/idforge_objectid_generate", "c/clock_gettime(CLOCK_MONOTONIC_COARSE)")),
+            ("C: libbson bson_oid_init / time(NULL) (its second clock)",
+             ratio("c/libbson bson_oid_init (own context)", "c/time(NULL)")),
+        ]
 
     order = [
         "clock/Instant::now",
@@ -245,6 +272,14 @@ def main():
         rel = "—" if base is None else f"{r['ns'] / base:.2f}"
         md.append(f"| `{k}` | {r['ns']:.2f} | {r['lo']:.2f} – {r['hi']:.2f} | {rel} |")
     md.append("")
+    if c:
+        md.append("### C API cost per id (bench/c, median of runs, gcc -O2, static libidforge.a)")
+        md.append("")
+        md.append("| benchmark | ns/id | runs × ids |")
+        md.append("| --- | ---: | ---: |")
+        for r in c.values():
+            md.append(f"| `{r['name']}` | {r['ns']:.2f} | {r['runs']} × {r['iters']:,} |")
+        md.append("")
     md.append("### Saturated snowflake rate (TWITTER layout, ids returned per second)")
     md.append("")
     md.append("| generator | threads | seconds | ids | mean M/s | last second M/s | errors |")

@@ -5,7 +5,8 @@
 #   bash ci/bench.sh            # ~2 minutes; rewrites the generated section of BENCHMARKS.md
 #
 # Steps: the criterion bench `ids` (single-thread cost per id), the bench `saturation` (ids per
-# second a tight loop gets from a snowflake generator), then bench/report.py: ratios, targets
+# second a tight loop gets from a snowflake generator), bench/c (the C API next to libbson and the
+# clock reads), then bench/report.py: ratios, targets
 # (PASS/MISS) and BENCHMARKS.md between <!-- bench:begin --> and <!-- bench:end -->.
 # Keep the machine otherwise idle while it runs.
 set -euo pipefail
@@ -30,6 +31,8 @@ saturation_json="$out_dir/saturation.json"
 commit="$(python3 bench/report.py --git-state)"
 # Build first, so compile time does not overlap the measurements.
 cargo bench -p idforge-bench --no-run
+bash ci/install-deps.sh bench-c
+cargo build -p idforge-c --release --locked
 
 load_before="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 since="$(date +%s)"
@@ -39,6 +42,10 @@ cargo bench -p idforge-bench --bench ids -- --noplot
 
 echo "== saturation: ids per second from a tight loop"
 IDFORGE_SATURATION_JSON="$saturation_json" cargo bench -p idforge-bench --bench saturation
+
+echo "== C API: bench/c (ours, libbson, clock reads)"
+c_json="$out_dir/c_bench.json"
+bash bench/c/run.sh "$c_json"
 
 echo "== report"
 python3 bench/report.py \
@@ -50,4 +57,6 @@ python3 bench/report.py \
   --command "bash ci/bench.sh" \
   --commit "$commit" \
   --steps "cargo bench -p idforge-bench --bench ids -- --noplot" \
-  --steps "cargo bench -p idforge-bench --bench saturation"
+  --steps "cargo bench -p idforge-bench --bench saturation" \
+  --steps "bench/c/run.sh" \
+  --c-bench "$c_json"

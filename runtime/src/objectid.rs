@@ -53,8 +53,22 @@ impl<C: Clock> ObjectIds<C> {
     }
 
     /// The next ObjectId.
-    #[inline]
+    #[inline(always)]
     pub fn next(&self) -> Result<ObjectId> {
+        // Fast path, small enough to inline into callers (the C ABI, the bindings): the common
+        // case returns here; a fork, a burst past the lead or an error take the slow path.
+        if self.fork.is_current() {
+            // The ObjectId field is 32-bit seconds; truncation past 2106 is the format's own.
+            if let Next::Id(id) = self.generator.next(self.clock.now_secs() as u32) {
+                return Ok(id);
+            }
+        }
+        self.next_slow()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn next_slow(&self) -> Result<ObjectId> {
         self.fork.check(|| {
             let (process, counter) = random_seed()?;
             self.generator.reseed(process, counter);
@@ -80,11 +94,21 @@ impl<C: Clock> ObjectIds<C> {
 }
 
 /// A fresh ObjectId from the process-wide generator (what `ObjectId()` does in the bindings).
+#[inline]
 pub fn object_id() -> Result<ObjectId> {
-    static SHARED: OnceLock<ObjectIds> = OnceLock::new();
-    if let Some(g) = SHARED.get() {
-        return g.next();
+    match SHARED.get() {
+        Some(g) => g.next(),
+        None => first_object_id(),
     }
+}
+
+static SHARED: OnceLock<ObjectIds> = OnceLock::new();
+
+/// Builds the process-wide generator (seeding it from the OS) on first use; kept out of line
+/// so the seeding code does not weigh on every call.
+#[cold]
+#[inline(never)]
+fn first_object_id() -> Result<ObjectId> {
     let g = ObjectIds::new()?;
     SHARED.get_or_init(|| g).next()
 }

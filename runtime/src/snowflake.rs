@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use idforge_core::Error as CoreError;
 use idforge_core::snowflake::{Layout, Parts, SnowflakeGen};
+use idforge_core::tick::Next;
 
 use crate::clock::{Clock, SystemClock};
 use crate::error::Result;
@@ -120,6 +121,20 @@ impl<C: Clock> Snowflake<C> {
     /// The next id.
     #[inline]
     pub fn next(&self) -> Result<u64> {
+        // Fast path, small enough to inline into callers (the C ABI, the bindings): no state
+        // file, not forked, and the tick has room. A failed attempt issues nothing, so the slow
+        // path simply starts over with the policy.
+        if self.state.is_none() && fork::current() == self.born_in {
+            if let Ok(Next::Id(id)) = self.generator.next(self.clock.now_ms()) {
+                return Ok(id);
+            }
+        }
+        self.next_slow()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn next_slow(&self) -> Result<u64> {
         self.check_fork()?;
         let id = policy::run(&self.clock, &self.policy, |now| {
             Ok(self.generator.next(now)?)

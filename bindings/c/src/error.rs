@@ -74,22 +74,32 @@ pub(crate) fn guard(body: impl FnOnce() -> FfiResult) -> idforge_status {
     // atomics whose invariants hold at each step, so later calls stay sound.
     match panic::catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => idforge_status::Ok,
-        Ok(Err(e)) => {
-            set_last_error(e.message());
-            e.status()
-        }
-        Err(payload) => {
-            let text = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_owned());
-            set_last_error(format!(
-                "idforge panicked (a bug, please report it): {text}"
-            ));
-            idforge_status::Panic
-        }
+        Ok(Err(e)) => failed(e),
+        Err(payload) => panicked(payload),
     }
+}
+
+/// Records the message of a failed call; out of line so the success path of every export stays
+/// small (fewer registers saved, a smaller stack frame).
+#[cold]
+#[inline(never)]
+fn failed(e: FfiError) -> idforge_status {
+    set_last_error(e.message());
+    e.status()
+}
+
+#[cold]
+#[inline(never)]
+fn panicked(payload: Box<dyn std::any::Any + Send>) -> idforge_status {
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned());
+    set_last_error(format!(
+        "idforge panicked (a bug, please report it): {text}"
+    ));
+    idforge_status::Panic
 }
 
 /// Copies this thread's last error message into `buf` (see `idforge_last_error`).
