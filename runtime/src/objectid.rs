@@ -53,22 +53,8 @@ impl<C: Clock> ObjectIds<C> {
     }
 
     /// The next ObjectId.
-    #[inline(always)]
+    #[inline]
     pub fn next(&self) -> Result<ObjectId> {
-        // Fast path, small enough to inline into callers (the C ABI, the bindings): the common
-        // case returns here; a fork, a burst past the lead or an error take the slow path.
-        if self.fork.is_current() {
-            // The ObjectId field is 32-bit seconds; truncation past 2106 is the format's own.
-            if let Next::Id(id) = self.generator.next(self.clock.now_secs() as u32) {
-                return Ok(id);
-            }
-        }
-        self.next_slow()
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn next_slow(&self) -> Result<ObjectId> {
         self.fork.check(|| {
             let (process, counter) = random_seed()?;
             self.generator.reseed(process, counter);

@@ -23,13 +23,6 @@ impl ForkGuard {
         })
     }
 
-    /// Whether this process is the one the state belongs to (nothing forked since, or the
-    /// reseed is done): the fast paths' one relaxed load.
-    #[inline]
-    pub(crate) fn is_current(&self) -> bool {
-        self.generation.load(Ordering::Acquire) == fork::current()
-    }
-
     /// Runs `reseed` once per new fork generation before any caller goes on; one relaxed load
     /// when nothing forked.
     #[inline]
