@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates every generated file that is committed and fails when one differs:
-#   include/idforge.h   cbindgen (pinned below, installed on first use) from bindings/c
+#   include/idforge.h          cbindgen (pinned below, installed on first use) from bindings/c
+#   python/idforge/_errors.py  python/gen_errors.py from core/testdata/errors.json
 #
 #   ci/check-generated.sh           check: exit 1 and show the diff when a file drifted
 #   ci/check-generated.sh --write   rewrite the files
@@ -48,5 +49,7 @@ compare() { # compare GENERATED COMMITTED
   fi
 }
 compare "$tmp/idforge.h" include/idforge.h
+python3 python/gen_errors.py "$tmp/_errors.py"
+compare "$tmp/_errors.py" python/idforge/_errors.py
 [ "$drift" -eq 0 ] && [ "$mode" = check ] && echo "    generated files are up to date"
 exit "$drift"

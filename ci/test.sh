@@ -2,7 +2,7 @@
 # The one test command of idforge: `ci/test.sh` runs every step; `ci/test.sh clippy test` runs only
 # the named steps (in the fixed order below). Run from anywhere inside the repository.
 #
-# Steps: fmt generated clippy test ctest loom nostd doc. Every selected step runs even when an earlier one failed; a
+# Steps: fmt generated clippy test ctest python loom nostd doc. Every selected step runs even when an earlier one failed; a
 # summary follows, and the exit status is non-zero if any step failed. A step whose input does not
 # exist yet (loom without core/tests/loom.rs) is reported as skipped.
 set -euo pipefail
@@ -12,7 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-auto}"
 
-STEPS=(fmt generated clippy test ctest loom nostd doc)
+STEPS=(fmt generated clippy test ctest python loom nostd doc)
 
 usage() {
   cat <<EOF
@@ -24,6 +24,7 @@ Runs the named steps, or all of them: ${STEPS[*]}
   clippy  cargo clippy --workspace --all-targets --locked -- -D warnings
   test    cargo test --workspace --locked
   ctest   C tests (bindings/c/tests/run.sh: .so, .a, C++, valgrind, ASan) and examples/c
+  python  pip install ./python into a venv (maturin builds the pyo3 module), then pytest
   loom    loom models: RUSTFLAGS="--cfg loom" cargo test -p idforge-core --release --test loom
   nostd   build ci/nostd-check: idforge-core linked into a no_std, no-alloc staticlib
   doc     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
@@ -75,6 +76,17 @@ step_clippy() {
 
 step_test() {
   cargo test --workspace --locked
+}
+
+step_python() {
+  local venv="${IDFORGE_VENV:-$HOME/.cache/idforge/venv}"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --upgrade pip
+  "$venv/bin/python" -m pip install --quiet --force-reinstall --no-deps ./python
+  "$venv/bin/python" -m pip install --quiet "pytest>=7"
+  # From python/, with the pytest script (not -m): the installed package is tested, not the
+  # source folder.
+  (cd python && "$venv/bin/pytest" -q)
 }
 
 step_generated() {

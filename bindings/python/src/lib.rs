@@ -1,0 +1,26 @@
+//! The private extension module `idforge._idforge`: pyo3 glue over the `idforge` runtime. The
+//! public API, docs and the exception classes live in the Python package `idforge` (`python/`).
+
+use pyo3::prelude::*;
+
+mod buffer;
+mod error;
+mod flake128;
+mod layout;
+mod objectid;
+mod segments;
+mod snowflake;
+
+/// The module `idforge._idforge`.
+#[pymodule]
+fn _idforge(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<layout::Layout>()?;
+    m.add_class::<snowflake::Snowflake>()?;
+    m.add_class::<objectid::ObjectId>()?;
+    m.add_class::<flake128::Flake128>()?;
+    m.add_class::<flake128::Flake128Generator>()?;
+    m.add_class::<segments::Segments>()?;
+    m.add_function(wrap_pyfunction!(error::error_codes, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,127 @@
+//! `Snowflake`: the thread-safe generator.
+
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::PyBytes;
+use runtime::{Policy, Snowflake as RtSnowflake};
+
+use crate::error::OrRaise;
+use crate::layout::Layout;
+
+/// A snowflake generator (`next`, `next_many`), safe to share between threads.
+#[pyclass(frozen, subclass, module = "idforge._idforge")]
+pub(crate) struct Snowflake {
+    inner: RtSnowflake,
+    layout: Layout,
+    /// Whether a call may sleep for the clock (then the GIL is released around it).
+    may_wait: bool,
+}
+
+/// A layout from a preset name or a `Layout`.
+pub(crate) fn layout_of(value: &Bound<'_, PyAny>) -> PyResult<Layout> {
+    if let Ok(name) = value.extract::<PyBackedStr>() {
+        return Layout::preset_inner(&name);
+    }
+    value.extract::<Layout>()
+}
+
+impl Layout {
+    fn preset_inner(name: &str) -> PyResult<Layout> {
+        idforge_core::snowflake::Layout::preset_named(name)
+            .map(|inner| Layout { inner })
+            .ok_or(idforge_core::Error::InvalidLayout(
+                "no preset has this name",
+            ))
+            .or_raise()
+    }
+}
+
+fn policy_of(name: &str, max_wait: Option<f64>) -> PyResult<Policy> {
+    let duration = |default: Duration| -> PyResult<Duration> {
+        match max_wait {
+            None => Ok(default),
+            Some(s) if s.is_finite() && s >= 0.0 => Ok(Duration::from_secs_f64(s)),
+            Some(_) => Err(idforge_core::Error::InvalidArgument(
+                "max_wait must be a non-negative number of seconds",
+            ))
+            .or_raise(),
+        }
+    };
+    match name {
+        "borrow" => Ok(Policy::Borrow {
+            max_lead: duration(Duration::from_secs(1))?,
+        }),
+        "wait" => Ok(Policy::Wait {
+            budget: duration(Duration::from_secs(1))?,
+        }),
+        "error" => Ok(Policy::Error),
+        _ => Err(idforge_core::Error::InvalidArgument(
+            "policy must be 'borrow', 'wait' or 'error'",
+        ))
+        .or_raise(),
+    }
+}
+
+#[pymethods]
+impl Snowflake {
+    #[new]
+    #[pyo3(signature = (layout = None, node_id = 0, *, policy = "borrow", max_wait = None, state_file = None))]
+    fn new(
+        layout: Option<&Bound<'_, PyAny>>,
+        node_id: u64,
+        policy: &str,
+        max_wait: Option<f64>,
+        state_file: Option<std::path::PathBuf>,
+    ) -> PyResult<Self> {
+        let layout = match layout {
+            Some(l) => layout_of(l)?,
+            None => Layout::preset_inner("twitter")?,
+        };
+        let policy = policy_of(policy, max_wait)?;
+        let mut builder = RtSnowflake::builder(layout.inner)
+            .node(node_id)
+            .policy(policy);
+        if let Some(path) = state_file {
+            builder = builder.state_file(path);
+        }
+        let inner = builder.build().or_raise()?;
+        Ok(Snowflake {
+            inner,
+            layout,
+            may_wait: matches!(policy, Policy::Wait { .. }),
+        })
+    }
+
+    /// The next id.
+    fn next(&self, py: Python<'_>) -> PyResult<u64> {
+        if self.may_wait {
+            py.allow_threads(|| self.inner.next()).or_raise()
+        } else {
+            self.inner.next().or_raise()
+        }
+    }
+
+    /// `n` fresh ids as the native-endian bytes of `n` uint64 (the package wraps them in an
+    /// `array('Q')`). The GIL is released while they are made.
+    fn next_many_bytes<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyBytes>> {
+        crate::buffer::ids_bytes(py, n, |ids| self.inner.next_many(ids), crate::error::to_py)
+    }
+
+    /// `(tick, time_ms, node, seq)` of an id of this layout.
+    fn decompose(&self, id: u64) -> PyResult<(u64, u64, u64, u64)> {
+        let p = self.inner.decode(id).or_raise()?;
+        Ok((p.tick, p.time_ms, p.node, p.seq))
+    }
+
+    #[getter]
+    fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    #[getter]
+    fn node_id(&self) -> u64 {
+        self.inner.node()
+    }
+}

@@ -1,0 +1,174 @@
+"""idforge: unique ids that never repeat (snowflake, MongoDB ObjectId, flake-128, segments).
+
+The generators are native (Rust) and thread-safe; the GIL is released whenever a call may wait.
+After ``os.fork()`` a child never repeats its parent's ids: ObjectIds and random-worker flake ids
+reseed, segments fetch their own ranges, and a fixed-node ``Snowflake`` raises ``ForkedError``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import uuid as _uuid
+from array import array as _array
+from typing import Any, NamedTuple, Optional, Tuple, Union
+
+from . import _idforge as _native
+from ._errors import *  # noqa: F401,F403 - the exception classes are part of the API
+from ._errors import __all__ as _error_names
+from ._idforge import Layout
+
+__version__: str = _native.__version__
+
+__all__ = [
+    "Flake128",
+    "Flake128Generator",
+    "Layout",
+    "ObjectId",
+    "Segments",
+    "Snowflake",
+    "SnowflakeParts",
+    *_error_names,
+]
+
+_UTC = _dt.timezone.utc
+
+
+def _from_ms(ms: int) -> _dt.datetime:
+    return _dt.datetime(1970, 1, 1, tzinfo=_UTC) + _dt.timedelta(milliseconds=ms)
+
+
+def _to_ms(time: Union[int, _dt.datetime]) -> int:
+    if isinstance(time, _dt.datetime):
+        if time.tzinfo is None:
+            raise ValueError("a naive datetime is ambiguous; give it a tzinfo")
+        delta = time - _dt.datetime(1970, 1, 1, tzinfo=_UTC)
+        return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+    return int(time)
+
+
+class SnowflakeParts(NamedTuple):
+    """The fields of a snowflake id."""
+
+    time: _dt.datetime
+    """The start of the id's tick, an aware UTC datetime."""
+    time_ms: int
+    """The same, in Unix milliseconds."""
+    node: int
+    seq: int
+    tick: int
+    """Ticks since the layout's epoch."""
+
+
+class Snowflake(_native.Snowflake):
+    """64-bit snowflake ids in a layout (a preset name such as ``"twitter"`` or a ``Layout``).
+
+    ``policy``: ``"borrow"`` (default: run up to ``max_wait`` seconds, default 1, ahead of the
+    clock under bursts), ``"wait"`` (wait for the next tick, at most ``max_wait``) or ``"error"``.
+    ``state_file`` keeps a high-water mark so a restart with the clock set back never repeats ids.
+    """
+
+    def next_many(self, n: int) -> "_array[int]":
+        """``n`` fresh ids, increasing, as a compact ``array('Q')``."""
+        out = _array("Q")
+        out.frombytes(self.next_many_bytes(n))
+        return out
+
+    def decode(self, id: int) -> SnowflakeParts:
+        """The fields of ``id``."""
+        tick, time_ms, node, seq = self.decompose(id)
+        return SnowflakeParts(_from_ms(time_ms), time_ms, node, seq, tick)
+
+    def compose(self, time: Union[int, _dt.datetime], node: Optional[int] = None, seq: int = 0) -> int:
+        """The id for ``time`` (Unix ms or an aware datetime), ``node`` (default: this one), ``seq``."""
+        layout = self.layout
+        tick = (_to_ms(time) - layout.epoch_ms) // layout.tick_ms
+        if tick < 0:
+            raise _native_error(4, "the time is before the layout's epoch")
+        return layout.compose(tick, self.node_id if node is None else node, seq)
+
+    def bounds_at(self, time: Union[int, _dt.datetime]) -> Tuple[int, int]:
+        """``(min, max)``: the smallest and largest ids of the tick holding ``time``."""
+        return self.layout.bounds_at(_to_ms(time))
+
+
+def _native_error(code: int, message: str) -> Exception:
+    from ._errors import by_code
+
+    return by_code(code, message)
+
+
+class ObjectId(_native.ObjectId):
+    """A MongoDB ObjectId. ``ObjectId()`` makes a fresh one; ``ObjectId(x)`` parses 24 hex digits,
+    12 bytes, an ObjectId or a ``bson.ObjectId``."""
+
+    @property
+    def generation_time(self) -> _dt.datetime:
+        """The creation time (whole seconds), an aware UTC datetime, as pymongo's."""
+        return _dt.datetime.fromtimestamp(self.timestamp, tz=_UTC)
+
+    def to_bson(self) -> Any:
+        """This id as pymongo's ``bson.ObjectId`` (needs pymongo)."""
+        from bson import ObjectId as BsonObjectId
+
+        return BsonObjectId(self.binary)
+
+    @classmethod
+    def from_bson(cls, value: Any) -> "ObjectId":
+        """From pymongo's ``bson.ObjectId``."""
+        return cls(value.binary)
+
+
+class Flake128(_native.Flake128):
+    """A 128-bit flake id (64-bit ms | 48-bit worker | 16-bit sequence). ``Flake128()`` makes a
+    fresh one; ``Flake128(x)`` takes an int, 16 bytes, base62 or hex text; ``int()``, ``bytes()``,
+    ``.base62``, ``.hex`` and ``.uuid`` convert."""
+
+    @property
+    def uuid(self) -> _uuid.UUID:
+        """The id's 16 bytes as a ``uuid.UUID``."""
+        return _uuid.UUID(bytes=bytes(self))
+
+    @classmethod
+    def from_uuid(cls, value: _uuid.UUID) -> "Flake128":
+        """From a ``uuid.UUID`` made by ``.uuid``."""
+        return cls(value.bytes)
+
+    @property
+    def datetime(self) -> _dt.datetime:
+        """The id's millisecond, an aware UTC datetime."""
+        return _from_ms(self.time_ms)
+
+    @classmethod
+    def from_parts(cls, time_ms: int, worker: int, seq: int) -> "Flake128":
+        """From its fields; a worker over 48 bits raises ``NodeOutOfRangeError``."""
+        return cls(_native.Flake128.from_parts(time_ms, worker, seq))
+
+    @classmethod
+    def from_base62(cls, text: str) -> "Flake128":
+        """Parses base62 (22 characters, or Boundary's unpadded form)."""
+        return cls(_native.Flake128.from_base62(text))
+
+    @classmethod
+    def from_hex(cls, text: str) -> "Flake128":
+        """Parses 32 hex digits."""
+        return cls(_native.Flake128.from_hex(text))
+
+
+class Flake128Generator(_native.Flake128Generator):
+    """Flake-128 ids with a worker id of their own: ``None`` (48 random bits, drawn again after a
+    fork), ``"mac"``, or an int (a forked child then raises ``ForkedError``)."""
+
+    def next(self) -> Flake128:
+        """The next id."""
+        return Flake128(super().next())
+
+
+class Segments(_native.Segments):
+    """Ids of one tag from a segment source (``"memory:"`` or ``"file:///dir"``), prefetched in
+    the background (Leaf's double buffer and dynamic step)."""
+
+    def next_many(self, n: int) -> "_array[int]":
+        """``n`` ids as a compact ``array('Q')``."""
+        out = _array("Q")
+        out.frombytes(self.next_many_bytes(n))
+        return out

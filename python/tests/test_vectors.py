@@ -1,0 +1,122 @@
+"""The shared vectors of core/testdata, through the Python API."""
+import pytest
+
+import idforge
+from conftest import load
+
+SNOW = load("snowflake.json")
+OID = load("objectid.json")
+FLAKE = load("flake128.json")
+PRESETS = {p["name"]: p for p in SNOW["presets"]}
+
+
+def layout(spec):
+    if isinstance(spec, str):
+        return idforge.Layout.preset(spec)
+    return idforge.Layout(int(spec["epoch_ms"]), int(spec["tick_ms"]), spec["time_bits"], spec["node_bits"],
+                          spec["seq_bits"], spec["order"], spec["unsigned"])
+
+
+def error_class(name):
+    row = next(r for r in load("errors.json")["errors"] if r["name"] == name)
+    return getattr(idforge, row["python"])
+
+
+def test_presets():
+    assert idforge.Layout.preset_names() == [p["name"] for p in SNOW["presets"]]
+    for p in SNOW["presets"]:
+        got = idforge.Layout.preset(p["name"])
+        assert got == layout(p)
+        assert (got.epoch_ms, got.tick_ms, got.order, got.unsigned) == (
+            int(p["epoch_ms"]), int(p["tick_ms"]), p["order"], p["unsigned"])
+
+
+@pytest.mark.parametrize("row", SNOW["preset_names"], ids=lambda r: repr(r["input"]))
+def test_preset_names(row):
+    if row["preset"] is None:
+        with pytest.raises(idforge.InvalidLayoutError):
+            idforge.Layout.preset(row["input"])
+    else:
+        assert idforge.Layout.preset(row["input"]) == idforge.Layout.preset(row["preset"])
+
+
+def test_layouts():
+    for spec in SNOW["valid_layouts"]:
+        layout(spec)
+    for row in SNOW["invalid_layouts"]:
+        with pytest.raises(error_class(row["error"])):
+            layout(row["layout"])
+
+
+def test_compose_decompose():
+    for r in SNOW["compose"]:
+        lay = layout(r["layout"])
+        assert lay.compose(int(r["tick"]), int(r["node"]), int(r["seq"])) == int(r["id"])
+        assert lay.decompose(int(r["id"])) == (int(r["tick"]), int(r["time_ms"]), int(r["node"]), int(r["seq"]))
+    for r in SNOW["invalid_compose"]:
+        with pytest.raises(error_class(r["error"])):
+            layout(r["layout"]).compose(int(r["tick"]), int(r["node"]), int(r["seq"]))
+    for r in SNOW["invalid_decompose"]:
+        with pytest.raises(error_class(r["error"])):
+            layout(r["layout"]).decompose(int(r["id"]))
+
+
+def test_bounds_at_and_check_epoch():
+    for r in SNOW["bounds_at"]:
+        assert layout(r["layout"]).bounds_at(int(r["time_ms"])) == (int(r["min"]), int(r["max"]))
+    for r in SNOW["invalid_bounds_at"]:
+        with pytest.raises(error_class(r["error"])):
+            layout(r["layout"]).bounds_at(int(r["time_ms"]))
+    for r in SNOW["check_epoch"]:
+        if r["error"] is None:
+            layout(r["layout"]).check_epoch(int(r["now_ms"]))
+        else:
+            with pytest.raises(error_class(r["error"])):
+                layout(r["layout"]).check_epoch(int(r["now_ms"]))
+
+
+def test_generator_new_errors():
+    for r in SNOW["invalid_generator_new"]:
+        with pytest.raises(error_class(r["error"])):
+            idforge.Snowflake(layout(r["layout"]), node_id=int(r["node"]))
+
+
+def test_objectid_vectors():
+    for r in OID["timestamps"] + OID["legacy"]:
+        oid = idforge.ObjectId(r["hex"])
+        assert oid.timestamp == r["seconds"]
+        assert oid.generation_time.strftime("%Y-%m-%dT%H:%M:%SZ") == r["rfc3339"]
+    for r in OID["parse"]:
+        assert str(idforge.ObjectId(r["input"])) == r["hex"]
+    for r in OID["from_parts"]:
+        assert bytes(idforge.ObjectId(r["hex"])).hex() == r["hex"]
+    for r in OID["invalid_hex"]:
+        with pytest.raises(error_class(r["error"])):
+            idforge.ObjectId(r["input"])
+    for r in OID["invalid_bytes"]:
+        with pytest.raises(error_class(r["error"])):
+            idforge.ObjectId(bytes.fromhex(r["bytes_hex"]))
+
+
+def test_flake128_vectors():
+    for r in FLAKE["parts"]:
+        f = idforge.Flake128.from_parts(int(r["time_ms"]), int(r["worker"]), int(r["seq"]))
+        assert int(f) == int(r["u128"])
+        assert (f.hex, f.base62, bytes(f).hex()) == (r["hex"], r["base62"], r["bytes_hex"])
+        assert idforge.Flake128(r["base62"]) == f == idforge.Flake128.from_hex(r["hex"]) == idforge.Flake128(int(r["u128"]))
+        assert idforge.Flake128.from_uuid(f.uuid) == f
+    for r in FLAKE["boundary_base62"]:
+        f = idforge.Flake128.from_base62(r["input"])
+        assert (f.time_ms, f.worker, f.seq, f.base62) == (int(r["time_ms"]), r["worker"], r["seq"], r["base62"])
+    for r in FLAKE["invalid_base62"]:
+        with pytest.raises(error_class(r["error"])):
+            idforge.Flake128.from_base62(r["input"])
+    for r in FLAKE["invalid_hex"]:
+        with pytest.raises(error_class(r["error"])):
+            idforge.Flake128.from_hex(r["input"])
+    for r in FLAKE["invalid_bytes"]:
+        with pytest.raises(error_class(r["error"])):
+            idforge.Flake128(bytes.fromhex(r["bytes_hex"]))
+    for r in FLAKE["invalid_parts"]:
+        with pytest.raises(error_class(r["error"])):
+            idforge.Flake128.from_parts(int(r["time_ms"]), r["worker"], r["seq"])
