@@ -25,6 +25,7 @@ Runs the named steps, or all of them: ${STEPS[*]}
   test    cargo test --workspace --locked
   ctest   C tests (bindings/c/tests/run.sh: .so, .a, C++, valgrind, ASan) and examples/c
   python  pip install ./python into a venv (maturin builds the pyo3 module), then pytest
+          (with pymongo, for the bson.ObjectId interop tests)
   loom    loom models: RUSTFLAGS="--cfg loom" cargo test -p idforge-core --release --test loom
   nostd   build ci/nostd-check: idforge-core linked into a no_std, no-alloc staticlib
   doc     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
@@ -83,7 +84,8 @@ step_python() {
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip
   "$venv/bin/python" -m pip install --quiet --force-reinstall --no-deps ./python
-  "$venv/bin/python" -m pip install --quiet "pytest>=7"
+  # pymongo: the interop tests check our ObjectIds against the real bson.ObjectId.
+  "$venv/bin/python" -m pip install --quiet "pytest>=7" "pymongo>=4"
   # From python/, with the pytest script (not -m): the installed package is tested, not the
   # source folder.
   (cd python && "$venv/bin/pytest" -q)
