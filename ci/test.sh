@@ -25,7 +25,8 @@ Runs the named steps, or all of them: ${STEPS[*]}
   test    cargo test --workspace --locked
   ctest   C tests (bindings/c/tests/run.sh: .so, .a, C++, valgrind, ASan) and examples/c
   python  pip install ./python into a venv (maturin builds the pyo3 module), then pytest
-          (with pymongo, for the bson.ObjectId interop tests)
+          (with pymongo, for the bson.ObjectId interop tests), mypy.stubtest on the stubs and
+          mypy --strict on python/typing_check.py
   loom    loom models: RUSTFLAGS="--cfg loom" cargo test -p idforge-core --release --test loom
   nostd   build ci/nostd-check: idforge-core linked into a no_std, no-alloc staticlib
   doc     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
@@ -85,10 +86,14 @@ step_python() {
   "$venv/bin/python" -m pip install --quiet --upgrade pip
   "$venv/bin/python" -m pip install --quiet --force-reinstall --no-deps ./python
   # pymongo: the interop tests check our ObjectIds against the real bson.ObjectId.
-  "$venv/bin/python" -m pip install --quiet "pytest>=7" "pymongo>=4"
+  "$venv/bin/python" -m pip install --quiet "pytest>=7" "pymongo>=4" "mypy>=1.18"
   # From python/, with the pytest script (not -m): the installed package is tested, not the
   # source folder.
   (cd python && "$venv/bin/pytest" -q)
+  # The committed stubs match the native module, and a typed user's view of the API type-checks.
+  # Run outside python/ so the installed package is what is checked.
+  (cd "$venv" && bin/python -m mypy.stubtest idforge._idforge &&
+    bin/python -m mypy --strict "$OLDPWD/python/typing_check.py")
 }
 
 step_generated() {
