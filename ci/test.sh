@@ -26,7 +26,7 @@ Runs the named steps, or all of them: ${STEPS[*]}
   ctest   C tests (bindings/c/tests/run.sh: .so, .a, C++, valgrind, ASan) and examples/c
   python  pip install ./python into a venv (maturin builds the pyo3 module), then pytest
           (with pymongo, for the bson.ObjectId interop tests), mypy.stubtest on the stubs and
-          mypy --strict on python/typing_check.py
+          mypy --strict on python/typing_check.py; then the maturin sdist in a second venv
   loom    loom models: RUSTFLAGS="--cfg loom" cargo test -p idforge-core --release --test loom
   nostd   build ci/nostd-check: idforge-core linked into a no_std, no-alloc staticlib
   doc     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
@@ -94,6 +94,16 @@ step_python() {
   # Run outside python/ so the installed package is what is checked.
   (cd "$venv" && bin/python -m mypy.stubtest idforge._idforge &&
     bin/python -m mypy --strict "$OLDPWD/python/typing_check.py")
+  # The sdist maturin builds installs into a second fresh venv and passes the same tests.
+  local sdist_dir sdist_venv
+  sdist_dir="$(mktemp -d)"
+  sdist_venv="$sdist_dir/venv"
+  "$venv/bin/python" -m pip install --quiet "maturin>=1.5,<2"
+  (cd python && "$venv/bin/maturin" sdist --out "$sdist_dir" >/dev/null)
+  python3 -m venv "$sdist_venv"
+  "$sdist_venv/bin/python" -m pip install --quiet "$sdist_dir"/idforge-*.tar.gz "pytest>=7" "pymongo>=4"
+  (cd python && "$sdist_venv/bin/pytest" -q)
+  rm -rf "$sdist_dir"
 }
 
 step_generated() {
