@@ -13,11 +13,13 @@ __all__ = [
     "Segments",
     "Snowflake",
     "error_codes",
+    "_noop",
 ]
 
 __version__: str
 
 def error_codes() -> List[Tuple[int, str]]: ...
+def _noop() -> None: ...  # the floor of a native call, for python/bench
 @final
 class Layout:
     def __new__(
