@@ -34,12 +34,13 @@ pub trait Clock: Send + Sync + 'static {
 #[derive(Debug, Clone, Copy)]
 pub struct SystemClock {
     anchor_ms: u64,
-    /// The monotonic clock at the anchor.
-    anchor: Instant,
+    /// The monotonic clock at the anchor, in ms.
+    mono_anchor_ms: u64,
     /// The coarse monotonic clock at the anchor, in ms (for cheap second reads).
     coarse_anchor_ms: u64,
 }
 
+#[inline]
 fn monotonic_ms(clock: rustix::time::ClockId) -> u64 {
     let ts = rustix::time::clock_gettime(clock);
     ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
@@ -48,7 +49,7 @@ fn monotonic_ms(clock: rustix::time::ClockId) -> u64 {
 impl SystemClock {
     /// A clock anchored now.
     pub fn new() -> SystemClock {
-        let anchor = Instant::now();
+        let mono_anchor_ms = monotonic_ms(rustix::time::ClockId::Monotonic);
         let coarse_anchor_ms = monotonic_ms(rustix::time::ClockId::MonotonicCoarse);
         let anchor_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -56,7 +57,7 @@ impl SystemClock {
             .unwrap_or(0);
         SystemClock {
             anchor_ms,
-            anchor,
+            mono_anchor_ms,
             coarse_anchor_ms,
         }
     }
@@ -77,9 +78,10 @@ impl Default for SystemClock {
 impl Clock for SystemClock {
     #[inline]
     fn now_ms(&self) -> u64 {
-        // std's vDSO read with integer math only (no u128 `as_millis`, no panic path).
-        let d = Instant::now().saturating_duration_since(self.anchor);
-        self.anchor_ms + d.as_secs() * 1000 + u64::from(d.subsec_millis())
+        // One vDSO read and integer math on whole ms: `Instant`'s `Duration` arithmetic
+        // (normalising nanoseconds, checked subtraction) cost ~4 ns more per id.
+        let mono = monotonic_ms(rustix::time::ClockId::Monotonic);
+        self.anchor_ms + mono.saturating_sub(self.mono_anchor_ms)
     }
 
     #[inline]
