@@ -95,7 +95,7 @@ impl<C: Clock> Flake128s<C> {
             WorkerId::Random => Ok(self.generator.set_worker(WorkerId::Random.resolve()?)?),
             WorkerId::Mac | WorkerId::Fixed(_) => Err(CoreError::Forked.into()),
         })?;
-        policy::run(&self.clock, &self.policy, |now| {
+        policy::run(&self.clock, self.policy.max_wait(), |now| {
             Ok(self.generator.next(now)?)
         })
     }

@@ -73,7 +73,7 @@ impl<C: Clock> ObjectIds<C> {
         let policy = Policy::Wait {
             budget: std::time::Duration::from_millis(2_000),
         };
-        policy::run(&self.clock, &policy, |now_ms| {
+        policy::run(&self.clock, policy.max_wait(), |now_ms| {
             Ok::<_, Error>(self.generator.next((now_ms / 1000) as u32))
         })
     }

@@ -57,11 +57,12 @@ impl Policy {
     }
 }
 
-/// Calls `attempt` with the clock's time until it yields an id, waiting on `Pending` within the
-/// policy's budget. A wait that cannot succeed in the budget fails at once (no pointless sleep).
+/// Calls `attempt` with the clock's time until it yields an id, waiting on `Pending` at most
+/// `budget` (a policy's [`max_wait`](Policy::max_wait), or zero for callers that must never
+/// block). A wait that cannot succeed in the budget fails at once (no pointless sleep).
 pub(crate) fn run<T, C: Clock>(
     clock: &C,
-    policy: &Policy,
+    budget: Duration,
     mut attempt: impl FnMut(u64) -> Result<Next<T>>,
 ) -> Result<T> {
     let mut now = clock.now_ms();
@@ -71,7 +72,6 @@ pub(crate) fn run<T, C: Clock>(
             Next::Id(id) => return Ok(id),
             Next::Pending { until_ms } => {
                 let behind = until_ms.saturating_sub(now);
-                let budget = policy.max_wait();
                 if u128::from(behind) > budget.as_millis() {
                     return Err(CoreError::ClockBehind { behind_ms: behind }.into());
                 }

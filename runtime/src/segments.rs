@@ -202,6 +202,45 @@ impl Segments {
 
     #[cold]
     fn next_slow(&self) -> Result<u64> {
+        self.wait_for(|shared| match shared.buffer.take() {
+            Take::Id { id, prefetch } => Some((id, prefetch)),
+            Take::Empty => None,
+        })
+    }
+
+    /// The next id if one is buffered, else `None` at once (the worker is asked for a range).
+    /// Never blocks: for callers that must not, such as an event loop.
+    #[inline]
+    pub fn try_next(&self) -> Result<Option<u64>> {
+        self.fork.check(|| self.after_fork())?;
+        match self.shared.buffer.take() {
+            Take::Id { id, prefetch } => {
+                if prefetch {
+                    self.shared.request_refill();
+                }
+                Ok(Some(id))
+            }
+            Take::Empty => {
+                self.shared.request_refill();
+                Ok(None)
+            }
+        }
+    }
+
+    /// Waits until an id is buffered, without taking one: at most the configured timeout, and
+    /// a failed fetch fails the wait.
+    pub fn ready(&self) -> Result<()> {
+        self.fork.check(|| self.after_fork())?;
+        if self.shared.buffer.remaining() > 0 {
+            return Ok(());
+        }
+        self.wait_for(|shared| (shared.buffer.remaining() > 0).then_some(((), false)))
+    }
+
+    /// Waits for the refill worker until `poll` yields (the value and whether to prefetch),
+    /// a fetch fails, or the timeout passes.
+    #[cold]
+    fn wait_for<T>(&self, mut poll: impl FnMut(&Shared) -> Option<(T, bool)>) -> Result<T> {
         let shared = &self.shared;
         shared.counters.waits.fetch_add(1, Ordering::Relaxed);
         let deadline = Instant::now() + shared.options.timeout;
@@ -209,12 +248,12 @@ impl Segments {
         let mut state = worker.lock();
         let failures_before = state.failures;
         loop {
-            if let Take::Id { id, prefetch } = shared.buffer.take() {
+            if let Some((value, prefetch)) = poll(shared) {
                 drop(state);
                 if prefetch {
                     shared.request_refill();
                 }
-                return Ok(id);
+                return Ok(value);
             }
             if state.failures != failures_before {
                 let (code, message) = state.last_failure.clone().unwrap_or((
@@ -424,6 +463,34 @@ mod tests {
         source.set_failing(false);
         let after = s.next().unwrap();
         assert!(got.iter().all(|&id| id < after), "{got:?} then {after}");
+    }
+
+    #[test]
+    fn try_next_never_waits_and_ready_waits_without_taking() {
+        let source = Arc::new(MemorySource::new());
+        source.set_delay(Duration::from_millis(100));
+        let s = Segments::new(
+            source.clone(),
+            "t",
+            SegmentOptions {
+                dynamic_step: false,
+                ..options(10)
+            },
+        )
+        .unwrap();
+        // The first fetch is still under way.
+        assert_eq!(s.try_next().unwrap(), None);
+        s.ready().unwrap();
+        assert!(s.stats().buffered > 0);
+        assert_eq!(s.try_next().unwrap(), Some(1));
+        assert_eq!(s.next().unwrap(), 2);
+        source.set_failing(true);
+        let mut seen = vec![1, 2];
+        while let Ok(Some(id)) = s.try_next() {
+            seen.push(id);
+        }
+        assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+        assert_eq!(s.ready().unwrap_err().code(), ErrorCode::SourceUnavailable);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The thread-safe, fork-aware snowflake generator.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use idforge_core::Error as CoreError;
 use idforge_core::snowflake::{Layout, Parts, SnowflakeGen};
@@ -121,6 +122,19 @@ impl<C: Clock> Snowflake<C> {
     /// The next id.
     #[inline]
     pub fn next(&self) -> Result<u64> {
+        self.next_within(false)
+    }
+
+    /// The next id, never sleeping: where [`next`](Self::next) would wait for the clock (the
+    /// tick's sequence is used up and the policy allows no more lead), this fails at once with
+    /// `CLOCK_BEHIND`. For callers that must not block, such as an event loop.
+    #[inline]
+    pub fn next_now(&self) -> Result<u64> {
+        self.next_within(true)
+    }
+
+    #[inline]
+    fn next_within(&self, no_wait: bool) -> Result<u64> {
         // Fast path, small enough to inline into callers (the C ABI, the bindings): no state
         // file, not forked, and the tick has room. A failed attempt issues nothing, so the slow
         // path simply starts over with the policy.
@@ -129,42 +143,69 @@ impl<C: Clock> Snowflake<C> {
                 return Ok(id);
             }
         }
-        self.next_slow()
+        self.next_slow(no_wait)
     }
 
     #[cold]
     #[inline(never)]
-    fn next_slow(&self) -> Result<u64> {
+    fn next_slow(&self, no_wait: bool) -> Result<u64> {
         self.check_fork()?;
-        let id = policy::run(&self.clock, &self.policy, |now| {
-            Ok(self.generator.next(now)?)
-        })?;
-        if let Some(state) = &self.state {
-            let time_ms = self.layout().decompose(id)?.time_ms;
-            if state.needs_persist(time_ms) {
-                state.cover(time_ms)?;
-            }
-        }
+        let budget = if no_wait {
+            Duration::ZERO
+        } else {
+            self.policy.max_wait()
+        };
+        let id = policy::run(&self.clock, budget, |now| Ok(self.generator.next(now)?))?;
+        self.persist(id)?;
         Ok(id)
     }
 
     /// Fills `out` with fresh ids, in increasing order; one clock read and one CAS per run of
     /// ids sharing a tick. On error, the ids written before it are valid and issued.
     pub fn next_many(&self, out: &mut [u64]) -> Result<()> {
-        self.check_fork()?;
         let mut done = 0;
         while done < out.len() {
-            let rest = &mut out[done..];
-            let n = policy::run(&self.clock, &self.policy, |now| {
-                Ok(self.generator.next_run(now, rest)?)
-            })?;
-            if let Some(state) = &self.state {
-                let time_ms = self.layout().decompose(rest[n - 1])?.time_ms;
-                if state.needs_persist(time_ms) {
-                    state.cover(time_ms)?;
-                }
+            done += self.next_run(&mut out[done..], self.policy.max_wait())?;
+        }
+        Ok(())
+    }
+
+    /// [`next_many`](Self::next_many) without sleeping: fails with `CLOCK_BEHIND` where it
+    /// would wait for the clock (the ids written before are valid and issued).
+    pub fn next_many_now(&self, out: &mut [u64]) -> Result<()> {
+        let mut done = 0;
+        while done < out.len() {
+            done += self.next_run(&mut out[done..], Duration::ZERO)?;
+        }
+        Ok(())
+    }
+
+    /// Fills the start of `out` with consecutive ids of one tick (one clock read, one CAS) and
+    /// returns how many (at least one unless `out` is empty); never sleeps. A binding serves
+    /// single ids from such a run to save crossings into native code.
+    pub fn next_run_now(&self, out: &mut [u64]) -> Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        self.next_run(out, Duration::ZERO)
+    }
+
+    fn next_run(&self, out: &mut [u64], budget: Duration) -> Result<usize> {
+        self.check_fork()?;
+        let n = policy::run(&self.clock, budget, |now| {
+            Ok(self.generator.next_run(now, out)?)
+        })?;
+        self.persist(out[n - 1])?;
+        Ok(n)
+    }
+
+    /// Covers `id`'s time in the state file, when there is one.
+    fn persist(&self, id: u64) -> Result<()> {
+        if let Some(state) = &self.state {
+            let time_ms = self.layout().decompose(id)?.time_ms;
+            if state.needs_persist(time_ms) {
+                state.cover(time_ms)?;
             }
-            done += n;
         }
         Ok(())
     }
@@ -249,6 +290,33 @@ mod tests {
         let id = g.next().unwrap();
         mover.join().unwrap();
         assert_eq!(g.decode(id).unwrap().time_ms, 5_001);
+    }
+
+    #[test]
+    fn now_variants_fail_where_next_would_wait_and_issue_nothing_twice() {
+        let clock = Arc::new(ManualClock::new(5_000));
+        let g = Snowflake::builder(tiny())
+            .policy(Policy::Wait {
+                budget: Duration::from_secs(5),
+            })
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        // One run takes the whole tick (4 ids); the next call would have to wait a tick.
+        let mut run = [0u64; 8];
+        assert_eq!(g.next_run_now(&mut run).unwrap(), 4);
+        assert_eq!(g.next_run_now(&mut []).unwrap(), 0);
+        assert_eq!(g.next_now().unwrap_err().code(), ErrorCode::ClockBehind);
+        let mut many = [0u64; 2];
+        assert_eq!(
+            g.next_many_now(&mut many).unwrap_err().code(),
+            ErrorCode::ClockBehind
+        );
+        clock.set(5_001);
+        let after = g.next_now().unwrap();
+        assert!(run[..4].windows(2).all(|w| w[0] < w[1]) && run[3] < after);
+        g.next_many_now(&mut many).unwrap();
+        assert!(after < many[0] && many[0] < many[1]);
     }
 
     #[test]
