@@ -1,0 +1,54 @@
+//! Numbers from JavaScript: ids as `bigint`, safe-integer `number` or decimal `string`, checked
+//! (a fraction, a negative or an unsafe integer is an error, never a silently rounded id).
+
+use napi::bindgen_prelude::{BigInt, Either3, Uint8ArraySlice};
+
+use crate::error::{OrThrow, Result, invalid_argument, to_js};
+
+/// An id or other unsigned 64-bit value as JavaScript passes it (spelled out in the `#[napi]`
+/// signatures, where the macro cannot see through an alias).
+pub type Uint64Arg = Either3<BigInt, f64, String>;
+
+/// The largest integer a `number` holds exactly.
+pub(crate) const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+
+/// The value of `arg`.
+pub(crate) fn uint64(arg: Uint64Arg) -> Result<u64> {
+    match arg {
+        Either3::A(big) => {
+            let (negative, value, lossless) = big.get_u64();
+            if negative || !lossless {
+                return Err(invalid_argument("expected a bigint between 0 and 2^64 - 1"));
+            }
+            Ok(value)
+        }
+        Either3::B(number) => uint(number, "expected a non-negative safe integer"),
+        Either3::C(text) => idforge_core::encode::decimal::decode_u64(text.as_bytes()).or_throw(),
+    }
+}
+
+/// A `number` that must be a non-negative safe integer.
+pub(crate) fn uint(number: f64, message: &'static str) -> Result<u64> {
+    if (0.0..=MAX_SAFE).contains(&number) && number.fract() == 0.0 {
+        Ok(number as u64)
+    } else {
+        Err(invalid_argument(message))
+    }
+}
+
+/// Writes `bytes` into `out`, a typed array the package made of exactly that length: native
+/// code fills JavaScript's memory rather than returning a new `Buffer` (which costs an external
+/// allocation and a finalizer, ten times the id itself).
+pub(crate) fn write(mut out: Uint8ArraySlice, bytes: &[u8]) -> Result<()> {
+    // SAFETY: JavaScript runs on this thread and is inside this call, so nothing else reads or
+    // writes the array's memory until it returns.
+    let out = unsafe { out.as_mut() };
+    if out.len() != bytes.len() {
+        return Err(to_js(idforge_core::Error::InvalidLength {
+            expected: bytes.len(),
+            got: out.len(),
+        }));
+    }
+    out.copy_from_slice(bytes);
+    Ok(())
+}

@@ -1,0 +1,272 @@
+//! `Layout`: a validated snowflake layout with the stateless codecs (compose, decompose,
+//! bounds).
+
+use chrono::{DateTime, Utc};
+use idforge_core::snowflake::{Layout as CoreLayout, Order, Parts};
+use napi::bindgen_prelude::{BigInt, Either, Either3};
+use napi_derive::napi;
+
+use crate::args::{uint, uint64};
+use crate::error::{OrThrow, Result, to_js};
+
+/// The fields of a layout, as plain data (what `Layout.toJSON()` returns and what a
+/// `Snowflake` accepts in place of a preset name).
+#[napi(object)]
+#[derive(Clone)]
+pub struct LayoutSpec {
+    /// The epoch, in Unix milliseconds.
+    pub epoch_ms: f64,
+    /// The tick unit in milliseconds (1 for most layouts, 10 for Sonyflake, 1000 for Baidu).
+    pub tick_ms: f64,
+    /// Bits of the time field.
+    pub time_bits: u32,
+    /// Bits of the node (worker) field.
+    pub node_bits: u32,
+    /// Bits of the sequence field.
+    pub seq_bits: u32,
+    /// `"time_node_seq"` (default) or `"time_seq_node"`.
+    #[napi(ts_type = "'time_node_seq' | 'time_seq_node'")]
+    pub order: Option<String>,
+    /// Whether the id may use all 64 bits (default false: the sign bit stays 0).
+    pub unsigned: Option<bool>,
+}
+
+/// The fields of a snowflake id.
+#[napi(object, object_from_js = false)]
+pub struct SnowflakeParts {
+    /// The tick (time since the epoch in tick units).
+    pub tick: u64,
+    /// The time, in Unix milliseconds.
+    pub time_ms: f64,
+    /// The time as a `Date`.
+    pub time: DateTime<Utc>,
+    /// The node (worker) id.
+    pub node: f64,
+    /// The sequence number within the tick.
+    pub seq: f64,
+}
+
+impl SnowflakeParts {
+    pub(crate) fn of(p: Parts) -> SnowflakeParts {
+        SnowflakeParts {
+            tick: p.tick,
+            time_ms: p.time_ms as f64,
+            time: DateTime::from_timestamp_millis(p.time_ms as i64).unwrap_or_default(),
+            node: p.node as f64,
+            seq: p.seq as f64,
+        }
+    }
+}
+
+/// The smallest and largest ids of one tick.
+#[napi(object, object_from_js = false)]
+pub struct IdBounds {
+    /// The smallest id of the tick.
+    pub min: u64,
+    /// The largest id of the tick.
+    pub max: u64,
+}
+
+/// A snowflake layout: the widths of the time, node and sequence fields, the epoch and the tick
+/// unit. Presets: `twitter`, `discord`, `instagram`, `sonyflake`, `baidu`, `js_safe`.
+#[napi]
+#[derive(Clone, Copy)]
+pub struct Layout {
+    pub(crate) inner: CoreLayout,
+}
+
+/// A layout from a preset name or a spec (or a `Layout`, which has the same fields).
+pub(crate) fn layout_of(value: Either<String, LayoutSpec>) -> Result<CoreLayout> {
+    match value {
+        Either::A(name) => preset(&name),
+        Either::B(spec) => from_spec(&spec),
+    }
+}
+
+fn preset(name: &str) -> Result<CoreLayout> {
+    CoreLayout::preset_named(name)
+        .ok_or(idforge_core::Error::InvalidLayout(
+            "no preset has this name",
+        ))
+        .or_throw()
+}
+
+fn from_spec(spec: &LayoutSpec) -> Result<CoreLayout> {
+    let bad = |m| to_js(idforge_core::Error::InvalidLayout(m));
+    let order = match spec.order.as_deref() {
+        None | Some("time_node_seq") => Order::TimeNodeSeq,
+        Some("time_seq_node") => Order::TimeSeqNode,
+        Some(_) => return Err(bad("order must be 'time_node_seq' or 'time_seq_node'")),
+    };
+    let epoch_ms = uint(spec.epoch_ms, "epochMs must be a non-negative safe integer")?;
+    let tick_ms = uint(spec.tick_ms, "tickMs must be a non-negative safe integer")?;
+    CoreLayout::new(
+        epoch_ms,
+        tick_ms,
+        spec.time_bits,
+        spec.node_bits,
+        spec.seq_bits,
+        order,
+        spec.unsigned.unwrap_or(false),
+    )
+    .or_throw()
+}
+
+pub(crate) fn spec_of(l: &CoreLayout) -> LayoutSpec {
+    LayoutSpec {
+        epoch_ms: l.epoch_ms() as f64,
+        tick_ms: l.tick_ms() as f64,
+        time_bits: l.time_bits(),
+        node_bits: l.node_bits(),
+        seq_bits: l.seq_bits(),
+        order: Some(
+            match l.order() {
+                Order::TimeNodeSeq => "time_node_seq",
+                Order::TimeSeqNode => "time_seq_node",
+            }
+            .to_owned(),
+        ),
+        unsigned: Some(l.is_unsigned()),
+    }
+}
+
+/// A time as JavaScript passes it: Unix milliseconds or a `Date` (spelled out in the
+/// `#[napi]` signatures, where the macro cannot see through an alias).
+pub type TimeArg = Either<f64, DateTime<Utc>>;
+
+pub(crate) fn time_ms(value: Either<f64, DateTime<Utc>>) -> Result<u64> {
+    match value {
+        Either::A(ms) => uint(ms, "a time must be non-negative Unix milliseconds"),
+        Either::B(date) => u64::try_from(date.timestamp_millis())
+            .map_err(|_| crate::error::invalid_argument("a time must not be before 1970")),
+    }
+}
+
+pub(crate) fn compose(l: &CoreLayout, time: TimeArg, node: u64, seq: Option<f64>) -> Result<u64> {
+    let tick = l.tick_of(time_ms(time)?).or_throw()?;
+    let seq = uint(
+        seq.unwrap_or(0.0),
+        "seq must be a non-negative safe integer",
+    )?;
+    l.compose(tick, node, seq).or_throw()
+}
+
+pub(crate) fn bounds_at(l: &CoreLayout, time: TimeArg) -> Result<IdBounds> {
+    let (min, max) = l.bounds_at(time_ms(time)?).or_throw()?;
+    Ok(IdBounds { min, max })
+}
+
+#[napi]
+impl Layout {
+    /// A layout from its fields; throws `IDFORGE_INVALID_LAYOUT` if they do not make one.
+    #[napi(constructor)]
+    pub fn new(spec: LayoutSpec) -> Result<Layout> {
+        Ok(Layout {
+            inner: from_spec(&spec)?,
+        })
+    }
+
+    /// The preset named `name` (case, `-` and `_` ignored).
+    #[napi(factory)]
+    pub fn preset(name: String) -> Result<Layout> {
+        Ok(Layout {
+            inner: preset(&name)?,
+        })
+    }
+
+    /// The preset names, in order.
+    #[napi]
+    pub fn preset_names() -> Vec<&'static str> {
+        CoreLayout::PRESETS.iter().map(|(n, _)| *n).collect()
+    }
+
+    /// The epoch, in Unix milliseconds.
+    #[napi(getter)]
+    pub fn epoch_ms(&self) -> f64 {
+        self.inner.epoch_ms() as f64
+    }
+    /// The tick unit, in milliseconds.
+    #[napi(getter)]
+    pub fn tick_ms(&self) -> f64 {
+        self.inner.tick_ms() as f64
+    }
+    /// Bits of the time field.
+    #[napi(getter)]
+    pub fn time_bits(&self) -> u32 {
+        self.inner.time_bits()
+    }
+    /// Bits of the node field.
+    #[napi(getter)]
+    pub fn node_bits(&self) -> u32 {
+        self.inner.node_bits()
+    }
+    /// Bits of the sequence field.
+    #[napi(getter)]
+    pub fn seq_bits(&self) -> u32 {
+        self.inner.seq_bits()
+    }
+    /// `"time_node_seq"` or `"time_seq_node"`.
+    #[napi(getter)]
+    pub fn order(&self) -> String {
+        spec_of(&self.inner).order.unwrap_or_default()
+    }
+    /// Whether the id may use all 64 bits.
+    #[napi(getter)]
+    pub fn unsigned(&self) -> bool {
+        self.inner.is_unsigned()
+    }
+    /// The largest node id.
+    #[napi(getter)]
+    pub fn max_node(&self) -> f64 {
+        self.inner.max_node() as f64
+    }
+    /// The bits an id of this layout uses (at most 53 fit a JS `number`).
+    #[napi(getter)]
+    pub fn total_bits(&self) -> u32 {
+        self.inner.total_bits()
+    }
+
+    /// The id of `(tick, node, seq)`.
+    #[napi]
+    pub fn compose_tick(
+        &self,
+        tick: Either3<BigInt, f64, String>,
+        node: Either3<BigInt, f64, String>,
+        seq: Either3<BigInt, f64, String>,
+    ) -> Result<u64> {
+        self.inner
+            .compose(uint64(tick)?, uint64(node)?, uint64(seq)?)
+            .or_throw()
+    }
+
+    /// The id for `time` (Unix ms or a `Date`), `node` and `seq` (default 0).
+    #[napi]
+    pub fn compose(
+        &self,
+        time: Either<f64, DateTime<Utc>>,
+        node: Either3<BigInt, f64, String>,
+        seq: Option<f64>,
+    ) -> Result<u64> {
+        compose(&self.inner, time, uint64(node)?, seq)
+    }
+
+    /// The fields of `id`.
+    #[napi]
+    pub fn decompose(&self, id: Either3<BigInt, f64, String>) -> Result<SnowflakeParts> {
+        Ok(SnowflakeParts::of(
+            self.inner.decompose(uint64(id)?).or_throw()?,
+        ))
+    }
+
+    /// The smallest and largest ids of the tick holding `time` (for range queries).
+    #[napi]
+    pub fn bounds_at(&self, time: Either<f64, DateTime<Utc>>) -> Result<IdBounds> {
+        bounds_at(&self.inner, time)
+    }
+
+    /// The fields, as plain data.
+    #[napi(js_name = "toJSON")]
+    pub fn json(&self) -> LayoutSpec {
+        spec_of(&self.inner)
+    }
+}

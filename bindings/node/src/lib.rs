@@ -1,0 +1,28 @@
+//! The native addon of the npm package `idforge` (napi-rs): thin glue over the runtime. The
+//! package's JavaScript (`node/index.js`) adds the id value classes and serves single ids from
+//! small batches; `node/native.d.ts` is generated from this crate by the napi CLI.
+
+// napi-derive registers the exports only outside `cfg(test)`, which clippy's `--all-targets`
+// also checks; there everything looks unused.
+#![cfg_attr(test, allow(dead_code))]
+
+mod args;
+mod error;
+mod flake128;
+mod layout;
+mod objectid;
+mod segments;
+mod snowflake;
+mod task;
+
+use napi_derive::napi;
+
+/// The package version (the crate's).
+#[napi]
+pub fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// Does nothing: the cost of one call into the addon, the floor of the benchmarks.
+#[napi]
+pub fn noop() {}

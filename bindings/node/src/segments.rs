@@ -1,0 +1,173 @@
+//! `Segments`: ids of one tag from ranges fetched in the background. Synchronous calls take
+//! only buffered ids (the refill worker keeps them coming); when none is buffered they throw
+//! `IDFORGE_TIMEOUT` at once, and the `…Async` calls and `ready()` wait off the event loop.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use napi::bindgen_prelude::{AsyncTask, BigInt, BigUint64Array};
+use napi_derive::napi;
+use runtime::{SegmentOptions as RtOptions, Segments as RtSegments};
+
+use crate::args::uint;
+use crate::error::{OrThrow, Result, invalid_argument, to_js};
+use crate::task::{self, Waiting};
+
+/// Options of a `Segments` generator (all optional).
+#[napi(object)]
+pub struct SegmentOptions {
+    /// The first and smallest step (ids per fetched range), default 1000.
+    pub step: Option<f64>,
+    /// The largest step dynamic sizing may reach, default 1,000,000.
+    pub max_step: Option<f64>,
+    /// Grow or shrink the step so a range lasts about `targetMs` (default true).
+    pub dynamic_step: Option<bool>,
+    /// How long a range should last, in ms (default 15 minutes).
+    pub target_ms: Option<f64>,
+    /// Percentage of a range used before the next is fetched (default 10).
+    pub prefetch_pct: Option<u32>,
+    /// The longest an async call waits for a range, in ms (default 3000).
+    pub timeout_ms: Option<f64>,
+}
+
+/// Counters of a `Segments` generator.
+#[napi(object, object_from_js = false)]
+pub struct SegmentStats {
+    /// Ranges fetched from the source.
+    pub ranges_fetched: f64,
+    /// Fetches that failed.
+    pub fetch_errors: f64,
+    /// Total time spent fetching, in microseconds.
+    pub fetch_micros_total: f64,
+    /// The last fetch's duration, in microseconds.
+    pub fetch_micros_last: f64,
+    /// Calls that found no id buffered and waited.
+    pub waits: f64,
+    /// The current step.
+    pub step: f64,
+    /// Ids buffered now.
+    pub buffered: f64,
+}
+
+fn options_of(o: Option<SegmentOptions>) -> Result<RtOptions> {
+    let mut out = RtOptions::default();
+    let Some(o) = o else { return Ok(out) };
+    let ms =
+        |v: f64| uint(v, "times must be non-negative integers of ms").map(Duration::from_millis);
+    if let Some(v) = o.step {
+        out.step = uint(v, "step must be a positive safe integer")?;
+    }
+    if let Some(v) = o.max_step {
+        out.max_step = uint(v, "maxStep must be a positive safe integer")?;
+    }
+    if let Some(v) = o.dynamic_step {
+        out.dynamic_step = v;
+    }
+    if let Some(v) = o.target_ms {
+        out.target = ms(v)?;
+    }
+    if let Some(v) = o.prefetch_pct {
+        out.prefetch_pct =
+            u8::try_from(v).map_err(|_| invalid_argument("prefetchPct must be 1..=99"))?;
+    }
+    if let Some(v) = o.timeout_ms {
+        out.timeout = ms(v)?;
+    }
+    Ok(out)
+}
+
+fn nothing_buffered() -> napi::Error<crate::error::Code> {
+    to_js(idforge_core::Error::Timeout { waited_ms: 0 })
+}
+
+/// Ids of one tag from a segment source (`memory:` or `file:///dir`), Leaf's double buffer with
+/// prefetch and dynamic step. Safe to share; ids are unique across every generator of the
+/// source and increase within one generator.
+#[napi]
+pub struct Segments {
+    inner: Arc<RtSegments>,
+}
+
+#[napi]
+impl Segments {
+    /// A generator for `tag` over the source named by `url`. The first range is fetched at
+    /// once, in the background: `await ready()` before the first synchronous `next()`.
+    #[napi(constructor)]
+    pub fn new(url: String, tag: String, options: Option<SegmentOptions>) -> Result<Segments> {
+        Ok(Segments {
+            inner: Arc::new(RtSegments::open(&url, &tag, options_of(options)?).or_throw()?),
+        })
+    }
+
+    /// The tag.
+    #[napi(getter)]
+    pub fn tag(&self) -> String {
+        self.inner.tag().to_owned()
+    }
+
+    /// The next buffered id; never blocks: throws `IDFORGE_TIMEOUT` when none is buffered (a
+    /// refill is under way; use `nextAsync`).
+    #[napi]
+    pub fn next(&self) -> Result<u64> {
+        self.inner
+            .try_next()
+            .or_throw()?
+            .ok_or_else(nothing_buffered)
+    }
+
+    /// `n` buffered ids; never blocks (see `next`; ids taken before the error are dropped).
+    #[napi]
+    pub fn next_many(&self, n: u32) -> Result<BigUint64Array> {
+        let mut ids = vec![0u64; n as usize];
+        for slot in &mut ids {
+            *slot = self.next()?;
+        }
+        Ok(BigUint64Array::new(ids))
+    }
+
+    /// The next id, waiting off the event loop for a refill when none is buffered.
+    #[napi(ts_return_type = "Promise<bigint>")]
+    pub fn next_async(&self) -> AsyncTask<Waiting<BigInt>> {
+        let s = self.inner.clone();
+        AsyncTask::new(Waiting::new(
+            Box::new(move || s.next().map(|id| vec![id])),
+            task::one,
+        ))
+    }
+
+    /// `n` ids, waiting off the event loop for refills.
+    #[napi(ts_return_type = "Promise<BigUint64Array>")]
+    pub fn next_many_async(&self, n: u32) -> AsyncTask<Waiting<BigUint64Array>> {
+        let s = self.inner.clone();
+        let job = move || {
+            let mut ids = vec![0u64; n as usize];
+            s.next_many(&mut ids).map(|()| ids)
+        };
+        AsyncTask::new(Waiting::new(Box::new(job), task::many))
+    }
+
+    /// Resolves once an id is buffered (at most the timeout; a failed fetch rejects).
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn ready(&self) -> AsyncTask<Waiting<()>> {
+        let s = self.inner.clone();
+        AsyncTask::new(Waiting::new(
+            Box::new(move || s.ready().map(|()| Vec::new())),
+            task::nothing,
+        ))
+    }
+
+    /// The generator's counters.
+    #[napi]
+    pub fn stats(&self) -> SegmentStats {
+        let s = self.inner.stats();
+        SegmentStats {
+            ranges_fetched: s.ranges_fetched as f64,
+            fetch_errors: s.fetch_errors as f64,
+            fetch_micros_total: s.fetch_micros_total as f64,
+            fetch_micros_last: s.fetch_micros_last as f64,
+            waits: s.waits as f64,
+            step: s.step as f64,
+            buffered: s.buffered as f64,
+        }
+    }
+}

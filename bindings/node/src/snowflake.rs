@@ -1,0 +1,197 @@
+//! `Snowflake`: the generator. Synchronous calls never sleep (where the policy would wait for
+//! the clock they throw `IDFORGE_CLOCK_BEHIND`); the `…Async` calls wait off the event loop.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use idforge_core::snowflake::Layout as CoreLayout;
+use napi::bindgen_prelude::{
+    AsyncTask, BigInt, BigUint64Array, BigUint64ArraySlice, Either, Either3,
+};
+use napi_derive::napi;
+use runtime::{Policy, Snowflake as RtSnowflake};
+
+use crate::args::{uint, uint64};
+use crate::error::{OrThrow, Result, invalid_argument, to_js};
+use crate::layout::{self, IdBounds, LayoutSpec, SnowflakeParts, layout_of};
+use crate::task::{self, Waiting};
+
+/// Options of a `Snowflake`.
+#[napi(object)]
+pub struct SnowflakeOptions {
+    /// A preset name (default `"twitter"`) or a layout (`Layout` or its fields).
+    pub layout: Option<Either<String, LayoutSpec>>,
+    /// This generator's node (worker) id (default 0); no two live generators may share one.
+    pub node_id: Option<Either3<BigInt, f64, String>>,
+    /// When a tick's sequence is used up: `"borrow"` (default: run ahead of the clock up to
+    /// `maxWaitMs`, 1000), `"wait"` (wait for the clock, at most `maxWaitMs`) or `"error"`.
+    #[napi(ts_type = "'borrow' | 'wait' | 'error'")]
+    pub policy: Option<String>,
+    /// The lead (borrow) or wait budget (wait), in milliseconds.
+    pub max_wait_ms: Option<f64>,
+    /// A file that persists the high-water time, so a restart with the clock set back cannot
+    /// repeat ids.
+    pub state_file: Option<String>,
+}
+
+fn policy_of(name: Option<&str>, max_wait_ms: Option<f64>) -> Result<Policy> {
+    let ms = match max_wait_ms {
+        None => 1000,
+        Some(ms) => uint(ms, "maxWaitMs must be a non-negative safe integer")?,
+    };
+    let d = Duration::from_millis(ms);
+    match name.unwrap_or("borrow") {
+        "borrow" => Ok(Policy::Borrow { max_lead: d }),
+        "wait" => Ok(Policy::Wait { budget: d }),
+        "error" => Ok(Policy::Error),
+        _ => Err(invalid_argument(
+            "policy must be 'borrow', 'wait' or 'error'",
+        )),
+    }
+}
+
+/// A snowflake generator: 64-bit ids, increasing, never repeated by this generator.
+#[napi]
+pub struct Snowflake {
+    inner: Arc<RtSnowflake>,
+    layout: CoreLayout,
+}
+
+#[napi]
+impl Snowflake {
+    /// A generator (default: the Twitter layout, node 0, the `borrow` policy).
+    #[napi(constructor)]
+    pub fn new(options: Option<SnowflakeOptions>) -> Result<Snowflake> {
+        let o = options.unwrap_or(SnowflakeOptions {
+            layout: None,
+            node_id: None,
+            policy: None,
+            max_wait_ms: None,
+            state_file: None,
+        });
+        let layout = match o.layout {
+            Some(l) => layout_of(l)?,
+            None => CoreLayout::TWITTER,
+        };
+        let node = match o.node_id {
+            Some(n) => uint64(n)?,
+            None => 0,
+        };
+        let policy = policy_of(o.policy.as_deref(), o.max_wait_ms)?;
+        let mut builder = RtSnowflake::builder(layout).node(node).policy(policy);
+        if let Some(path) = o.state_file {
+            builder = builder.state_file(path);
+        }
+        Ok(Snowflake {
+            inner: Arc::new(builder.build().or_throw()?),
+            layout,
+        })
+    }
+
+    /// The next id. Never blocks: throws `IDFORGE_CLOCK_BEHIND` where the policy would wait
+    /// for the clock (use `nextAsync`).
+    #[napi]
+    pub fn next(&self) -> Result<u64> {
+        self.inner.next_now().or_throw()
+    }
+
+    /// The next id as a decimal string.
+    #[napi]
+    pub fn next_string(&self) -> Result<String> {
+        Ok(self.next()?.to_string())
+    }
+
+    /// The next id as a `number`: only for layouts of at most 53 bits (such as `js_safe`),
+    /// else `IDFORGE_INVALID_LAYOUT`.
+    #[napi]
+    pub fn next_number(&self) -> Result<f64> {
+        if self.layout.total_bits() > 53 {
+            return Err(to_js(idforge_core::Error::InvalidLayout(
+                "ids of this layout do not fit a JavaScript number (more than 53 bits); use next()",
+            )));
+        }
+        Ok(self.next()? as f64)
+    }
+
+    /// `n` fresh ids, in increasing order. Never blocks (see `next`).
+    #[napi]
+    pub fn next_many(&self, n: u32) -> Result<BigUint64Array> {
+        let mut ids = vec![0u64; n as usize];
+        self.inner.next_many_now(&mut ids).or_throw()?;
+        Ok(BigUint64Array::new(ids))
+    }
+
+    /// The next id; waits for the clock off the event loop when the policy says so.
+    #[napi(ts_return_type = "Promise<bigint>")]
+    pub fn next_async(&self) -> AsyncTask<Waiting<BigInt>> {
+        let g = self.inner.clone();
+        AsyncTask::new(Waiting::new(
+            Box::new(move || g.next().map(|id| vec![id])),
+            task::one,
+        ))
+    }
+
+    /// `n` fresh ids; waits for the clock off the event loop when the policy says so.
+    #[napi(ts_return_type = "Promise<BigUint64Array>")]
+    pub fn next_many_async(&self, n: u32) -> AsyncTask<Waiting<BigUint64Array>> {
+        let g = self.inner.clone();
+        let job = move || {
+            let mut ids = vec![0u64; n as usize];
+            g.next_many(&mut ids).map(|()| ids)
+        };
+        AsyncTask::new(Waiting::new(Box::new(job), task::many))
+    }
+
+    /// Fills the start of `buf` with consecutive ids of one tick and returns how many: the
+    /// package serves single `next()` calls from such runs (one crossing for many ids).
+    #[napi(ts_args_type = "buf: BigUint64Array")]
+    pub fn fill_run(&self, mut buf: BigUint64ArraySlice) -> Result<u32> {
+        // SAFETY: JavaScript runs on this thread and is inside this call, so nothing else
+        // reads or writes the array's memory until it returns.
+        let out = unsafe { buf.as_mut() };
+        Ok(self.inner.next_run_now(out).or_throw()? as u32)
+    }
+
+    /// The fields of `id` (a `bigint`, a safe-integer `number` or a decimal string).
+    #[napi]
+    pub fn decode(&self, id: Either3<BigInt, f64, String>) -> Result<SnowflakeParts> {
+        Ok(SnowflakeParts::of(
+            self.inner.decode(uint64(id)?).or_throw()?,
+        ))
+    }
+
+    /// The id for `time` (Unix ms or a `Date`), `node` (default: this generator's) and `seq`
+    /// (default 0): for range queries and tests, not for issuing ids.
+    #[napi]
+    pub fn compose(
+        &self,
+        time: Either<f64, DateTime<Utc>>,
+        node: Option<Either3<BigInt, f64, String>>,
+        seq: Option<f64>,
+    ) -> Result<u64> {
+        let node = match node {
+            Some(n) => uint64(n)?,
+            None => self.inner.node(),
+        };
+        layout::compose(&self.layout, time, node, seq)
+    }
+
+    /// The smallest and largest ids of the tick holding `time`.
+    #[napi]
+    pub fn bounds_at(&self, time: Either<f64, DateTime<Utc>>) -> Result<IdBounds> {
+        layout::bounds_at(&self.layout, time)
+    }
+
+    /// The layout.
+    #[napi(getter)]
+    pub fn layout(&self) -> crate::layout::Layout {
+        crate::layout::Layout { inner: self.layout }
+    }
+
+    /// The node id.
+    #[napi(getter)]
+    pub fn node_id(&self) -> f64 {
+        self.inner.node() as f64
+    }
+}

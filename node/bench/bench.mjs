@@ -1,0 +1,49 @@
+// Node benchmarks: idforge against its peers and a no-op native call, in one mitata run.
+//
+//   node bench/bench.mjs [--json out.json]     (npm run bench)
+//
+// Each case makes one id per call (or one batch for nextMany), as a user would. Snowflake
+// generators run a layout with 22 sequence bits (4 M ids a ms): with Twitter's 12 bits any
+// generator is capped at 4.096 M ids/s, and a tight loop makes ids faster than that, so the
+// loop would time the clock's pace (and exhaust the policy's lead) rather than the call.
+import { writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { bench, do_not_optimize, run } from 'mitata'
+import { ObjectId as BsonObjectId } from 'bson'
+import { Snowflake as SapphireSnowflake } from '@sapphire/snowflake'
+import { v7 as uuidv7 } from 'uuid'
+
+const require = createRequire(import.meta.url)
+const idforge = require('../index.js')
+const FlakeId = require('flake-idgen')
+const { Snowflake: NodejsSnowflake } = require('nodejs-snowflake')
+
+const wide = { epochMs: 1_577_836_800_000, tickMs: 1, timeBits: 41, nodeBits: 0, seqBits: 22 }
+const ours = new idforge.Snowflake({ layout: wide })
+const many = new idforge.Snowflake({ layout: wide })
+const flake = new idforge.Flake128Generator()
+const sapphire = new SapphireSnowflake(new Date('2020-01-01T00:00:00Z'))
+const flakeIdgen = new FlakeId()
+const nodejsSnowflake = new NodejsSnowflake()
+
+bench('floor/no-op native call', () => idforge.noop())
+bench('idforge/Snowflake.next()', () => do_not_optimize(ours.next()))
+bench('idforge/Snowflake.nextString()', () => do_not_optimize(ours.nextString()))
+bench('idforge/new ObjectId()', () => do_not_optimize(new idforge.ObjectId()))
+bench('idforge/new ObjectId().toHexString()', () => do_not_optimize(new idforge.ObjectId().toHexString()))
+bench('idforge/Flake128Generator.next()', () => do_not_optimize(flake.next()))
+bench('idforge/Snowflake.nextMany(100000) per call', () => do_not_optimize(many.nextMany(100_000)))
+bench('peer/@sapphire/snowflake generate()', () => do_not_optimize(sapphire.generate()))
+bench('peer/bson new ObjectId()', () => do_not_optimize(new BsonObjectId()))
+bench('peer/bson new ObjectId().toHexString()', () => do_not_optimize(new BsonObjectId().toHexString()))
+bench('peer/uuid v7()', () => do_not_optimize(uuidv7()))
+bench('peer/flake-idgen next()', () => do_not_optimize(flakeIdgen.next()))
+bench('peer/nodejs-snowflake getUniqueID()', () => do_not_optimize(nodejsSnowflake.getUniqueID()))
+bench('clock/Date.now()', () => do_not_optimize(Date.now()))
+
+const jsonAt = process.argv.indexOf('--json')
+const results = await run({ format: jsonAt > 0 ? 'quiet' : 'mitata' })
+if (jsonAt > 0) {
+  const rows = results.benchmarks.map((t) => ({ name: t.alias, ns: t.runs[0].stats?.avg ?? null }))
+  writeFileSync(process.argv[jsonAt + 1], JSON.stringify({ node: process.version, rows }, null, 2))
+}

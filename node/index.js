@@ -1,0 +1,379 @@
+'use strict'
+// The public module. The generators are native (native.js loads the addon); this file adds the
+// id value classes (ObjectId, Flake128: plain JS objects, so making one costs no native wrapper
+// or finalizer) and serves single snowflake ids and ObjectIds from small runs filled by one
+// call into native code, since a crossing (and a BigInt made by native code) costs more than
+// the id itself.
+
+const native = require('./native.js')
+const { ErrorCode, errorTable, idforgeError } = require('./errors.js')
+
+const { Snowflake, Layout, Segments, Flake128Generator } = native
+const inspect = Symbol.for('nodejs.util.inspect.custom')
+
+// ---- Snowflake: single ids from runs of one tick -------------------------------------------
+
+// A run holds ids of one tick, made by one call; it is served only within the millisecond
+// (by Date.now) in which it was made, so an id's time is as fresh as a direct call's. The run
+// length adapts: it doubles while runs are used up within their millisecond and halves when
+// one expires unused, so a slow caller wastes little of a tick's sequence space.
+const MAX_RUN = 256
+const VIEWS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+const fillRun = Snowflake.prototype.fillRun
+const nativeNextNumber = Snowflake.prototype.nextNumber
+const nativeNextMany = Snowflake.prototype.nextMany
+const nativeNextAsync = Snowflake.prototype.nextAsync
+const nativeNextManyAsync = Snowflake.prototype.nextManyAsync
+
+function refill(g) {
+  let views = g._views
+  if (views === undefined) {
+    const buf = new BigUint64Array(MAX_RUN)
+    views = g._views = VIEWS.map((n) => buf.subarray(0, n))
+    g._level = 0
+  } else if (g._i >= g._n) {
+    if (g._level < VIEWS.length - 1) g._level++
+  } else if (g._level > 0) {
+    g._level--
+  }
+  g._n = 0
+  const ms = Date.now()
+  const view = views[g._level]
+  const n = fillRun.call(g, view)
+  g._ms = ms
+  g._n = n
+  g._i = 1
+  return view[0]
+}
+
+/** Drops the unserved rest of the run, so ids made directly stay after every id served. */
+function dropRun(g) {
+  g._n = 0
+  g._i = 0
+}
+
+Snowflake.prototype.next = function next() {
+  const i = this._i
+  if (i < this._n && Date.now() === this._ms) {
+    this._i = i + 1
+    return this._views[this._level][i]
+  }
+  return refill(this)
+}
+
+Snowflake.prototype.nextString = function nextString() {
+  return this.next().toString()
+}
+
+Snowflake.prototype.nextNumber = function nextNumber() {
+  if (this._safe === undefined) this._safe = this.layout.totalBits <= 53
+  if (!this._safe) {
+    dropRun(this)
+    return nativeNextNumber.call(this) // throws IDFORGE_INVALID_LAYOUT
+  }
+  return Number(this.next())
+}
+
+Snowflake.prototype.nextMany = function nextMany(n) {
+  dropRun(this)
+  return nativeNextMany.call(this, n)
+}
+
+Snowflake.prototype.nextAsync = function nextAsync() {
+  dropRun(this)
+  return nativeNextAsync.call(this)
+}
+
+Snowflake.prototype.nextManyAsync = function nextManyAsync(n) {
+  dropRun(this)
+  return nativeNextManyAsync.call(this, n)
+}
+
+// ---- ObjectId ------------------------------------------------------------------------------
+
+const OID = 12
+const POOL_IDS = 128
+let pool = null // a Buffer of POOL_IDS fresh ObjectIds; never reused, so ids keep their bytes
+let poolNext = 0
+let poolEnd = 0
+let poolSecond = -1
+
+function takePooled(o) {
+  const second = Math.floor(Date.now() / 1000)
+  if (poolNext < poolEnd && second === poolSecond) {
+    o._b = pool
+    o._o = poolNext
+    poolNext += OID
+    return
+  }
+  // Served only within the second they were made in, as a direct call's would be.
+  pool = Buffer.allocUnsafeSlow(POOL_IDS * OID)
+  poolEnd = native.objectIdFill(pool) * OID
+  poolSecond = second
+  o._b = pool
+  o._o = 0
+  poolNext = OID
+}
+
+function isObjectIdLike(v) {
+  return v !== null && typeof v === 'object' && typeof v.toHexString === 'function'
+}
+
+/** A MongoDB ObjectId (12 bytes: 4 of seconds, 5 random per process, a 3-byte counter). */
+class ObjectId {
+  /**
+   * A fresh ObjectId, or the one given as 24 hex digits, 12 bytes, an `ObjectId` or any
+   * object with `toHexString()` (such as the `bson` package's ObjectId).
+   */
+  constructor(value) {
+    if (value === undefined) {
+      takePooled(this)
+      return
+    }
+    this._o = 0
+    if (value instanceof ObjectId) {
+      this._b = value._b
+      this._o = value._o
+      return
+    }
+    const b = Buffer.allocUnsafe(OID)
+    if (typeof value === 'string') native.objectIdFromHex(value, b)
+    else if (value instanceof Uint8Array) native.objectIdFromBytes(value, b)
+    else if (isObjectIdLike(value)) native.objectIdFromHex(String(value.toHexString()), b)
+    else {
+      throw idforgeError(
+        ErrorCode.INVALID_ARGUMENT,
+        'an ObjectId is made from 24 hex digits, 12 bytes or another ObjectId',
+      )
+    }
+    this._b = b
+  }
+
+  /** A fresh ObjectId. */
+  static generate() {
+    return new ObjectId()
+  }
+
+  /** The ObjectId written as 24 hex digits (either case). */
+  static fromHex(hex) {
+    if (typeof hex !== 'string') throw idforgeError(ErrorCode.INVALID_HEX, 'expected a string')
+    return new ObjectId(hex)
+  }
+
+  /** The ObjectId of these 12 bytes. */
+  static fromBytes(bytes) {
+    if (!(bytes instanceof Uint8Array)) {
+      throw idforgeError(ErrorCode.INVALID_LENGTH, 'expected 12 bytes in a Uint8Array')
+    }
+    return new ObjectId(bytes)
+  }
+
+  /** Whether `value` is 24 hex digits, 12 bytes or an ObjectId. */
+  static isValid(value) {
+    try {
+      new ObjectId(value) // eslint-disable-line no-new
+      return value !== undefined
+    } catch {
+      return false
+    }
+  }
+
+  /** 24 lower-case hex digits. */
+  toHexString() {
+    return this._b.toString('hex', this._o, this._o + OID)
+  }
+
+  /** 24 lower-case hex digits. */
+  toString() {
+    return this.toHexString()
+  }
+
+  /** 24 lower-case hex digits (what `JSON.stringify` writes). */
+  toJSON() {
+    return this.toHexString()
+  }
+
+  /** A copy of the 12 bytes. */
+  toBytes() {
+    return Buffer.from(this._b.subarray(this._o, this._o + OID))
+  }
+
+  /** The creation time (whole seconds). */
+  getTimestamp() {
+    return new Date(this.timestamp * 1000)
+  }
+
+  /** The creation time in Unix seconds. */
+  get timestamp() {
+    return native.objectIdTimestamp(this._b.subarray(this._o, this._o + OID))
+  }
+
+  /** Whether `other` (an ObjectId, hex, bytes or a bson ObjectId) is the same id. */
+  equals(other) {
+    if (!(other instanceof ObjectId)) {
+      try {
+        other = new ObjectId(other)
+      } catch {
+        return false
+      }
+    }
+    return this.compare(other) === 0
+  }
+
+  /** -1, 0 or 1: the order of the ids' bytes (creation second first). */
+  compare(other) {
+    return this._b.compare(other._b, other._o, other._o + OID, this._o, this._o + OID)
+  }
+
+  [inspect]() {
+    return `ObjectId('${this.toHexString()}')`
+  }
+}
+
+// ---- Flake128 ------------------------------------------------------------------------------
+
+const FLAKE = 16
+
+/** A 128-bit flake id: 64-bit Unix ms, 48-bit worker, 16-bit sequence (Boundary's flake). */
+class Flake128 {
+  /**
+   * A fresh id (from the process-wide generator, random worker), or the id given as 22
+   * base62 characters, 32 hex digits, 16 bytes, a `bigint` or a `Flake128`.
+   */
+  constructor(value) {
+    if (value instanceof Flake128) {
+      this._b = value._b
+      return
+    }
+    const b = Buffer.allocUnsafe(FLAKE)
+    if (value === undefined) native.flake128Next(b)
+    else if (typeof value === 'string') {
+      if (value.length === 32) native.flake128FromHex(value, b)
+      else native.flake128FromBase62(value, b)
+    } else if (value instanceof Uint8Array) native.flake128FromBytes(value, b)
+    else if (typeof value === 'bigint') {
+      if (value < 0n || value >= 1n << 128n) {
+        throw idforgeError(ErrorCode.INVALID_ARGUMENT, 'a flake-128 id is 0 to 2^128 - 1')
+      }
+      native.flake128FromHex(value.toString(16).padStart(32, '0'), b)
+    } else {
+      throw idforgeError(
+        ErrorCode.INVALID_ARGUMENT,
+        'a Flake128 is made from base62, hex, 16 bytes, a bigint or another Flake128',
+      )
+    }
+    this._b = b
+  }
+
+  /** The id written in base62 (22 characters). */
+  static fromBase62(text) {
+    return made((b) => native.flake128FromBase62(text, b))
+  }
+
+  /** The id written as 32 hex digits. */
+  static fromHex(text) {
+    return made((b) => native.flake128FromHex(text, b))
+  }
+
+  /** The id of these 16 bytes. */
+  static fromBytes(bytes) {
+    return made((b) => native.flake128FromBytes(bytes, b))
+  }
+
+  /** The id of `(time, worker, seq)`; `time` in Unix ms or a `Date`. */
+  static compose(time, worker, seq = 0) {
+    const ms = time instanceof Date ? time.getTime() : time
+    return made((b) => native.flake128Compose(ms, worker, seq, b))
+  }
+
+  /** 22 base62 characters; they sort like the ids. */
+  toBase62() {
+    return native.flake128ToBase62(this._b)
+  }
+
+  /** 32 lower-case hex digits. */
+  toHex() {
+    return this._b.toString('hex')
+  }
+
+  /** The UUID form (8-4-4-4-12 hex digits) of the same 128 bits. */
+  toUUID() {
+    const h = this.toHex()
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+  }
+
+  /** A copy of the 16 bytes (big-endian). */
+  toBytes() {
+    return Buffer.from(this._b)
+  }
+
+  /** The id as a 128-bit unsigned `bigint`. */
+  toBigInt() {
+    return BigInt(`0x${this.toHex()}`)
+  }
+
+  /** Base62. */
+  toString() {
+    return this.toBase62()
+  }
+
+  /** Base62 (what `JSON.stringify` writes). */
+  toJSON() {
+    return this.toBase62()
+  }
+
+  /** The fields: `timeMs`, `time` (a `Date`), `worker`, `seq`. */
+  decompose() {
+    return native.flake128Decompose(this._b)
+  }
+
+  /** The creation time. */
+  get time() {
+    return this.decompose().time
+  }
+
+  /** Whether `other` is the same id. */
+  equals(other) {
+    return other instanceof Flake128 && this._b.equals(other._b)
+  }
+
+  /** -1, 0 or 1: the order of the ids (time first). */
+  compare(other) {
+    return this._b.compare(other._b)
+  }
+
+  [inspect]() {
+    return `Flake128('${this.toBase62()}')`
+  }
+}
+
+/** A Flake128 over 16 fresh bytes that `fill` writes. */
+function made(fill) {
+  const b = Buffer.allocUnsafe(FLAKE)
+  fill(b)
+  const f = Object.create(Flake128.prototype)
+  f._b = b
+  return f
+}
+
+Flake128Generator.prototype.next = function next() {
+  const b = Buffer.allocUnsafe(FLAKE)
+  this.nextInto(b)
+  const f = Object.create(Flake128.prototype)
+  f._b = b
+  return f
+}
+
+module.exports = {
+  Snowflake,
+  Layout,
+  ObjectId,
+  Flake128,
+  Flake128Generator,
+  Segments,
+  ErrorCode,
+  errorTable,
+  errorCodes: native.errorCodes,
+  version: native.version,
+  noop: native.noop,
+}
