@@ -2,12 +2,14 @@
 # Installs the system packages the tests and benches need, only those missing (idempotent; a
 # no-op on a machine that has them). Debian/Ubuntu (apt-get); run as root or with sudo.
 #
-#   ci/install-deps.sh GROUP...     groups: c (C tests), bench-c (C benchmark)
+#   ci/install-deps.sh GROUP...     groups: c (C tests), bench-c (C benchmark), node (only when
+#                                   no node/npm is on PATH)
 set -euo pipefail
 
 declare -A PACKAGES=(
   [c]="gcc g++ make pkg-config valgrind python3"
   [bench-c]="gcc pkg-config libbson-dev"
+  [node]="nodejs npm util-linux"
 )
 
 missing=()

@@ -2,7 +2,7 @@
 # The one test command of idforge: `ci/test.sh` runs every step; `ci/test.sh clippy test` runs only
 # the named steps (in the fixed order below). Run from anywhere inside the repository.
 #
-# Steps: fmt generated clippy test ctest python loom nostd doc. Every selected step runs even when an earlier one failed; a
+# Steps: fmt generated clippy test ctest python node loom nostd doc. Every selected step runs even when an earlier one failed; a
 # summary follows, and the exit status is non-zero if any step failed. A step whose input does not
 # exist yet (loom without core/tests/loom.rs) is reported as skipped.
 set -euo pipefail
@@ -12,7 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-auto}"
 
-STEPS=(fmt generated clippy test ctest python loom nostd doc)
+STEPS=(fmt generated clippy test ctest python node loom nostd doc)
 
 usage() {
   cat <<EOF
@@ -27,6 +27,10 @@ Runs the named steps, or all of them: ${STEPS[*]}
   python  pip install ./python into a venv (maturin builds the pyo3 module), then pytest
           (with pymongo, for the bson.ObjectId interop tests), mypy.stubtest on the stubs and
           mypy --strict on python/typing_check.py; then the maturin sdist in a second venv
+  node    cd node && npm ci && npm run build (napi CLI: the addon, native.js, native.d.ts;
+          errors.js/.d.ts from errors.json), committed generated files unchanged, npm test
+          (node --test, tsc on test/types), then ci/node-pack.sh: the npm pack tarball in an
+          empty project, with require() and import
   loom    loom models: RUSTFLAGS="--cfg loom" cargo test -p idforge-core --release --test loom
   nostd   build ci/nostd-check: idforge-core linked into a no_std, no-alloc staticlib
   doc     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
@@ -104,6 +108,18 @@ step_python() {
   "$sdist_venv/bin/python" -m pip install --quiet "$sdist_dir"/idforge-*.tar.gz "pytest>=7" "pymongo>=4"
   (cd python && "$sdist_venv/bin/pytest" -q)
   rm -rf "$sdist_dir"
+}
+
+step_node() {
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || bash ci/install-deps.sh node
+  (cd node && npm ci --no-audit --no-fund && npm run build)
+  # The napi CLI regenerates the loader and its declarations, gen-errors.mjs the error codes.
+  git diff --exit-code -- node/native.js node/native.d.ts node/errors.js node/errors.d.ts || {
+    echo "error: node/ generated files differ from the committed ones (commit the rebuilt files)" >&2
+    return 1
+  }
+  (cd node && npm test)
+  bash ci/node-pack.sh
 }
 
 step_generated() {

@@ -44,7 +44,7 @@ export declare class Layout {
   /** Bits of the sequence field. */
   get seqBits(): number
   /** `"time_node_seq"` or `"time_seq_node"`. */
-  get order(): string
+  get order(): 'time_node_seq' | 'time_seq_node'
   /** Whether the id may use all 64 bits. */
   get unsigned(): boolean
   /** The largest node id. */
@@ -54,11 +54,13 @@ export declare class Layout {
   /** The id of `(tick, node, seq)`. */
   composeTick(tick: bigint | number | string, node: bigint | number | string, seq: bigint | number | string): bigint
   /** The id for `time` (Unix ms or a `Date`), `node` and `seq` (default 0). */
-  compose(time: number | Date, node: bigint | number | string, seq?: number | undefined | null): bigint
+  compose(time: bigint | number | string | Date, node: bigint | number | string, seq?: number | undefined | null): bigint
   /** The fields of `id`. */
   decompose(id: bigint | number | string): SnowflakeParts
   /** The smallest and largest ids of the tick holding `time` (for range queries). */
-  boundsAt(time: number | Date): IdBounds
+  boundsAt(time: bigint | number | string | Date): IdBounds
+  /** Throws `IDFORGE_EPOCH_IN_FUTURE` if the epoch is after `nowMs` (Unix ms). */
+  checkEpoch(nowMs: bigint | number | string): void
   /** The fields, as plain data. */
   toJSON(): LayoutSpec
 }
@@ -126,9 +128,9 @@ export declare class Snowflake {
    * The id for `time` (Unix ms or a `Date`), `node` (default: this generator's) and `seq`
    * (default 0): for range queries and tests, not for issuing ids.
    */
-  compose(time: number | Date, node?: bigint | number | string | undefined | null, seq?: number | undefined | null): bigint
+  compose(time: bigint | number | string | Date, node?: bigint | number | string | undefined | null, seq?: number | undefined | null): bigint
   /** The smallest and largest ids of the tick holding `time`. */
-  boundsAt(time: number | Date): IdBounds
+  boundsAt(time: bigint | number | string | Date): IdBounds
   /** The layout. */
   get layout(): Layout
   /** The node id. */
@@ -195,10 +197,10 @@ export interface IdBounds {
  * `Snowflake` accepts in place of a preset name).
  */
 export interface LayoutSpec {
-  /** The epoch, in Unix milliseconds. */
-  epochMs: number
+  /** The epoch, in Unix milliseconds (a `number`, or a `bigint` or decimal string past 2^53). */
+  epochMs: bigint | number | string
   /** The tick unit in milliseconds (1 for most layouts, 10 for Sonyflake, 1000 for Baidu). */
-  tickMs: number
+  tickMs: bigint | number | string
   /** Bits of the time field. */
   timeBits: number
   /** Bits of the node (worker) field. */

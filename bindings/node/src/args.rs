@@ -52,3 +52,12 @@ pub(crate) fn write(mut out: Uint8ArraySlice, bytes: &[u8]) -> Result<()> {
     out.copy_from_slice(bytes);
     Ok(())
 }
+
+/// A `u64` for JavaScript: a `number` when it is exact as one, else a `bigint`.
+pub(crate) fn to_js_uint(value: u64) -> Either3<BigInt, f64, String> {
+    if value as f64 <= MAX_SAFE {
+        Either3::B(value as f64)
+    } else {
+        Either3::A(BigInt::from(value))
+    }
+}

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use idforge_core::snowflake::{Layout as CoreLayout, Order, Parts};
-use napi::bindgen_prelude::{BigInt, Either, Either3};
+use napi::bindgen_prelude::{BigInt, Either, Either3, Either4};
 use napi_derive::napi;
 
 use crate::args::{uint, uint64};
@@ -12,12 +12,11 @@ use crate::error::{OrThrow, Result, to_js};
 /// The fields of a layout, as plain data (what `Layout.toJSON()` returns and what a
 /// `Snowflake` accepts in place of a preset name).
 #[napi(object)]
-#[derive(Clone)]
 pub struct LayoutSpec {
-    /// The epoch, in Unix milliseconds.
-    pub epoch_ms: f64,
+    /// The epoch, in Unix milliseconds (a `number`, or a `bigint` or decimal string past 2^53).
+    pub epoch_ms: Either3<BigInt, f64, String>,
     /// The tick unit in milliseconds (1 for most layouts, 10 for Sonyflake, 1000 for Baidu).
-    pub tick_ms: f64,
+    pub tick_ms: Either3<BigInt, f64, String>,
     /// Bits of the time field.
     pub time_bits: u32,
     /// Bits of the node (worker) field.
@@ -98,8 +97,8 @@ fn from_spec(spec: &LayoutSpec) -> Result<CoreLayout> {
         Some("time_seq_node") => Order::TimeSeqNode,
         Some(_) => return Err(bad("order must be 'time_node_seq' or 'time_seq_node'")),
     };
-    let epoch_ms = uint(spec.epoch_ms, "epochMs must be a non-negative safe integer")?;
-    let tick_ms = uint(spec.tick_ms, "tickMs must be a non-negative safe integer")?;
+    let epoch_ms = uint64(spec.epoch_ms.clone())?;
+    let tick_ms = uint64(spec.tick_ms.clone())?;
     CoreLayout::new(
         epoch_ms,
         tick_ms,
@@ -114,8 +113,8 @@ fn from_spec(spec: &LayoutSpec) -> Result<CoreLayout> {
 
 pub(crate) fn spec_of(l: &CoreLayout) -> LayoutSpec {
     LayoutSpec {
-        epoch_ms: l.epoch_ms() as f64,
-        tick_ms: l.tick_ms() as f64,
+        epoch_ms: crate::args::to_js_uint(l.epoch_ms()),
+        tick_ms: crate::args::to_js_uint(l.tick_ms()),
         time_bits: l.time_bits(),
         node_bits: l.node_bits(),
         seq_bits: l.seq_bits(),
@@ -130,14 +129,17 @@ pub(crate) fn spec_of(l: &CoreLayout) -> LayoutSpec {
     }
 }
 
-/// A time as JavaScript passes it: Unix milliseconds or a `Date` (spelled out in the
-/// `#[napi]` signatures, where the macro cannot see through an alias).
-pub type TimeArg = Either<f64, DateTime<Utc>>;
+/// A time as JavaScript passes it: Unix milliseconds (`number`, `bigint` or decimal string) or
+/// a `Date` (spelled out in the `#[napi]` signatures, where the macro cannot see through an
+/// alias).
+pub type TimeArg = Either4<BigInt, f64, String, DateTime<Utc>>;
 
-pub(crate) fn time_ms(value: Either<f64, DateTime<Utc>>) -> Result<u64> {
+pub(crate) fn time_ms(value: TimeArg) -> Result<u64> {
     match value {
-        Either::A(ms) => uint(ms, "a time must be non-negative Unix milliseconds"),
-        Either::B(date) => u64::try_from(date.timestamp_millis())
+        Either4::A(big) => uint64(Either3::A(big)),
+        Either4::B(ms) => uint(ms, "a time must be non-negative Unix milliseconds"),
+        Either4::C(text) => uint64(Either3::C(text)),
+        Either4::D(date) => u64::try_from(date.timestamp_millis())
             .map_err(|_| crate::error::invalid_argument("a time must not be before 1970")),
     }
 }
@@ -206,7 +208,7 @@ impl Layout {
         self.inner.seq_bits()
     }
     /// `"time_node_seq"` or `"time_seq_node"`.
-    #[napi(getter)]
+    #[napi(getter, ts_return_type = "'time_node_seq' | 'time_seq_node'")]
     pub fn order(&self) -> String {
         spec_of(&self.inner).order.unwrap_or_default()
     }
@@ -243,7 +245,7 @@ impl Layout {
     #[napi]
     pub fn compose(
         &self,
-        time: Either<f64, DateTime<Utc>>,
+        time: Either4<BigInt, f64, String, DateTime<Utc>>,
         node: Either3<BigInt, f64, String>,
         seq: Option<f64>,
     ) -> Result<u64> {
@@ -260,8 +262,14 @@ impl Layout {
 
     /// The smallest and largest ids of the tick holding `time` (for range queries).
     #[napi]
-    pub fn bounds_at(&self, time: Either<f64, DateTime<Utc>>) -> Result<IdBounds> {
+    pub fn bounds_at(&self, time: Either4<BigInt, f64, String, DateTime<Utc>>) -> Result<IdBounds> {
         bounds_at(&self.inner, time)
+    }
+
+    /// Throws `IDFORGE_EPOCH_IN_FUTURE` if the epoch is after `nowMs` (Unix ms).
+    #[napi]
+    pub fn check_epoch(&self, now_ms: Either3<BigInt, f64, String>) -> Result<()> {
+        self.inner.check_epoch(uint64(now_ms)?).or_throw()
     }
 
     /// The fields, as plain data.

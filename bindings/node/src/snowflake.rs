@@ -7,7 +7,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use idforge_core::snowflake::Layout as CoreLayout;
 use napi::bindgen_prelude::{
-    AsyncTask, BigInt, BigUint64Array, BigUint64ArraySlice, Either, Either3,
+    AsyncTask, BigInt, BigUint64Array, BigUint64ArraySlice, Either, Either3, Either4,
 };
 use napi_derive::napi;
 use runtime::{Policy, Snowflake as RtSnowflake};
@@ -166,7 +166,7 @@ impl Snowflake {
     #[napi]
     pub fn compose(
         &self,
-        time: Either<f64, DateTime<Utc>>,
+        time: Either4<BigInt, f64, String, DateTime<Utc>>,
         node: Option<Either3<BigInt, f64, String>>,
         seq: Option<f64>,
     ) -> Result<u64> {
@@ -179,7 +179,7 @@ impl Snowflake {
 
     /// The smallest and largest ids of the tick holding `time`.
     #[napi]
-    pub fn bounds_at(&self, time: Either<f64, DateTime<Utc>>) -> Result<IdBounds> {
+    pub fn bounds_at(&self, time: Either4<BigInt, f64, String, DateTime<Utc>>) -> Result<IdBounds> {
         layout::bounds_at(&self.layout, time)
     }
 

@@ -1,0 +1,135 @@
+// Types of the public module (index.js / index.mjs). The native classes and their option and
+// result types come from native.d.ts, which the napi CLI generates from bindings/node; the id
+// value classes below are JavaScript, in index.js.
+
+export {
+  Layout,
+  LayoutSpec,
+  Snowflake,
+  SnowflakeOptions,
+  SnowflakeParts,
+  IdBounds,
+  Segments,
+  SegmentOptions,
+  SegmentStats,
+  Flake128Parts,
+  ErrorCodeInfo,
+} from './native'
+export { ErrorCode, IdforgeErrorCode, IdforgeError, errorTable } from './errors'
+
+/**
+ * A MongoDB ObjectId: 4 bytes of Unix seconds, 5 random bytes per process (drawn again after a
+ * fork), a 3-byte counter. Errors: `IDFORGE_INVALID_HEX`, `IDFORGE_INVALID_LENGTH`,
+ * `IDFORGE_INVALID_ARGUMENT`.
+ */
+export declare class ObjectId {
+  /**
+   * A fresh ObjectId, or the one given as 24 hex digits, 12 bytes, an `ObjectId` or any object
+   * with `toHexString()` (such as the `bson` package's ObjectId).
+   */
+  constructor(value?: string | Uint8Array | ObjectId | { toHexString(): string })
+  /** A fresh ObjectId. */
+  static generate(): ObjectId
+  /** The ObjectId written as 24 hex digits (either case). */
+  static fromHex(hex: string): ObjectId
+  /** The ObjectId of these 12 bytes. */
+  static fromBytes(bytes: Uint8Array): ObjectId
+  /** Whether `value` is 24 hex digits, 12 bytes or an ObjectId. */
+  static isValid(value: unknown): boolean
+  /** 24 lower-case hex digits. */
+  toHexString(): string
+  /** 24 lower-case hex digits. */
+  toString(): string
+  /** 24 lower-case hex digits (what `JSON.stringify` writes). */
+  toJSON(): string
+  /** A copy of the 12 bytes. */
+  toBytes(): Buffer
+  /** The creation time (whole seconds). */
+  getTimestamp(): Date
+  /** The creation time in Unix seconds. */
+  readonly timestamp: number
+  /** Whether `other` (an ObjectId, hex, bytes or a bson ObjectId) is the same id. */
+  equals(other: unknown): boolean
+  /** -1, 0 or 1: the order of the ids' bytes (creation second first). */
+  compare(other: ObjectId): number
+}
+
+/**
+ * A 128-bit flake id (Boundary's flake): 64-bit Unix ms, 48-bit worker, 16-bit sequence. Errors:
+ * `IDFORGE_INVALID_BASE62`, `IDFORGE_INVALID_HEX`, `IDFORGE_INVALID_LENGTH`,
+ * `IDFORGE_NODE_OUT_OF_RANGE` (a worker over 48 bits), `IDFORGE_INVALID_ARGUMENT`.
+ */
+export declare class Flake128 {
+  /**
+   * A fresh id (from the process-wide generator, random worker), or the id given as 22 base62
+   * characters, 32 hex digits, 16 bytes, a `bigint` or a `Flake128`.
+   */
+  constructor(value?: string | Uint8Array | bigint | Flake128)
+  /** The id written in base62 (22 characters). */
+  static fromBase62(text: string): Flake128
+  /** The id written as 32 hex digits. */
+  static fromHex(text: string): Flake128
+  /** The id of these 16 bytes. */
+  static fromBytes(bytes: Uint8Array): Flake128
+  /** The id of `(time, worker, seq)`; `time` in Unix ms or a `Date`. */
+  static compose(time: number | Date, worker: number | bigint, seq?: number): Flake128
+  /** 22 base62 characters; they sort like the ids. */
+  toBase62(): string
+  /** 32 lower-case hex digits. */
+  toHex(): string
+  /** The UUID form (8-4-4-4-12 hex digits) of the same 128 bits. */
+  toUUID(): string
+  /** A copy of the 16 bytes (big-endian). */
+  toBytes(): Buffer
+  /** The id as a 128-bit unsigned `bigint`. */
+  toBigInt(): bigint
+  /** Base62. */
+  toString(): string
+  /** Base62 (what `JSON.stringify` writes). */
+  toJSON(): string
+  /** The fields. */
+  decompose(): import('./native').Flake128Parts
+  /** The creation time. */
+  readonly time: Date
+  /** Whether `other` is the same id. */
+  equals(other: unknown): boolean
+  /** -1, 0 or 1: the order of the ids (time first). */
+  compare(other: Flake128): number
+}
+
+/** A flake-128 generator with a worker id of its own. */
+export declare class Flake128Generator {
+  /**
+   * `worker`: `"random"` (default: 48 random bits), `"mac"` (the first MAC address), or a fixed
+   * 48-bit number.
+   */
+  constructor(worker?: 'random' | 'mac' | number)
+  /** The next id. */
+  next(): Flake128
+  /** Writes the next id's 16 bytes into `out`. */
+  nextInto(out: Uint8Array): void
+  /** The worker id. */
+  get worker(): number
+}
+
+/** Every error code the addon can throw, with its C status value, in `errors.json` order. */
+export declare function errorCodes(): Array<import('./native').ErrorCodeInfo>
+/** The package version. */
+export declare function version(): string
+/** Does nothing: the cost of one call into the addon (the benchmarks' floor). */
+export declare function noop(): void
+
+declare const idforge: {
+  Snowflake: typeof import('./native').Snowflake
+  Layout: typeof import('./native').Layout
+  Segments: typeof import('./native').Segments
+  ObjectId: typeof ObjectId
+  Flake128: typeof Flake128
+  Flake128Generator: typeof Flake128Generator
+  ErrorCode: typeof import('./errors').ErrorCode
+  errorTable: typeof import('./errors').errorTable
+  errorCodes: typeof errorCodes
+  version: typeof version
+  noop: typeof noop
+}
+export default idforge

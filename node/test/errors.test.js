@@ -1,0 +1,105 @@
+'use strict'
+// Every row of errors.json: the package knows its code, the addon reports the same list, and
+// each code an API call can produce is thrown (or rejected) with that `error.code`.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { mkdtempSync, rmSync } = require('node:fs')
+const { tmpdir } = require('node:os')
+const { join } = require('node:path')
+const idforge = require('idforge')
+const { load, throwsCode, rejectsCode } = require('./helpers.js')
+const { holdLock } = require('./lock.js')
+
+const ROWS = load('errors.json').errors
+const { Layout, Snowflake, ObjectId, Flake128, Segments } = idforge
+
+test('ErrorCode and errorTable hold every row of errors.json', () => {
+  assert.deepEqual(
+    Object.entries(idforge.ErrorCode),
+    ROWS.map((r) => [r.name, r.js]),
+  )
+  assert.deepEqual(
+    idforge.errorTable.map((r) => [r.status, r.code, r.description]),
+    ROWS.map((r) => [r.code, r.js, r.description]),
+  )
+  for (const r of ROWS) assert.equal(r.js, `IDFORGE_${r.name}`)
+})
+
+test('the addon reports the same codes', () => {
+  assert.deepEqual(
+    idforge.errorCodes(),
+    ROWS.map((r) => ({ code: r.code, name: r.js })),
+  )
+})
+
+const wide = (extra) => ({ epochMs: 0, tickMs: 1, timeBits: 41, nodeBits: 10, seqBits: 12, ...extra })
+
+// How each code is produced through the Node API.
+const TRIGGERS = {
+  INVALID_LAYOUT: () => new Layout(wide({ tickMs: 0 })),
+  NODE_OUT_OF_RANGE: () => new Snowflake({ layout: 'twitter', nodeId: 1024 }),
+  EPOCH_IN_FUTURE: () => new Snowflake({ layout: wide({ epochMs: Date.now() + 86_400_000 }) }),
+  TIME_OUT_OF_RANGE: () => Layout.preset('twitter').boundsAt(0),
+  SEQUENCE_OUT_OF_RANGE: () => Layout.preset('twitter').composeTick(0, 0, 4096),
+  INVALID_HEX: () => ObjectId.fromHex('not hex'),
+  INVALID_BASE62: () => Flake128.fromBase62('!'),
+  INVALID_DECIMAL: () => new Snowflake().decode('12x'),
+  INVALID_LENGTH: () => ObjectId.fromBytes(Buffer.alloc(5)),
+  INVALID_ARGUMENT: () => new Snowflake({ policy: 'sometimes' }),
+  CLOCK_BEHIND: () => {
+    // Two ids a millisecond and a policy that never runs ahead: a synchronous call refuses to
+    // wait on the event loop.
+    const g = new Snowflake({ layout: wide({ epochMs: 1_577_836_800_000, seqBits: 1 }), policy: 'wait' })
+    for (let i = 0; i < 1_000_000; i++) g.nextMany(1)
+  },
+  IO: () => new Snowflake({ stateFile: '/nonexistent-idforge-dir/node-1.hw' }),
+  INVALID_URL: () => new Segments('bogus://x', 't'),
+}
+
+// Codes no Node call can produce, and why; a new code must be added to one of the two lists.
+const UNREACHABLE = {
+  INVALID_BASE32: 'no base32 API in the Node package',
+  INVALID_SEGMENT: 'segments come from the runtime sources, never from callers',
+  BUFFER_FULL: 'internal to the segment double buffer',
+  OVERFLOW: 'a counter reaching 2^64 (not reachable in a test)',
+  SOURCE_UNAVAILABLE: 'memory: and file: sources report their own codes (IO)',
+  FORKED: 'Node does not fork a running process',
+  NULL_ARGUMENT: 'C API only',
+  PANIC: 'C API only',
+  BUFFER_TOO_SMALL: 'C API only',
+}
+
+// Codes with a test of their own below (they need a slow source).
+const TESTED_BELOW = ['TIMEOUT']
+
+test('every code is either triggered or explained', () => {
+  for (const r of ROWS) {
+    const places = [r.name in TRIGGERS, r.name in UNREACHABLE, TESTED_BELOW.includes(r.name)]
+    assert.equal(
+      places.filter(Boolean).length,
+      1,
+      `${r.name} must be in exactly one of TRIGGERS, UNREACHABLE and TESTED_BELOW`,
+    )
+  }
+})
+
+for (const [name, trigger] of Object.entries(TRIGGERS)) {
+  test(`throws IDFORGE_${name}`, () => throwsCode(trigger, name))
+}
+
+test('TIMEOUT: sync next() with nothing buffered, and nextAsync past its timeout', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'idforge-node-'))
+  const lock = await holdLock(join(dir, 'orders'), 2000)
+  t.after(() => {
+    lock.release()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const s = new Segments(`file://${dir}`, 'orders', { timeoutMs: 200 })
+  throwsCode(() => s.next(), 'TIMEOUT', 'timed out|wait')
+  await rejectsCode(s.nextAsync(), 'TIMEOUT')
+})
+
+test('rejections carry the code too', async () => {
+  const g = new Snowflake({ layout: wide({ epochMs: 1_577_836_800_000, seqBits: 1 }), policy: 'wait', maxWaitMs: 0 })
+  await rejectsCode(g.nextManyAsync(100), 'CLOCK_BEHIND')
+})

@@ -1,0 +1,156 @@
+'use strict'
+// The generators through the Node API: ids increase and never repeat, whether served from a
+// run or made directly, and nothing blocks the event loop.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { mkdtempSync, rmSync } = require('node:fs')
+const { tmpdir } = require('node:os')
+const { join } = require('node:path')
+const { Snowflake, ObjectId, Flake128, Flake128Generator, Segments } = require('idforge')
+const { holdLock } = require('./lock.js')
+
+function assertIncreasing(ids) {
+  for (let i = 1; i < ids.length; i++) {
+    assert.ok(ids[i - 1] < ids[i], `id ${i} (${ids[i]}) is not after ${ids[i - 1]}`)
+  }
+}
+
+test('next() ids increase across runs and every other way of making ids', () => {
+  const g = new Snowflake({ nodeId: 3 })
+  const ids = []
+  // Mixed calls: each direct call drops the unserved rest of the run, so order holds.
+  for (let round = 0; round < 2000; round++) {
+    for (let i = 0; i < 7; i++) ids.push(g.next())
+    ids.push(BigInt(g.nextString()))
+    if (round % 3 === 0) ids.push(...g.nextMany(5))
+  }
+  assertIncreasing(ids)
+  for (const id of ids) assert.equal(g.decode(id).node, 3)
+})
+
+test('a run is not served past its millisecond', async () => {
+  const g = new Snowflake()
+  g.next()
+  g.next() // a run of two or more is now buffered
+  await new Promise((r) => setTimeout(r, 5))
+  const before = Date.now()
+  const id = g.next()
+  // The id was made after the pause, not taken from the earlier run.
+  assert.ok(g.decode(id).timeMs >= before - 1, `${g.decode(id).timeMs} < ${before}`)
+})
+
+test('decode agrees with compose, and a Date is accepted for times', () => {
+  const g = new Snowflake({ layout: 'discord', nodeId: 9 })
+  const when = new Date('2024-05-01T12:00:00.123Z')
+  const id = g.compose(when, 9, 42)
+  const p = g.decode(id)
+  assert.deepEqual([p.time.getTime(), p.node, p.seq], [when.getTime(), 9, 42])
+  const { min, max } = g.boundsAt(when)
+  assert.ok(min <= id && id <= max)
+  assert.equal(g.layout.order, 'time_node_seq')
+})
+
+test('nextNumber only for layouts that fit a number', () => {
+  const safe = new Snowflake({ layout: 'js_safe' })
+  const a = safe.nextNumber()
+  const b = safe.nextNumber()
+  assert.ok(Number.isSafeInteger(a) && a < b)
+})
+
+test('nextMany fills a BigUint64Array of increasing ids', () => {
+  const g = new Snowflake()
+  const ids = g.nextMany(10_000)
+  assert.ok(ids instanceof BigUint64Array)
+  assert.equal(ids.length, 10_000)
+  assertIncreasing(ids)
+})
+
+test('the wait policy waits in nextAsync, off the event loop', async () => {
+  // One id a millisecond: 50 ids need about 50 ms of waiting for the clock.
+  const layout = { epochMs: 1_577_836_800_000, tickMs: 1, timeBits: 41, nodeBits: 0, seqBits: 0 }
+  const g = new Snowflake({ layout, policy: 'wait', maxWaitMs: 1000 })
+  let ticks = 0
+  const timer = setInterval(() => ticks++, 1)
+  const ids = await g.nextManyAsync(50)
+  const one = await g.nextAsync()
+  clearInterval(timer)
+  assertIncreasing([...ids, one])
+  assert.ok(ticks >= 5, `the event loop ran only ${ticks} timer callbacks`)
+})
+
+test('a timer keeps firing while a slow source refills', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'idforge-node-'))
+  // The source's tag file is locked (as by a stuck process) for 400 ms.
+  const lock = await holdLock(join(dir, 'orders'), 400)
+  t.after(() => {
+    lock.release()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const s = new Segments(`file://${dir}`, 'orders', { step: 100, timeoutMs: 5000 })
+  let ticks = 0
+  const timer = setInterval(() => ticks++, 10)
+  const started = Date.now()
+  const first = await s.nextAsync()
+  const waited = Date.now() - started
+  clearInterval(timer)
+  assert.equal(first, 1n)
+  assert.ok(waited >= 200, `the refill took only ${waited} ms`)
+  assert.ok(ticks >= 10, `only ${ticks} timer callbacks in ${waited} ms`)
+  // Buffered ids are then served synchronously.
+  assert.equal(s.next(), 2n)
+})
+
+test('segments: unique across generators of one source, increasing within one', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'idforge-node-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const url = `file://${dir}`
+  const a = new Segments(url, 'users', { step: 50, dynamicStep: false })
+  const b = new Segments(url, 'users', { step: 50, dynamicStep: false })
+  await Promise.all([a.ready(), b.ready()])
+  const seen = new Set()
+  for (const s of [a, b]) {
+    const ids = await s.nextManyAsync(1000)
+    assertIncreasing(ids)
+    for (const id of ids) {
+      assert.ok(!seen.has(id), `duplicate ${id}`)
+      seen.add(id)
+    }
+  }
+  assert.equal(seen.size, 2000)
+  assert.equal(a.tag, 'users')
+  assert.ok(a.stats().rangesFetched >= 20)
+})
+
+test('ObjectIds: unique, increasing counters, hex and bytes round trips', () => {
+  const seen = new Set()
+  for (let i = 0; i < 20_000; i++) {
+    const o = new ObjectId()
+    const hex = o.toHexString()
+    assert.ok(!seen.has(hex), `duplicate ${hex}`)
+    seen.add(hex)
+  }
+  const o = ObjectId.generate()
+  assert.ok(ObjectId.fromHex(o.toHexString()).equals(o))
+  assert.ok(ObjectId.fromBytes(o.toBytes()).equals(o))
+  assert.ok(o.equals(o.toHexString()) && !o.equals('nonsense') && !o.equals(new ObjectId()))
+  assert.equal(JSON.stringify({ o }), `{"o":"${o.toHexString()}"}`)
+  assert.ok(Math.abs(o.getTimestamp().getTime() - Date.now()) < 5000)
+  assert.ok(ObjectId.isValid(o.toHexString()) && !ObjectId.isValid('xyz') && !ObjectId.isValid(undefined))
+  // The bytes of an id do not change when the caller changes its copy.
+  const bytes = o.toBytes()
+  bytes[0] ^= 0xff
+  assert.ok(o.equals(ObjectId.fromHex(o.toHexString())) && !o.equals(bytes))
+})
+
+test('Flake128: fresh ids increase per generator; every form round-trips', () => {
+  const g = new Flake128Generator(12345)
+  assert.equal(g.worker, 12345)
+  const ids = Array.from({ length: 5000 }, () => g.next())
+  for (let i = 1; i < ids.length; i++) assert.equal(ids[i - 1].compare(ids[i]), -1)
+  const f = new Flake128()
+  for (const form of [f.toBase62(), f.toHex(), f.toBytes(), f.toBigInt()]) {
+    assert.ok(new Flake128(form).equals(f))
+  }
+  assert.match(f.toUUID(), /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+  assert.ok(Math.abs(f.time.getTime() - Date.now()) < 5000)
+})
