@@ -18,10 +18,11 @@ const inspect = Symbol.for('nodejs.util.inspect.custom')
 // length adapts: it doubles while runs are used up within their millisecond and halves when
 // one expires unused, so a slow caller wastes little of a tick's sequence space.
 const MAX_RUN = 256
+const MAX_BATCH = 2 ** 27 // as the addon's batch calls
 const VIEWS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 const fillRun = Snowflake.prototype.fillRun
 const nativeNextNumber = Snowflake.prototype.nextNumber
-const nativeNextMany = Snowflake.prototype.nextMany
+const fillMany = Snowflake.prototype.fillMany
 const nativeNextAsync = Snowflake.prototype.nextAsync
 const nativeNextManyAsync = Snowflake.prototype.nextManyAsync
 
@@ -75,8 +76,13 @@ Snowflake.prototype.nextNumber = function nextNumber() {
 }
 
 Snowflake.prototype.nextMany = function nextMany(n) {
+  if (!(Number.isInteger(n) && n >= 0 && n <= MAX_BATCH)) {
+    throw idforgeError(ErrorCode.INVALID_ARGUMENT, 'n must be an integer from 0 to 2^27')
+  }
   dropRun(this)
-  return nativeNextMany.call(this, n)
+  const out = new BigUint64Array(n)
+  fillMany.call(this, out)
+  return out
 }
 
 Snowflake.prototype.nextAsync = function nextAsync() {

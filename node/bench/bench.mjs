@@ -1,6 +1,6 @@
 // Node benchmarks: idforge against its peers and a no-op native call, in one mitata run.
 //
-//   node bench/bench.mjs [--json out.json]     (npm run bench)
+//   node bench/bench.mjs [--json out.json]     (npm run bench; node/bench/run.sh also reports)
 //
 // Each case makes one id per call (or one batch for nextMany), as a user would. Snowflake
 // generators run a layout with 22 sequence bits (4 M ids a ms): with Twitter's 12 bits any
@@ -23,7 +23,17 @@ const ours = new idforge.Snowflake({ layout: wide })
 const many = new idforge.Snowflake({ layout: wide })
 const flake = new idforge.Flake128Generator()
 const sapphire = new SapphireSnowflake(new Date('2020-01-01T00:00:00Z'))
-const flakeIdgen = new FlakeId()
+// flake-idgen throws past 4096 ids in a millisecond (its sequence space), so like every
+// generator with a 12-bit sequence it gets a fresh instance each 4000 ids.
+let flakeIdgen = new FlakeId()
+let flakeIdgenLeft = 4000
+function flakeIdgenNext() {
+  if (--flakeIdgenLeft === 0) {
+    flakeIdgen = new FlakeId()
+    flakeIdgenLeft = 4000
+  }
+  return flakeIdgen.next()
+}
 const nodejsSnowflake = new NodejsSnowflake()
 
 bench('floor/no-op native call', () => idforge.noop())
@@ -32,12 +42,13 @@ bench('idforge/Snowflake.nextString()', () => do_not_optimize(ours.nextString())
 bench('idforge/new ObjectId()', () => do_not_optimize(new idforge.ObjectId()))
 bench('idforge/new ObjectId().toHexString()', () => do_not_optimize(new idforge.ObjectId().toHexString()))
 bench('idforge/Flake128Generator.next()', () => do_not_optimize(flake.next()))
+bench('idforge/new Flake128()', () => do_not_optimize(new idforge.Flake128()))
 bench('idforge/Snowflake.nextMany(100000) per call', () => do_not_optimize(many.nextMany(100_000)))
 bench('peer/@sapphire/snowflake generate()', () => do_not_optimize(sapphire.generate()))
 bench('peer/bson new ObjectId()', () => do_not_optimize(new BsonObjectId()))
 bench('peer/bson new ObjectId().toHexString()', () => do_not_optimize(new BsonObjectId().toHexString()))
 bench('peer/uuid v7()', () => do_not_optimize(uuidv7()))
-bench('peer/flake-idgen next()', () => do_not_optimize(flakeIdgen.next()))
+bench('peer/flake-idgen next()', () => do_not_optimize(flakeIdgenNext()))
 bench('peer/nodejs-snowflake getUniqueID()', () => do_not_optimize(nodejsSnowflake.getUniqueID()))
 bench('clock/Date.now()', () => do_not_optimize(Date.now()))
 

@@ -99,6 +99,18 @@ test('TIMEOUT: sync next() with nothing buffered, and nextAsync past its timeout
   await rejectsCode(s.nextAsync(), 'TIMEOUT')
 })
 
+test('batch sizes are checked', () => {
+  const g = new Snowflake()
+  const s = new Segments('memory:', 'n')
+  for (const n of [-1, 1.5, 2 ** 27 + 1, Number.NaN]) {
+    throwsCode(() => g.nextMany(n), 'INVALID_ARGUMENT')
+    throwsCode(() => g.nextManyAsync(n), 'INVALID_ARGUMENT')
+    throwsCode(() => s.nextMany(n), 'INVALID_ARGUMENT')
+    throwsCode(() => s.nextManyAsync(n), 'INVALID_ARGUMENT')
+  }
+  assert.equal(g.nextMany(0).length, 0)
+})
+
 test('rejections carry the code too', async () => {
   const g = new Snowflake({ layout: wide({ epochMs: 1_577_836_800_000, seqBits: 1 }), policy: 'wait', maxWaitMs: 0 })
   await rejectsCode(g.nextManyAsync(100), 'CLOCK_BEHIND')

@@ -61,3 +61,15 @@ pub(crate) fn to_js_uint(value: u64) -> Either3<BigInt, f64, String> {
         Either3::A(BigInt::from(value))
     }
 }
+
+/// The most ids one batch call makes (a 1 GiB `BigUint64Array`).
+pub(crate) const MAX_BATCH: f64 = (1u64 << 27) as f64;
+
+/// A batch size: an integer from 0 to [`MAX_BATCH`].
+pub(crate) fn count(n: f64) -> Result<usize> {
+    if (0.0..=MAX_BATCH).contains(&n) && n.fract() == 0.0 {
+        Ok(n as usize)
+    } else {
+        Err(invalid_argument("n must be an integer from 0 to 2^27"))
+    }
+}

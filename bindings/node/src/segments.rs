@@ -9,7 +9,7 @@ use napi::bindgen_prelude::{AsyncTask, BigInt, BigUint64Array};
 use napi_derive::napi;
 use runtime::{SegmentOptions as RtOptions, Segments as RtSegments};
 
-use crate::args::uint;
+use crate::args::{count, uint};
 use crate::error::{OrThrow, Result, invalid_argument, to_js};
 use crate::task::{self, Waiting};
 
@@ -117,8 +117,9 @@ impl Segments {
 
     /// `n` buffered ids; never blocks (see `next`; ids taken before the error are dropped).
     #[napi]
-    pub fn next_many(&self, n: u32) -> Result<BigUint64Array> {
-        let mut ids = vec![0u64; n as usize];
+    pub fn next_many(&self, n: f64) -> Result<BigUint64Array> {
+        let n = count(n)?;
+        let mut ids = vec![0u64; n];
         for slot in &mut ids {
             *slot = self.next()?;
         }
@@ -137,13 +138,14 @@ impl Segments {
 
     /// `n` ids, waiting off the event loop for refills.
     #[napi(ts_return_type = "Promise<BigUint64Array>")]
-    pub fn next_many_async(&self, n: u32) -> AsyncTask<Waiting<BigUint64Array>> {
+    pub fn next_many_async(&self, n: f64) -> Result<AsyncTask<Waiting<BigUint64Array>>> {
+        let n = count(n)?;
         let s = self.inner.clone();
         let job = move || {
-            let mut ids = vec![0u64; n as usize];
+            let mut ids = vec![0u64; n];
             s.next_many(&mut ids).map(|()| ids)
         };
-        AsyncTask::new(Waiting::new(Box::new(job), task::many))
+        Ok(AsyncTask::new(Waiting::new(Box::new(job), task::many)))
     }
 
     /// Resolves once an id is buffered (at most the timeout; a failed fetch rejects).

@@ -12,7 +12,7 @@ use napi::bindgen_prelude::{
 use napi_derive::napi;
 use runtime::{Policy, Snowflake as RtSnowflake};
 
-use crate::args::{uint, uint64};
+use crate::args::{count, uint, uint64};
 use crate::error::{OrThrow, Result, invalid_argument, to_js};
 use crate::layout::{self, IdBounds, LayoutSpec, SnowflakeParts, layout_of};
 use crate::task::{self, Waiting};
@@ -116,8 +116,9 @@ impl Snowflake {
 
     /// `n` fresh ids, in increasing order. Never blocks (see `next`).
     #[napi]
-    pub fn next_many(&self, n: u32) -> Result<BigUint64Array> {
-        let mut ids = vec![0u64; n as usize];
+    pub fn next_many(&self, n: f64) -> Result<BigUint64Array> {
+        let n = count(n)?;
+        let mut ids = vec![0u64; n];
         self.inner.next_many_now(&mut ids).or_throw()?;
         Ok(BigUint64Array::new(ids))
     }
@@ -134,13 +135,24 @@ impl Snowflake {
 
     /// `n` fresh ids; waits for the clock off the event loop when the policy says so.
     #[napi(ts_return_type = "Promise<BigUint64Array>")]
-    pub fn next_many_async(&self, n: u32) -> AsyncTask<Waiting<BigUint64Array>> {
+    pub fn next_many_async(&self, n: f64) -> Result<AsyncTask<Waiting<BigUint64Array>>> {
+        let n = count(n)?;
         let g = self.inner.clone();
         let job = move || {
-            let mut ids = vec![0u64; n as usize];
+            let mut ids = vec![0u64; n];
             g.next_many(&mut ids).map(|()| ids)
         };
-        AsyncTask::new(Waiting::new(Box::new(job), task::many))
+        Ok(AsyncTask::new(Waiting::new(Box::new(job), task::many)))
+    }
+
+    /// Fills `buf` with fresh ids in increasing order; never blocks (see `next`). The package's
+    /// `nextMany` uses it: an array made by JavaScript costs less than one handed over.
+    #[napi(ts_args_type = "buf: BigUint64Array")]
+    pub fn fill_many(&self, mut buf: BigUint64ArraySlice) -> Result<()> {
+        // SAFETY: JavaScript runs on this thread and is inside this call, so nothing else
+        // reads or writes the array's memory until it returns.
+        let out = unsafe { buf.as_mut() };
+        self.inner.next_many_now(out).or_throw()
     }
 
     /// Fills the start of `buf` with consecutive ids of one tick and returns how many: the

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the addon, runs node/bench/bench.mjs (mitata, one run) against the peers in
+# devDependencies, then node/bench/report.mjs: ratios and targets, and the Node section of
+# BENCHMARKS.md.
+#
+#   node/bench/run.sh
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
+npm ci --no-audit --no-fund --silent
+npm run build --silent
+out="$CARGO_TARGET_DIR/idforge-bench/node.json"
+mkdir -p "$(dirname "$out")"
+node bench/bench.mjs --json "$out"
+node bench/report.mjs "$out" --markdown ../BENCHMARKS.md --command "node/bench/run.sh"
