@@ -2,12 +2,13 @@
 # Benchmarks of idforge against its peers and the floors, in one run, as ratios. Run by hand:
 # timings on shared CI machines are noise, so this is not part of ci/test.sh.
 #
-#   bash ci/bench.sh            # ~2 minutes; rewrites the generated section of BENCHMARKS.md
+#   bash ci/bench.sh            # ~8 minutes; rewrites the generated sections of BENCHMARKS.md
 #
 # Steps: the criterion bench `ids` (single-thread cost per id), the bench `saturation` (ids per
 # second a tight loop gets from a snowflake generator), bench/c (the C API next to libbson and the
 # clock reads), then bench/report.py: ratios, targets
-# (PASS/MISS) and BENCHMARKS.md between <!-- bench:begin --> and <!-- bench:end -->.
+# (PASS/MISS) and BENCHMARKS.md between <!-- bench:begin --> and <!-- bench:end -->; then the
+# Python (python/bench/run.sh) and Node (node/bench/run.sh) benches, each with its own section.
 # Keep the machine otherwise idle while it runs.
 set -euo pipefail
 
@@ -60,3 +61,12 @@ python3 bench/report.py \
   --steps "cargo bench -p idforge-bench --bench saturation" \
   --steps "bench/c/run.sh" \
   --c-bench "$c_json"
+
+# The bindings' benches write their own sections of BENCHMARKS.md (between pybench and nodebench
+# markers). IDFORGE_BENCH_BINDINGS=0 skips them.
+if [ "${IDFORGE_BENCH_BINDINGS:-1}" != 0 ]; then
+  echo "== Python: python/bench/run.sh (pyperf)"
+  bash python/bench/run.sh
+  echo "== Node: node/bench/run.sh (mitata)"
+  bash node/bench/run.sh
+fi
