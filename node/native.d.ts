@@ -118,13 +118,13 @@ export declare class Snowflake {
   /** `n` fresh ids; waits for the clock off the event loop when the policy says so. */
   nextManyAsync(n: number): Promise<BigUint64Array>
   /**
-   * Fills `buf` with fresh ids in increasing order; never blocks (see `next`). The package's
-   * `nextMany` uses it: an array made by JavaScript costs less than one handed over.
+   * Internal (the package's `nextMany` uses it): fills `buf` with fresh ids in increasing
+   * order; never blocks. An array made by JavaScript costs less than one handed over.
    */
   fillMany(buf: BigUint64Array): void
   /**
-   * Fills the start of `buf` with consecutive ids of one tick and returns how many: the
-   * package serves single `next()` calls from such runs (one crossing for many ids).
+   * Internal (the package's `next` uses it): fills the start of `buf` with consecutive ids of
+   * one tick and returns how many; single ids are served from such runs.
    */
   fillRun(buf: BigUint64Array): number
   /** The fields of `id` (a `bigint`, a safe-integer `number` or a decimal string). */

@@ -145,8 +145,8 @@ impl Snowflake {
         Ok(AsyncTask::new(Waiting::new(Box::new(job), task::many)))
     }
 
-    /// Fills `buf` with fresh ids in increasing order; never blocks (see `next`). The package's
-    /// `nextMany` uses it: an array made by JavaScript costs less than one handed over.
+    /// Internal (the package's `nextMany` uses it): fills `buf` with fresh ids in increasing
+    /// order; never blocks. An array made by JavaScript costs less than one handed over.
     #[napi(ts_args_type = "buf: BigUint64Array")]
     pub fn fill_many(&self, mut buf: BigUint64ArraySlice) -> Result<()> {
         // SAFETY: JavaScript runs on this thread and is inside this call, so nothing else
@@ -155,8 +155,8 @@ impl Snowflake {
         self.inner.next_many_now(out).or_throw()
     }
 
-    /// Fills the start of `buf` with consecutive ids of one tick and returns how many: the
-    /// package serves single `next()` calls from such runs (one crossing for many ids).
+    /// Internal (the package's `next` uses it): fills the start of `buf` with consecutive ids of
+    /// one tick and returns how many; single ids are served from such runs.
     #[napi(ts_args_type = "buf: BigUint64Array")]
     pub fn fill_run(&self, mut buf: BigUint64ArraySlice) -> Result<u32> {
         // SAFETY: JavaScript runs on this thread and is inside this call, so nothing else
