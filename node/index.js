@@ -363,11 +363,7 @@ function made(fill) {
 }
 
 Flake128Generator.prototype.next = function next() {
-  const b = Buffer.allocUnsafe(FLAKE)
-  this.nextInto(b)
-  const f = Object.create(Flake128.prototype)
-  f._b = b
-  return f
+  return made((b) => this.nextInto(b))
 }
 
 module.exports = {

@@ -166,15 +166,9 @@ impl Segments {
     /// The next id.
     #[inline]
     pub fn next(&self) -> Result<u64> {
-        self.fork.check(|| self.after_fork())?;
-        match self.shared.buffer.take() {
-            Take::Id { id, prefetch } => {
-                if prefetch {
-                    self.shared.request_refill();
-                }
-                Ok(id)
-            }
-            Take::Empty => self.next_slow(),
+        match self.try_next()? {
+            Some(id) => Ok(id),
+            None => self.next_slow(),
         }
     }
 

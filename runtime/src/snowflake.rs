@@ -163,19 +163,20 @@ impl<C: Clock> Snowflake<C> {
     /// Fills `out` with fresh ids, in increasing order; one clock read and one CAS per run of
     /// ids sharing a tick. On error, the ids written before it are valid and issued.
     pub fn next_many(&self, out: &mut [u64]) -> Result<()> {
-        let mut done = 0;
-        while done < out.len() {
-            done += self.next_run(&mut out[done..], self.policy.max_wait())?;
-        }
-        Ok(())
+        self.fill(out, self.policy.max_wait())
     }
 
     /// [`next_many`](Self::next_many) without sleeping: fails with `CLOCK_BEHIND` where it
     /// would wait for the clock (the ids written before are valid and issued).
     pub fn next_many_now(&self, out: &mut [u64]) -> Result<()> {
+        self.fill(out, Duration::ZERO)
+    }
+
+    /// Fills `out` run by run, waiting at most `budget` for each.
+    fn fill(&self, out: &mut [u64], budget: Duration) -> Result<()> {
         let mut done = 0;
         while done < out.len() {
-            done += self.next_run(&mut out[done..], Duration::ZERO)?;
+            done += self.next_run(&mut out[done..], budget)?;
         }
         Ok(())
     }

@@ -111,6 +111,13 @@ fn from_spec(spec: &LayoutSpec) -> Result<CoreLayout> {
     .or_throw()
 }
 
+fn order_name(l: &CoreLayout) -> &'static str {
+    match l.order() {
+        Order::TimeNodeSeq => "time_node_seq",
+        Order::TimeSeqNode => "time_seq_node",
+    }
+}
+
 pub(crate) fn spec_of(l: &CoreLayout) -> LayoutSpec {
     LayoutSpec {
         epoch_ms: crate::args::to_js_uint(l.epoch_ms()),
@@ -118,13 +125,7 @@ pub(crate) fn spec_of(l: &CoreLayout) -> LayoutSpec {
         time_bits: l.time_bits(),
         node_bits: l.node_bits(),
         seq_bits: l.seq_bits(),
-        order: Some(
-            match l.order() {
-                Order::TimeNodeSeq => "time_node_seq",
-                Order::TimeSeqNode => "time_seq_node",
-            }
-            .to_owned(),
-        ),
+        order: Some(order_name(l).to_owned()),
         unsigned: Some(l.is_unsigned()),
     }
 }
@@ -209,8 +210,8 @@ impl Layout {
     }
     /// `"time_node_seq"` or `"time_seq_node"`.
     #[napi(getter, ts_return_type = "'time_node_seq' | 'time_seq_node'")]
-    pub fn order(&self) -> String {
-        spec_of(&self.inner).order.unwrap_or_default()
+    pub fn order(&self) -> &'static str {
+        order_name(&self.inner)
     }
     /// Whether the id may use all 64 bits.
     #[napi(getter)]
