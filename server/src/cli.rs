@@ -36,6 +36,8 @@ pub enum Command {
     Decode(DecodeArgs),
     /// The smallest and largest snowflake id of a time, or the exact id of (time, node, seq).
     Compose(ComposeArgs),
+    /// Run the segment server: per-tag increasing ids over the Redis protocol (`INCR tag`).
+    Serve(Box<crate::serve::ServeArgs>),
     /// List the preset snowflake layouts and their fields.
     Layouts {
         /// Print one JSON array instead of a table.
@@ -190,6 +192,8 @@ pub fn execute(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Decode(args) => decode::run(out, &args),
         Command::Compose(args) => compose::run(out, &args),
         Command::Layouts { json } => crate::layout_arg::write_presets(out, json),
+        // Handled by `run` (it owns the process until a signal).
+        Command::Serve(_) => Ok(()),
     }
 }
 
@@ -208,6 +212,9 @@ where
         Ok(cli) => cli,
         Err(e) => return report_clap(&e, out, err),
     };
+    if let Command::Serve(args) = cli.command {
+        return crate::serve::run(*args, err);
+    }
     let result = execute(cli, out).and_then(|()| out.flush().map_err(CliError::from));
     match result {
         Ok(()) => EXIT_OK,

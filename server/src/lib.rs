@@ -1,6 +1,6 @@
 //! # idforge-server
 //!
-//! The `idforge` command-line tool (and, later, the segment server). The binary is a thin
+//! The `idforge` command-line tool and the segment server (`idforge serve`, in [`serve`]). The binary is a thin
 //! wrapper around [`run`], so every command can be tested in process:
 //!
 //! ```
@@ -16,6 +16,7 @@
 //! - [`layout_arg`]: `--layout` (preset names and strict specs) and the preset listing.
 //! - [`time_arg`]: RFC 3339 and Unix-millisecond times, in and out.
 //! - [`generate`], [`decode`], [`compose`]: the commands.
+//! - [`serve`]: the segment server.
 //! - [`error`]: the one-line error with its stable code and exit status.
 #![forbid(unsafe_code)]
 
@@ -25,6 +26,7 @@ pub mod decode;
 pub mod error;
 pub mod generate;
 pub mod layout_arg;
+pub mod serve;
 pub mod time_arg;
 
 pub use cli::run;

@@ -1,0 +1,485 @@
+//! The commands: connection and server commands in Redis's shape, the id commands, and `IDF.*`.
+
+use std::sync::Arc;
+
+use super::Shared;
+use super::auth::{DEFAULT_USER, Perms, Right};
+use super::metrics::ErrorKind;
+use super::resp::Reply;
+use super::tags::AllocError;
+
+/// The most ids one `IDF.SNOWFLAKE … COUNT n` returns.
+pub const MAX_SNOWFLAKE_COUNT: i64 = 100_000;
+
+/// The commands, for dispatch and per-command metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum Cmd {
+    Ping,
+    Echo,
+    Hello,
+    Auth,
+    Quit,
+    Select,
+    Client,
+    Command,
+    Info,
+    Config,
+    Incr,
+    IncrBy,
+    Get,
+    IdfTag,
+    IdfSnowflake,
+    IdfDecode,
+    IdfUser,
+    Unknown,
+}
+
+impl Cmd {
+    /// How many there are.
+    pub const COUNT: usize = 18;
+    /// All of them, in order.
+    pub const ALL: [Cmd; Cmd::COUNT] = [
+        Cmd::Ping,
+        Cmd::Echo,
+        Cmd::Hello,
+        Cmd::Auth,
+        Cmd::Quit,
+        Cmd::Select,
+        Cmd::Client,
+        Cmd::Command,
+        Cmd::Info,
+        Cmd::Config,
+        Cmd::Incr,
+        Cmd::IncrBy,
+        Cmd::Get,
+        Cmd::IdfTag,
+        Cmd::IdfSnowflake,
+        Cmd::IdfDecode,
+        Cmd::IdfUser,
+        Cmd::Unknown,
+    ];
+
+    /// The command's name, lower case (as Redis prints it in errors).
+    pub fn name(self) -> &'static str {
+        match self {
+            Cmd::Ping => "ping",
+            Cmd::Echo => "echo",
+            Cmd::Hello => "hello",
+            Cmd::Auth => "auth",
+            Cmd::Quit => "quit",
+            Cmd::Select => "select",
+            Cmd::Client => "client",
+            Cmd::Command => "command",
+            Cmd::Info => "info",
+            Cmd::Config => "config",
+            Cmd::Incr => "incr",
+            Cmd::IncrBy => "incrby",
+            Cmd::Get => "get",
+            Cmd::IdfTag => "idf.tag",
+            Cmd::IdfSnowflake => "idf.snowflake",
+            Cmd::IdfDecode => "idf.decode",
+            Cmd::IdfUser => "idf.user",
+            Cmd::Unknown => "unknown",
+        }
+    }
+
+    /// `(arity, first key, last key)` as `COMMAND` reports them (negative arity: at least).
+    fn shape(self) -> (i64, i64, i64) {
+        match self {
+            Cmd::Incr | Cmd::Get => (2, 1, 1),
+            Cmd::IncrBy => (3, 1, 1),
+            Cmd::Ping | Cmd::Hello | Cmd::Auth | Cmd::Info | Cmd::Command => (-1, 0, 0),
+            Cmd::Quit => (-1, 0, 0),
+            Cmd::Echo | Cmd::Select => (2, 0, 0),
+            Cmd::IdfSnowflake => (-2, 1, 1),
+            _ => (-2, 0, 0),
+        }
+    }
+
+    /// The command `name` names (any case).
+    pub fn parse(name: &[u8]) -> Cmd {
+        Cmd::ALL[..Cmd::COUNT - 1]
+            .iter()
+            .copied()
+            .find(|c| name.eq_ignore_ascii_case(c.name().as_bytes()))
+            .unwrap_or(Cmd::Unknown)
+    }
+}
+
+/// One connection's state.
+#[derive(Debug)]
+pub struct Session {
+    /// `CLIENT ID`.
+    pub id: u64,
+    /// `CLIENT SETNAME`.
+    pub name: Option<Vec<u8>>,
+    /// The authenticated user's rights (`None`: not authenticated yet).
+    pub perms: Option<Arc<Perms>>,
+    /// The user name.
+    pub user: String,
+    /// `QUIT` was called: close after replying.
+    pub quit: bool,
+}
+
+/// Runs one command, appending its reply to `out`.
+pub async fn execute(shared: &Shared, s: &mut Session, args: &[&[u8]], out: &mut Reply) {
+    let cmd = Cmd::parse(args[0]);
+    let metrics = shared.engine.metrics();
+    metrics.request(cmd);
+    if let Err((kind, message)) = run(shared, s, cmd, args, out).await {
+        metrics.error(kind);
+        out.error(&message);
+    }
+}
+
+type Outcome = Result<(), (ErrorKind, String)>;
+
+pub(super) fn usage(message: impl Into<String>) -> (ErrorKind, String) {
+    (ErrorKind::Usage, message.into())
+}
+
+fn arity(cmd: Cmd) -> (ErrorKind, String) {
+    usage(format!(
+        "ERR wrong number of arguments for '{}' command",
+        cmd.name()
+    ))
+}
+
+fn alloc_error(e: AllocError) -> (ErrorKind, String) {
+    let kind = match e {
+        AllocError::Overflow => ErrorKind::Overflow,
+        AllocError::NoTag(_) => ErrorKind::NoTag,
+        AllocError::Store(_) | AllocError::Clock(_) => ErrorKind::Store,
+    };
+    (kind, e.to_string())
+}
+
+pub(super) fn text(arg: &[u8]) -> Result<&str, (ErrorKind, String)> {
+    std::str::from_utf8(arg).map_err(|_| usage("ERR argument is not valid UTF-8"))
+}
+
+/// A tag or snowflake name: 1-128 characters of `A-Za-z0-9_-.:`, not starting with '.'.
+pub(super) fn tag(arg: &[u8]) -> Result<&str, (ErrorKind, String)> {
+    let ok = !arg.is_empty()
+        && arg.len() <= 128
+        && arg[0] != b'.'
+        && arg
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-.:".contains(b));
+    if !ok {
+        return Err(usage(
+            "ERR invalid tag: 1-128 characters of A-Za-z0-9_-.: not starting with '.'",
+        ));
+    }
+    text(arg)
+}
+
+/// A decimal integer as Redis reads it.
+pub(super) fn int(arg: &[u8]) -> Result<i64, (ErrorKind, String)> {
+    std::str::from_utf8(arg)
+        .ok()
+        .filter(|s| !s.starts_with('+') && !s.is_empty())
+        .and_then(|s| s.parse::<i64>().ok())
+        .ok_or_else(|| usage("ERR value is not an integer or out of range"))
+}
+
+fn require(s: &Session, right: Right, tag: &str, cmd: Cmd) -> Outcome {
+    match &s.perms {
+        Some(p) if p.allows(right, tag) => Ok(()),
+        _ => Err((
+            ErrorKind::Auth,
+            format!(
+                "NOPERM User {} has no permissions to run the '{}' command on '{tag}'",
+                s.user,
+                cmd.name()
+            ),
+        )),
+    }
+}
+
+async fn run(
+    shared: &Shared,
+    s: &mut Session,
+    cmd: Cmd,
+    args: &[&[u8]],
+    out: &mut Reply,
+) -> Outcome {
+    let n = args.len();
+    if s.perms.is_none() && !matches!(cmd, Cmd::Auth | Cmd::Hello | Cmd::Ping | Cmd::Quit) {
+        return Err((ErrorKind::Auth, "NOAUTH Authentication required.".into()));
+    }
+    match cmd {
+        Cmd::Incr | Cmd::IncrBy => {
+            let want = if cmd == Cmd::Incr { 2 } else { 3 };
+            if n != want {
+                return Err(arity(cmd));
+            }
+            let tag = tag(args[1])?;
+            let count = if cmd == Cmd::Incr { 1 } else { int(args[2])? };
+            if count < 1 {
+                return Err(usage("ERR the count must be a positive integer"));
+            }
+            require(s, Right::Alloc, tag, cmd)?;
+            let first = shared.engine.alloc(tag, count).await.map_err(alloc_error)?;
+            out.int(first + (count - 1));
+        }
+        Cmd::Get => {
+            if n != 2 {
+                return Err(arity(cmd));
+            }
+            let tag = tag(args[1])?;
+            require(s, Right::Read, tag, cmd)?;
+            match shared.engine.last(tag).await.map_err(alloc_error)? {
+                Some(last) => out.bulk(itoa::Buffer::new().format(last).as_bytes()),
+                None => out.null(),
+            }
+        }
+        Cmd::Ping => match n {
+            1 => out.simple("PONG"),
+            2 => out.bulk(args[1]),
+            _ => return Err(arity(cmd)),
+        },
+        Cmd::Echo => {
+            if n != 2 {
+                return Err(arity(cmd));
+            }
+            out.bulk(args[1]);
+        }
+        Cmd::Quit => {
+            s.quit = true;
+            out.ok();
+        }
+        Cmd::Select => {
+            if n != 2 {
+                return Err(arity(cmd));
+            }
+            if int(args[1])? != 0 {
+                return Err(usage("ERR DB index is out of range"));
+            }
+            out.ok();
+        }
+        Cmd::Auth => {
+            let (user, pass) = match n {
+                2 => (DEFAULT_USER, text(args[1])?),
+                3 => (text(args[1])?, text(args[2])?),
+                _ => return Err(arity(cmd)),
+            };
+            authenticate(shared, s, user, pass).await?;
+            out.ok();
+        }
+        Cmd::Hello => hello(shared, s, args, out).await?,
+        Cmd::Client => client(s, args, out)?,
+        Cmd::Command => command(args, out),
+        Cmd::Info => out.bulk(super::info::text(shared, args.get(1).copied()).as_bytes()),
+        Cmd::Config => {
+            // Enough for tools that read the configuration (redis-benchmark): nothing to show.
+            if n < 2 {
+                return Err(arity(cmd));
+            }
+            out.map(0);
+        }
+        Cmd::IdfTag => super::idf::tag_command(shared, s, args, out).await?,
+        Cmd::IdfSnowflake => super::idf::snowflake(shared, s, args, out).await?,
+        Cmd::IdfDecode => super::idf::decode(shared, args, out)?,
+        Cmd::IdfUser => super::idf::user(shared, s, args, out).await?,
+        Cmd::Unknown => {
+            let mut message = format!(
+                "ERR unknown command '{}', with args beginning with:",
+                String::from_utf8_lossy(args[0])
+            );
+            for a in args[1..].iter().take(8) {
+                message.push_str(&format!(" '{}'", String::from_utf8_lossy(a)));
+            }
+            return Err(usage(message));
+        }
+    }
+    Ok(())
+}
+
+async fn authenticate(shared: &Shared, s: &mut Session, user: &str, pass: &str) -> Outcome {
+    if !shared.auth.required() {
+        return Err((
+            ErrorKind::Auth,
+            "ERR AUTH <password> called without any password configured for the default \
+             user. Are you sure your configuration is correct?"
+                .into(),
+        ));
+    }
+    match shared.auth.check(user, pass).await {
+        Some(perms) => {
+            s.perms = Some(perms);
+            s.user = user.to_owned();
+            Ok(())
+        }
+        None => Err((
+            ErrorKind::Auth,
+            "WRONGPASS invalid username-password pair or user is disabled.".into(),
+        )),
+    }
+}
+
+async fn hello(shared: &Shared, s: &mut Session, args: &[&[u8]], out: &mut Reply) -> Outcome {
+    let mut resp3 = out.resp3;
+    let mut i = 1;
+    if let Some(v) = args.get(1) {
+        resp3 = match int(v) {
+            Ok(2) => false,
+            Ok(3) => true,
+            _ => {
+                return Err(usage("NOPROTO unsupported protocol version"));
+            }
+        };
+        i = 2;
+    }
+    while i < args.len() {
+        let opt = args[i];
+        if opt.eq_ignore_ascii_case(b"AUTH") && i + 2 < args.len() {
+            let (user, pass) = (text(args[i + 1])?, text(args[i + 2])?);
+            authenticate(shared, s, user, pass).await?;
+            i += 3;
+        } else if opt.eq_ignore_ascii_case(b"SETNAME") && i + 1 < args.len() {
+            s.name = Some(args[i + 1].to_vec());
+            i += 2;
+        } else {
+            return Err(usage(format!(
+                "ERR Syntax error in HELLO option '{}'",
+                String::from_utf8_lossy(opt)
+            )));
+        }
+    }
+    if s.perms.is_none() {
+        return Err((
+            ErrorKind::Auth,
+            "NOAUTH HELLO must be called with the client already authenticated, otherwise the \
+             HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and \
+             select the RESP protocol version at the same time"
+                .into(),
+        ));
+    }
+    out.resp3 = resp3;
+    out.map(7);
+    out.bulk(b"server");
+    out.bulk(b"idforge");
+    out.bulk(b"version");
+    out.bulk(env!("CARGO_PKG_VERSION").as_bytes());
+    out.bulk(b"proto");
+    out.int(if resp3 { 3 } else { 2 });
+    out.bulk(b"id");
+    out.int(s.id as i64);
+    out.bulk(b"mode");
+    out.bulk(b"standalone");
+    out.bulk(b"role");
+    out.bulk(b"master");
+    out.bulk(b"modules");
+    out.array(0);
+    Ok(())
+}
+
+fn client(s: &mut Session, args: &[&[u8]], out: &mut Reply) -> Outcome {
+    let Some(sub) = args.get(1) else {
+        return Err(arity(Cmd::Client));
+    };
+    let is = |name: &str| sub.eq_ignore_ascii_case(name.as_bytes());
+    match args.len() {
+        2 if is("ID") => out.int(s.id as i64),
+        2 if is("GETNAME") => match &s.name {
+            Some(name) => out.bulk(name),
+            None => out.null(),
+        },
+        3 if is("SETNAME") => {
+            if args[2].iter().any(|b| *b <= b' ' || *b > b'~') {
+                return Err(usage(
+                    "ERR Client names cannot contain spaces, newlines or special characters.",
+                ));
+            }
+            s.name = (!args[2].is_empty()).then(|| args[2].to_vec());
+            out.ok();
+        }
+        // Client libraries announce themselves (redis-py, go-redis); accepted and ignored.
+        4 if is("SETINFO") => out.ok(),
+        _ => {
+            return Err(usage(format!(
+                "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+                String::from_utf8_lossy(sub)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `COMMAND`, `COMMAND COUNT`, `COMMAND INFO name…`, `COMMAND DOCS` (empty: no docs to give).
+fn command(args: &[&[u8]], out: &mut Reply) {
+    let known = &Cmd::ALL[..Cmd::COUNT - 1];
+    let sub = args.get(1).map(|a| a.to_ascii_uppercase());
+    match sub.as_deref() {
+        None => {
+            out.array(known.len());
+            for c in known {
+                command_info(*c, out);
+            }
+        }
+        Some(b"COUNT") => out.int(known.len() as i64),
+        Some(b"INFO") => {
+            out.array(args.len() - 2);
+            for name in &args[2..] {
+                match Cmd::parse(name) {
+                    Cmd::Unknown => out.null(),
+                    c => command_info(c, out),
+                }
+            }
+        }
+        _ => out.map(0),
+    }
+}
+
+fn command_info(c: Cmd, out: &mut Reply) {
+    let (arity, first, last) = c.shape();
+    out.array(6);
+    out.bulk(c.name().as_bytes());
+    out.int(arity);
+    out.array(1);
+    out.simple(
+        if matches!(c, Cmd::Incr | Cmd::IncrBy | Cmd::IdfSnowflake) {
+            "write"
+        } else {
+            "readonly"
+        },
+    );
+    out.int(first);
+    out.int(last);
+    out.int(i64::from(first != 0));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_names_round_trip() {
+        for c in &Cmd::ALL[..Cmd::COUNT - 1] {
+            assert_eq!(Cmd::parse(c.name().to_uppercase().as_bytes()), *c);
+        }
+        assert_eq!(Cmd::parse(b"DECR"), Cmd::Unknown);
+        assert_eq!(Cmd::ALL.len(), Cmd::COUNT);
+    }
+
+    #[test]
+    fn integers_and_tags_are_checked() {
+        assert_eq!(int(b"-5").unwrap(), -5);
+        for bad in [
+            &b""[..],
+            b"+5",
+            b"1.5",
+            b"99999999999999999999",
+            b"0x10",
+            b" 1",
+        ] {
+            assert!(int(bad).is_err(), "{bad:?}");
+        }
+        assert!(tag(b"orders:eu-1.x_y").is_ok());
+        for bad in [&b""[..], b".hidden", b"a b", b"a/b", &[b'a'; 129]] {
+            assert!(tag(bad).is_err(), "{bad:?}");
+        }
+    }
+}

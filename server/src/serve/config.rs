@@ -1,0 +1,251 @@
+//! `idforge serve` settings: flags, `IDFORGE_*` environment variables and a TOML file, in that
+//! order of precedence, then the defaults.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Args;
+use serde::Deserialize;
+
+use super::engine::Policy;
+use crate::layout_arg::parse_layout;
+
+/// The default client port (Redis's 6379 plus 1000, so both can run side by side).
+pub const DEFAULT_PORT: u16 = 7379;
+
+/// The settings of `idforge serve`. Each can also be given in the `--config` TOML file under
+/// the same name with dashes (`data-dir = "/var/lib/idforge"`).
+#[derive(Debug, Clone, Default, Args, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ServeArgs {
+    /// A TOML file with any of these settings (flags and environment variables win over it).
+    #[arg(long, env = "IDFORGE_CONFIG", value_name = "FILE")]
+    #[serde(skip)]
+    pub config: Option<PathBuf>,
+    /// The address to listen on [default: 127.0.0.1].
+    #[arg(long, env = "IDFORGE_BIND", value_name = "ADDR")]
+    pub bind: Option<String>,
+    /// The client (Redis protocol) port; 0 picks a free one [default: 7379].
+    #[arg(long, env = "IDFORGE_PORT", value_name = "PORT")]
+    pub port: Option<u16>,
+    /// Write the port actually bound to this file once listening (useful with --port 0).
+    #[arg(long, env = "IDFORGE_PORT_FILE", value_name = "FILE")]
+    pub port_file: Option<PathBuf>,
+    /// Where the embedded SQLite store keeps `idforge.db` [default: ./idforge-data].
+    #[arg(long, env = "IDFORGE_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// A store URL instead of the embedded one: sqlite://PATH, postgres://…, mysql://….
+    #[arg(long, env = "IDFORGE_STORE", value_name = "URL")]
+    pub store: Option<String>,
+    /// Require this password (user `default`, every right) before any command.
+    #[arg(long, env = "IDFORGE_REQUIREPASS", value_name = "PASSWORD")]
+    pub requirepass: Option<String>,
+    /// Serve /metrics and /healthz over HTTP on this port (off when unset).
+    #[arg(long, env = "IDFORGE_METRICS_PORT", value_name = "PORT")]
+    pub metrics_port: Option<u16>,
+    /// Create unknown tags on first use (true) or refuse them (false) [default: true].
+    #[arg(long, env = "IDFORGE_AUTO_CREATE", value_name = "BOOL")]
+    pub auto_create: Option<bool>,
+    /// The step of tags created without one [default: 1000].
+    #[arg(long, env = "IDFORGE_DEFAULT_STEP", value_name = "N")]
+    pub default_step: Option<i64>,
+    /// The largest dynamic step [default: 1073741824].
+    #[arg(long, env = "IDFORGE_MAX_STEP", value_name = "N")]
+    pub max_step: Option<i64>,
+    /// How long a request may wait for the store when its tag's cache is empty [default: 5000].
+    #[arg(long, env = "IDFORGE_ALLOC_TIMEOUT_MS", value_name = "MS")]
+    pub alloc_timeout_ms: Option<u64>,
+    /// The layout of `IDF.SNOWFLAKE` ids: a preset or a spec [default: twitter].
+    #[arg(long, env = "IDFORGE_SNOWFLAKE_LAYOUT", value_name = "NAME|SPEC")]
+    pub snowflake_layout: Option<String>,
+    /// The node id in `IDF.SNOWFLAKE` ids [default: 0].
+    #[arg(long, env = "IDFORGE_NODE_ID", value_name = "N")]
+    pub node_id: Option<u64>,
+    /// Worker threads [default: the number of CPUs].
+    #[arg(long, env = "IDFORGE_THREADS", value_name = "N")]
+    pub threads: Option<usize>,
+    /// Log filter (tracing's env-filter syntax, e.g. `info` or `idforge_server=debug`)
+    /// [default: info].
+    #[arg(long, env = "IDFORGE_LOG", value_name = "FILTER")]
+    pub log: Option<String>,
+}
+
+/// The resolved settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Listen address.
+    pub bind: String,
+    /// Client port (0: any).
+    pub port: u16,
+    /// Where to write the bound port.
+    pub port_file: Option<PathBuf>,
+    /// The store URL.
+    pub store: String,
+    /// The data directory to create for the embedded store, if that is the store.
+    pub data_dir: Option<PathBuf>,
+    /// The `default` user's password.
+    pub requirepass: Option<String>,
+    /// The metrics port.
+    pub metrics_port: Option<u16>,
+    /// Allocation policy.
+    pub policy: Policy,
+    /// `IDF.SNOWFLAKE` layout.
+    pub layout: idforge::Layout,
+    /// `IDF.SNOWFLAKE` node id.
+    pub node_id: u64,
+    /// Worker threads.
+    pub threads: Option<usize>,
+    /// Log filter.
+    pub log: String,
+}
+
+impl ServeArgs {
+    /// Fills the unset settings from `other`.
+    fn or(self, other: ServeArgs) -> ServeArgs {
+        ServeArgs {
+            config: self.config.or(other.config),
+            bind: self.bind.or(other.bind),
+            port: self.port.or(other.port),
+            port_file: self.port_file.or(other.port_file),
+            data_dir: self.data_dir.or(other.data_dir),
+            store: self.store.or(other.store),
+            requirepass: self.requirepass.or(other.requirepass),
+            metrics_port: self.metrics_port.or(other.metrics_port),
+            auto_create: self.auto_create.or(other.auto_create),
+            default_step: self.default_step.or(other.default_step),
+            max_step: self.max_step.or(other.max_step),
+            alloc_timeout_ms: self.alloc_timeout_ms.or(other.alloc_timeout_ms),
+            snowflake_layout: self.snowflake_layout.or(other.snowflake_layout),
+            node_id: self.node_id.or(other.node_id),
+            threads: self.threads.or(other.threads),
+            log: self.log.or(other.log),
+        }
+    }
+
+    /// Reads the config file (if any), applies the defaults and checks every value.
+    pub fn resolve(self) -> Result<Config, String> {
+        let file = match &self.config {
+            Some(path) => read_file(path)?,
+            None => ServeArgs::default(),
+        };
+        let a = self.or(file);
+        let defaults = Policy::default();
+        let default_step = a.default_step.unwrap_or(defaults.default_step);
+        if !(1..=i64::from(i32::MAX)).contains(&default_step) {
+            return Err(format!(
+                "default-step {default_step} is out of range (1 to 2^31-1)"
+            ));
+        }
+        let max_step = a.max_step.unwrap_or(defaults.max_step);
+        if max_step < 1 {
+            return Err(format!("max-step {max_step} must be positive"));
+        }
+        let layout = match &a.snowflake_layout {
+            Some(spec) => parse_layout(spec)
+                .map_err(|e| e.message().to_owned())?
+                .layout(),
+            None => idforge::Layout::TWITTER,
+        };
+        let node_id = a.node_id.unwrap_or(0);
+        layout
+            .check_node(node_id)
+            .map_err(|e| format!("node-id: {e}"))?;
+        if a.threads == Some(0) {
+            return Err("threads must be at least 1".into());
+        }
+        let (store, data_dir) = match a.store {
+            Some(url) => (url, None),
+            None => {
+                let dir = a.data_dir.unwrap_or_else(|| PathBuf::from("idforge-data"));
+                (sqlite_url(&dir.join("idforge.db")), Some(dir))
+            }
+        };
+        Ok(Config {
+            bind: a.bind.unwrap_or_else(|| "127.0.0.1".into()),
+            port: a.port.unwrap_or(DEFAULT_PORT),
+            port_file: a.port_file,
+            store,
+            data_dir,
+            requirepass: a.requirepass.filter(|p| !p.is_empty()),
+            metrics_port: a.metrics_port,
+            policy: Policy {
+                auto_create: a.auto_create.unwrap_or(defaults.auto_create),
+                default_step,
+                max_step,
+                alloc_timeout: a
+                    .alloc_timeout_ms
+                    .map_or(defaults.alloc_timeout, Duration::from_millis),
+                ..defaults
+            },
+            layout,
+            node_id,
+            threads: a.threads,
+            log: a.log.unwrap_or_else(|| "info".into()),
+        })
+    }
+}
+
+fn read_file(path: &Path) -> Result<ServeArgs, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
+    toml::from_str(&text).map_err(|e| format!("config {}: {e}", path.display()))
+}
+
+/// The sqlx URL of an SQLite file, created when missing.
+pub fn sqlite_url(path: &Path) -> String {
+    format!("sqlite://{}?mode=rwc", path.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_win_over_the_file_and_defaults_fill_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("idforge.toml");
+        std::fs::write(
+            &file,
+            "port = 9000\nbind = \"0.0.0.0\"\ndefault-step = 50\n",
+        )
+        .unwrap();
+        let args = ServeArgs {
+            config: Some(file.clone()),
+            port: Some(9001),
+            ..ServeArgs::default()
+        };
+        let c = args.resolve().unwrap();
+        assert_eq!((c.port, c.bind.as_str()), (9001, "0.0.0.0"));
+        assert_eq!(c.policy.default_step, 50);
+        assert!(c.store.starts_with("sqlite://idforge-data/idforge.db"));
+        assert_eq!(c.layout, idforge::Layout::TWITTER);
+    }
+
+    #[test]
+    fn bad_settings_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("bad.toml");
+        std::fs::write(&file, "prot = 9000\n").unwrap();
+        let with_file = ServeArgs {
+            config: Some(file),
+            ..ServeArgs::default()
+        };
+        assert!(with_file.resolve().unwrap_err().contains("prot"));
+        for bad in [
+            ServeArgs {
+                default_step: Some(0),
+                ..ServeArgs::default()
+            },
+            ServeArgs {
+                snowflake_layout: Some("nope".into()),
+                ..ServeArgs::default()
+            },
+            ServeArgs {
+                node_id: Some(1 << 20),
+                ..ServeArgs::default()
+            },
+        ] {
+            assert!(bad.resolve().is_err());
+        }
+    }
+}

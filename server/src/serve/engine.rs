@@ -1,0 +1,208 @@
+//! The allocator's shared state and its background persister.
+//!
+//! Per tag the server holds `next` (the next id to hand out) and `limit` (the `max_id` persisted
+//! in the store): ids are served from memory while `next < limit`. When less than half a step is
+//! left, the persister moves `limit` ahead in the store; it takes every tag (and snowflake clock)
+//! that needs it in one transaction. A request waits only when its tag's cache is exhausted. After
+//! a crash the next id is the persisted `max_id`: a gap, never a duplicate.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use idforge::SystemClock;
+use tokio::sync::Notify;
+
+use super::clocks::ClockState;
+use super::metrics::Metrics;
+use super::store::{Store, TagMove};
+use super::tags::Tag;
+
+/// How tags are created and how far ahead they persist.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Create a tag on its first `INCR`/`INCRBY` (with `default_step`, starting at 1).
+    pub auto_create: bool,
+    /// The step of tags created without one.
+    pub default_step: i64,
+    /// The largest step the dynamic step grows to.
+    pub max_step: i64,
+    /// Persists closer together than this double a tag's step; ten times further apart halve it
+    /// (down to the tag's own step).
+    pub step_interval: Duration,
+    /// How long a request waits for the store when its tag's cache is exhausted.
+    pub alloc_timeout: Duration,
+    /// How far ahead (ms) a snowflake clock's persisted time runs.
+    pub clock_window_ms: u64,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy {
+            auto_create: true,
+            default_step: 1000,
+            max_step: 1 << 30,
+            step_interval: Duration::from_secs(1),
+            alloc_timeout: Duration::from_secs(5),
+            clock_window_ms: 10_000,
+        }
+    }
+}
+
+/// Everything the connections share.
+#[derive(Debug)]
+pub struct Engine {
+    pub(super) tags: Mutex<HashMap<Box<str>, Tag>>,
+    pub(super) clocks: Mutex<HashMap<Box<str>, ClockState>>,
+    /// Wakes the persister.
+    pub(super) wake: Notify,
+    /// Wakes requests waiting for a persist.
+    pub(super) persisted: Notify,
+    /// The last persist failure, for replies to requests that time out waiting.
+    pub(super) last_failure: Mutex<Option<String>>,
+    pub(super) store: Store,
+    pub(super) policy: Policy,
+    pub(super) metrics: Metrics,
+    pub(super) clock: SystemClock,
+    pub(super) snowflake: idforge::Layout,
+    pub(super) node: u64,
+    pub(super) started: Instant,
+}
+
+/// Locks a mutex; a panic while it was held cannot leave the maps half-updated (every update is
+/// a few plain assignments), so a poisoned lock is used as is.
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Engine {
+    /// An engine over an open store.
+    pub fn new(store: Store, policy: Policy, snowflake: idforge::Layout, node: u64) -> Engine {
+        Engine {
+            tags: Mutex::new(HashMap::new()),
+            clocks: Mutex::new(HashMap::new()),
+            wake: Notify::new(),
+            persisted: Notify::new(),
+            last_failure: Mutex::new(None),
+            store,
+            policy,
+            metrics: Metrics::default(),
+            clock: SystemClock::new(),
+            snowflake,
+            node,
+            started: Instant::now(),
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The counters.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// When the engine was made.
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Whether the last persist failed (and what it said).
+    pub fn failing(&self) -> Option<String> {
+        lock(&self.last_failure).clone()
+    }
+
+    /// Runs the persister until `stop` is notified, then returns (after the persist in flight).
+    pub async fn persister(self: Arc<Self>, stop: Arc<Notify>) {
+        let mut backoff = Duration::from_millis(50);
+        loop {
+            let stopped = stop.notified();
+            tokio::select! {
+                () = self.wake.notified() => {}
+                () = stopped => return,
+            }
+            loop {
+                match self.persist_once().await {
+                    Ok(true) => {
+                        backoff = Duration::from_millis(50);
+                    }
+                    Ok(false) => break,
+                    Err(()) => {
+                        tokio::time::sleep(backoff).await;
+                        backoff = (backoff * 2).min(Duration::from_secs(2));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Persists every tag and clock that asked for it; `Ok(false)` when none did.
+    async fn persist_once(&self) -> Result<bool, ()> {
+        let now = Instant::now();
+        let moves = self.tag_moves(now);
+        let clocks = self.clock_moves();
+        if moves.is_empty() && clocks.is_empty() {
+            return Ok(false);
+        }
+        let started = Instant::now();
+        match self.store.persist(&moves, &clocks).await {
+            Ok(conflicts) => {
+                self.metrics.persisted(started.elapsed());
+                *lock(&self.last_failure) = None;
+                self.tags_persisted(&moves, &conflicts, now);
+                self.clocks_persisted(&clocks);
+                for tag in &conflicts {
+                    self.reload_conflict(tag).await;
+                }
+                self.persisted.notify_waiters();
+                Ok(true)
+            }
+            Err(e) => {
+                self.metrics.persist_failed();
+                tracing::warn!(error = %e, "persist failed; retrying");
+                *lock(&self.last_failure) = Some(e.0);
+                // Put the requests back so the retry takes them.
+                self.tags_unpersisted(&moves);
+                self.clocks_unpersisted(&clocks);
+                Err(())
+            }
+        }
+    }
+
+    /// Gives back the unused part of every cached range (so a clean restart continues without a
+    /// gap). Call only when no connection can allocate any more.
+    pub async fn release(&self) {
+        let moves: Vec<TagMove> = lock(&self.tags)
+            .iter()
+            .filter(|(_, t)| t.next < t.limit)
+            .map(|(name, t)| TagMove {
+                tag: name.to_string(),
+                old: t.limit,
+                new: t.next,
+            })
+            .collect();
+        if moves.is_empty() {
+            return;
+        }
+        match self.store.persist(&moves, &[]).await {
+            Ok(conflicts) => {
+                let mut tags = lock(&self.tags);
+                for m in moves.iter().filter(|m| !conflicts.contains(&m.tag)) {
+                    if let Some(t) = tags.get_mut(m.tag.as_str()) {
+                        t.limit = m.new;
+                    }
+                }
+                tracing::info!(tags = moves.len(), "released the unused cached ids");
+            }
+            // Nothing is lost: the persisted marks stay above every id handed out.
+            Err(e) => tracing::warn!(error = %e, "could not release cached ids (a gap remains)"),
+        }
+    }
+}

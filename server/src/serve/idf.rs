@@ -1,0 +1,272 @@
+//! The `IDF.*` commands: tags, server-side snowflakes, decoding and users.
+
+use super::Shared;
+use super::auth::{Perms, Right};
+use super::commands::{
+    Cmd, MAX_SNOWFLAKE_COUNT, Session, int, tag as name, text as arg_text, usage,
+};
+use super::metrics::ErrorKind;
+use super::resp::Reply;
+use super::tags::AllocError;
+use crate::decode::{fields, parse_id};
+use crate::layout_arg::{LayoutArg, parse_layout};
+
+type Failure = (ErrorKind, String);
+
+fn syntax() -> Failure {
+    usage("ERR syntax error")
+}
+
+fn store(e: AllocError) -> Failure {
+    (ErrorKind::Store, e.to_string())
+}
+
+fn positive(arg: &[u8], what: &str, max: i64) -> Result<i64, Failure> {
+    let n = int(arg)?;
+    if !(1..=max).contains(&n) {
+        return Err(usage(format!("ERR {what} must be between 1 and {max}")));
+    }
+    Ok(n)
+}
+
+fn check(s: &Session, right: Option<Right>, tag: &str, cmd: &str) -> Result<(), Failure> {
+    let ok = match (&s.perms, right) {
+        (Some(p), Some(r)) => p.allows(r, tag),
+        (Some(p), None) => p.is_admin(),
+        (None, _) => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err((
+            ErrorKind::Auth,
+            format!(
+                "NOPERM User {} has no permissions to run the '{cmd}' command",
+                s.user
+            ),
+        ))
+    }
+}
+
+/// `IDF.TAG CREATE tag [STEP n] [START n] [DESC text] | INFO tag | LIST [pattern] | DROP tag`.
+pub async fn tag_command(
+    shared: &Shared,
+    s: &Session,
+    args: &[&[u8]],
+    out: &mut Reply,
+) -> Result<(), Failure> {
+    let engine = &shared.engine;
+    let Some(sub) = args.get(1) else {
+        return Err(usage("ERR wrong number of arguments for 'idf.tag' command"));
+    };
+    let sub = sub.to_ascii_uppercase();
+    match (sub.as_slice(), args.len()) {
+        (b"CREATE", 3..) => {
+            let tag = name(args[2])?;
+            check(s, None, tag, "idf.tag|create")?;
+            let (mut step, mut start, mut desc) = (engine.policy().default_step, 1, None);
+            let mut i = 3;
+            while i < args.len() {
+                let (opt, value) = (args[i].to_ascii_uppercase(), args.get(i + 1));
+                let value = value.ok_or_else(syntax)?;
+                match opt.as_slice() {
+                    b"STEP" => step = positive(value, "STEP", i64::from(i32::MAX))?,
+                    b"START" => start = positive(value, "START", i64::MAX - 1)?,
+                    b"DESC" => {
+                        let text = arg_text(value)?;
+                        if text.len() > 256 {
+                            return Err(usage("ERR DESC is at most 256 bytes"));
+                        }
+                        desc = Some(text.to_owned());
+                    }
+                    _ => return Err(syntax()),
+                }
+                i += 2;
+            }
+            if !engine.create(tag, step, start, desc).await.map_err(store)? {
+                return Err(usage(format!("ERR tag '{tag}' exists")));
+            }
+            out.ok();
+        }
+        (b"INFO", 3) => {
+            let tag = name(args[2])?;
+            check(s, Some(Right::Read), tag, "idf.tag|info")?;
+            let Some(info) = engine.info(tag).await.map_err(store)? else {
+                out.null();
+                return Ok(());
+            };
+            out.map(7);
+            out.bulk(b"tag");
+            out.bulk(info.tag.as_bytes());
+            for (key, value) in [
+                ("last", info.last),
+                ("max_id", info.max_id),
+                ("cached", info.cached),
+                ("step", info.step),
+                ("dynamic_step", info.dynamic_step),
+            ] {
+                out.bulk(key.as_bytes());
+                out.int(value);
+            }
+            out.bulk(b"description");
+            match &info.description {
+                Some(d) => out.bulk(d.as_bytes()),
+                None => out.null(),
+            }
+        }
+        (b"LIST", 2 | 3) => {
+            let pattern = args.get(2).copied().unwrap_or(b"*");
+            let tags = engine.list(pattern).await.map_err(store)?;
+            let visible: Vec<&String> = tags
+                .iter()
+                .filter(|t| s.perms.as_ref().is_some_and(|p| p.allows(Right::Read, t)))
+                .collect();
+            out.array(visible.len());
+            for t in visible {
+                out.bulk(t.as_bytes());
+            }
+        }
+        (b"DROP", 3) => {
+            let tag = name(args[2])?;
+            check(s, None, tag, "idf.tag|drop")?;
+            let dropped = engine.drop_tag(tag).await.map_err(store)?;
+            out.int(i64::from(dropped));
+        }
+        _ => {
+            return Err(usage(
+                "ERR unknown subcommand or wrong number of arguments for 'idf.tag' \
+                 (CREATE tag [STEP n] [START n] [DESC text] | INFO tag | LIST [pattern] | DROP tag)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `IDF.SNOWFLAKE name [COUNT n]`: one id (an integer) or an array of n.
+pub async fn snowflake(
+    shared: &Shared,
+    s: &Session,
+    args: &[&[u8]],
+    out: &mut Reply,
+) -> Result<(), Failure> {
+    let count = match args.len() {
+        2 => None,
+        4 if args[2].eq_ignore_ascii_case(b"COUNT") => {
+            Some(positive(args[3], "COUNT", MAX_SNOWFLAKE_COUNT)? as usize)
+        }
+        _ => {
+            return Err(usage(
+                "ERR wrong number of arguments for 'idf.snowflake' command (name [COUNT n])",
+            ));
+        }
+    };
+    let name = name(args[1])?;
+    check(s, Some(Right::Alloc), name, Cmd::IdfSnowflake.name())?;
+    let mut ids = Vec::with_capacity(count.unwrap_or(1));
+    shared
+        .engine
+        .snowflakes(name, count.unwrap_or(1), &mut ids)
+        .await
+        .map_err(store)?;
+    match count {
+        None => put_id(out, ids[0]),
+        Some(_) => {
+            out.array(ids.len());
+            for id in ids {
+                put_id(out, id);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn put_id(out: &mut Reply, id: u64) {
+    match i64::try_from(id) {
+        Ok(v) => out.int(v),
+        // Unsigned 64-bit layouts: ids past i64 go as decimal text.
+        Err(_) => out.bulk(itoa::Buffer::new().format(id).as_bytes()),
+    }
+}
+
+/// `IDF.DECODE id [LAYOUT name|spec]`: the id's fields as a map of text values.
+pub fn decode(shared: &Shared, args: &[&[u8]], out: &mut Reply) -> Result<(), Failure> {
+    let layout = match args.len() {
+        2 => LayoutArg::new(shared.engine_layout()),
+        4 if args[2].eq_ignore_ascii_case(b"LAYOUT") => {
+            parse_layout(arg_text(args[3])?).map_err(|e| usage(format!("ERR {}", e.message())))?
+        }
+        _ => {
+            return Err(usage(
+                "ERR wrong number of arguments for 'idf.decode' command (id [LAYOUT spec])",
+            ));
+        }
+    };
+    let id =
+        parse_id(arg_text(args[1])?, None).map_err(|e| usage(format!("ERR {}", e.message())))?;
+    let rows = fields(id, &layout).map_err(|e| usage(format!("ERR {}", e.message())))?;
+    out.map(rows.len());
+    for (key, value, _) in rows {
+        out.bulk(key.as_bytes());
+        out.bulk(value.as_bytes());
+    }
+    Ok(())
+}
+
+/// `IDF.USER SET name password [perm…] | DEL name | LIST`.
+pub async fn user(
+    shared: &Shared,
+    s: &Session,
+    args: &[&[u8]],
+    out: &mut Reply,
+) -> Result<(), Failure> {
+    check(s, None, "", "idf.user")?;
+    let sub = args
+        .get(1)
+        .map(|a| a.to_ascii_uppercase())
+        .unwrap_or_default();
+    let store = shared.engine.store();
+    match (sub.as_slice(), args.len()) {
+        (b"SET", 4..) => {
+            let user = name(args[2])?;
+            let password = arg_text(args[3])?;
+            if password.is_empty() {
+                return Err(usage("ERR the password must not be empty"));
+            }
+            let words = args[4..]
+                .iter()
+                .map(|a| arg_text(a))
+                .collect::<Result<Vec<_>, _>>()?;
+            let perms = Perms::parse(words).map_err(|e| usage(format!("ERR {e}")))?;
+            shared
+                .auth
+                .set(store, user, password, perms)
+                .await
+                .map_err(|e| (ErrorKind::Store, format!("ERR {e}")))?;
+            out.ok();
+        }
+        (b"DEL", 3) => {
+            let user = name(args[2])?;
+            let existed = shared
+                .auth
+                .delete(store, user)
+                .await
+                .map_err(|e| (ErrorKind::Store, format!("ERR {e}")))?;
+            out.int(i64::from(existed));
+        }
+        (b"LIST", 2) => {
+            let users = shared.auth.list();
+            out.map(users.len());
+            for (name, perms) in users {
+                out.bulk(name.as_bytes());
+                out.bulk(perms.as_bytes());
+            }
+        }
+        _ => {
+            return Err(usage(
+                "ERR unknown subcommand or wrong number of arguments for 'idf.user' \
+                 (SET name password [admin|alloc:PATTERN|read:PATTERN …] | DEL name | LIST)",
+            ));
+        }
+    }
+    Ok(())
+}

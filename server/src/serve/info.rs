@@ -1,0 +1,60 @@
+//! `INFO`: the server's state as Redis-style `key:value` sections.
+
+use std::fmt::Write;
+
+use super::Shared;
+
+/// The `INFO` text of `section` (all sections when `None`, `all` or `everything`).
+pub fn text(shared: &Shared, section: Option<&[u8]>) -> String {
+    let want = |name: &str| match section {
+        None => true,
+        Some(s) => {
+            s.eq_ignore_ascii_case(name.as_bytes())
+                || s.eq_ignore_ascii_case(b"all")
+                || s.eq_ignore_ascii_case(b"everything")
+                || s.eq_ignore_ascii_case(b"default")
+        }
+    };
+    let engine = &shared.engine;
+    let metrics = engine.metrics();
+    let mut out = String::new();
+    let mut line = |k: &str, v: &dyn std::fmt::Display| {
+        let _ = write!(out, "{k}:{v}\r\n");
+    };
+    if want("server") {
+        line("# Server", &"");
+        // Client libraries read these two to decide which features to use.
+        line("redis_version", &"7.0.0");
+        line("redis_mode", &"standalone");
+        line("idforge_version", &env!("CARGO_PKG_VERSION"));
+        line("process_id", &std::process::id());
+        line("tcp_port", &shared.port);
+        line("uptime_in_seconds", &engine.started().elapsed().as_secs());
+    }
+    if want("clients") {
+        line("# Clients", &"");
+        line("connected_clients", &metrics.connections());
+    }
+    if want("persistence") {
+        line("# Persistence", &"");
+        // ioredis waits for `loading:0` before it sends commands.
+        line("loading", &0);
+        line("store", &engine.store().kind().name());
+        line("persists", &metrics.persists_total());
+        line("persist_failing", &u8::from(engine.failing().is_some()));
+    }
+    if want("stats") {
+        line("# Stats", &"");
+        line("total_commands_processed", &metrics.requests_total());
+        line("ids_allocated", &metrics.ids_total());
+    }
+    if want("replication") {
+        line("# Replication", &"");
+        line("role", &"master");
+    }
+    if want("keyspace") {
+        line("# Keyspace", &"");
+        line("loaded_tags", &engine.cache_levels().len());
+    }
+    out.replace(":\r\n", "\r\n")
+}

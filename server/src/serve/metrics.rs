@@ -1,0 +1,229 @@
+//! Counters, and their Prometheus text exposition.
+//!
+//! Written out by hand rather than through a metrics crate: a handful of atomics, read at scrape
+//! time together with the allocator's live per-tag cache levels (which a registry would need a
+//! second copy of).
+
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+use super::commands::Cmd;
+
+/// Why a request failed, for `idforge_errors_total{kind}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A malformed or oversized request (the connection is closed).
+    Protocol,
+    /// Unknown command, wrong arity, a bad number or name.
+    Usage,
+    /// Not authenticated, wrong password or missing permission.
+    Auth,
+    /// The store failed or did not answer in time.
+    Store,
+    /// A tag's ids would pass the 64-bit signed maximum.
+    Overflow,
+    /// The tag does not exist (and auto-create is off).
+    NoTag,
+}
+
+impl ErrorKind {
+    const ALL: [ErrorKind; 6] = [
+        ErrorKind::Protocol,
+        ErrorKind::Usage,
+        ErrorKind::Auth,
+        ErrorKind::Store,
+        ErrorKind::Overflow,
+        ErrorKind::NoTag,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Protocol => "protocol",
+            ErrorKind::Usage => "usage",
+            ErrorKind::Auth => "auth",
+            ErrorKind::Store => "store",
+            ErrorKind::Overflow => "overflow",
+            ErrorKind::NoTag => "no_tag",
+        }
+    }
+}
+
+/// Upper bounds (seconds) of the persist latency histogram's buckets.
+const BUCKETS: [f64; 11] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+];
+
+/// The server's counters.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    requests: [AtomicU64; Cmd::COUNT],
+    errors: [AtomicU64; 6],
+    ids: AtomicU64,
+    persists: AtomicU64,
+    persist_failures: AtomicU64,
+    persist_buckets: [AtomicU64; BUCKETS.len()],
+    persist_micros: AtomicU64,
+    connections: AtomicU64,
+    connections_total: AtomicU64,
+}
+
+impl Metrics {
+    /// Counts a request.
+    pub fn request(&self, cmd: Cmd) {
+        self.requests[cmd as usize].fetch_add(1, Relaxed);
+    }
+
+    /// Counts a failed request.
+    pub fn error(&self, kind: ErrorKind) {
+        self.errors[kind as usize].fetch_add(1, Relaxed);
+    }
+
+    /// Counts ids handed out.
+    pub fn ids(&self, n: u64) {
+        self.ids.fetch_add(n, Relaxed);
+    }
+
+    /// Records one committed persist transaction and how long it took.
+    pub fn persisted(&self, took: Duration) {
+        self.persists.fetch_add(1, Relaxed);
+        self.persist_micros
+            .fetch_add(took.as_micros() as u64, Relaxed);
+        let secs = took.as_secs_f64();
+        if let Some(i) = BUCKETS.iter().position(|b| secs <= *b) {
+            self.persist_buckets[i].fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Counts a failed persist transaction.
+    pub fn persist_failed(&self) {
+        self.persist_failures.fetch_add(1, Relaxed);
+    }
+
+    /// A connection opened.
+    pub fn connected(&self) {
+        self.connections.fetch_add(1, Relaxed);
+        self.connections_total.fetch_add(1, Relaxed);
+    }
+
+    /// A connection closed.
+    pub fn disconnected(&self) {
+        self.connections.fetch_sub(1, Relaxed);
+    }
+
+    /// Open connections.
+    pub fn connections(&self) -> u64 {
+        self.connections.load(Relaxed)
+    }
+
+    /// Ids handed out since start.
+    pub fn ids_total(&self) -> u64 {
+        self.ids.load(Relaxed)
+    }
+
+    /// Requests served since start.
+    pub fn requests_total(&self) -> u64 {
+        self.requests.iter().map(|c| c.load(Relaxed)).sum()
+    }
+
+    /// Persist transactions committed since start.
+    pub fn persists_total(&self) -> u64 {
+        self.persists.load(Relaxed)
+    }
+
+    /// The Prometheus text exposition, with `cache` = (tag, ids cached in memory) per loaded tag.
+    pub fn render(&self, cache: &[(String, i64)]) -> String {
+        let mut out = String::with_capacity(4096);
+        let name = "idforge_requests_total";
+        header(&mut out, name, "counter", "Requests by command.");
+        for cmd in Cmd::ALL {
+            let v = self.requests[cmd as usize].load(Relaxed);
+            let _ = writeln!(out, "{name}{{command=\"{}\"}} {v}", cmd.name());
+        }
+        let name = "idforge_errors_total";
+        header(&mut out, name, "counter", "Failed requests by kind.");
+        for kind in ErrorKind::ALL {
+            let v = self.errors[kind as usize].load(Relaxed);
+            let _ = writeln!(out, "{name}{{kind=\"{}\"}} {v}", kind.name());
+        }
+        for (name, kind, help, v) in [
+            (
+                "idforge_ids_allocated_total",
+                "counter",
+                "Ids handed out (INCR, INCRBY ranges, IDF.SNOWFLAKE).",
+                self.ids.load(Relaxed),
+            ),
+            (
+                "idforge_persist_failures_total",
+                "counter",
+                "Persist transactions that failed (retried).",
+                self.persist_failures.load(Relaxed),
+            ),
+            (
+                "idforge_connections",
+                "gauge",
+                "Open client connections.",
+                self.connections.load(Relaxed),
+            ),
+            (
+                "idforge_connections_total",
+                "counter",
+                "Client connections accepted.",
+                self.connections_total.load(Relaxed),
+            ),
+        ] {
+            header(&mut out, name, kind, help);
+            let _ = writeln!(out, "{name} {v}");
+        }
+        let name = "idforge_persist_seconds";
+        let help = "Persist transactions (high-water marks of many tags at once).";
+        header(&mut out, name, "histogram", help);
+        let mut cumulative = 0;
+        for (i, bound) in BUCKETS.iter().enumerate() {
+            cumulative += self.persist_buckets[i].load(Relaxed);
+            let _ = writeln!(out, "{name}_bucket{{le=\"{bound}\"}} {cumulative}");
+        }
+        let count = self.persists.load(Relaxed);
+        let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {count}");
+        let sum = self.persist_micros.load(Relaxed) as f64 / 1e6;
+        let _ = writeln!(out, "{name}_sum {sum}\n{name}_count {count}");
+        let name = "idforge_tag_cached_ids";
+        let help = "Ids of a tag reserved in the store and not yet handed out.";
+        header(&mut out, name, "gauge", help);
+        for (tag, cached) in cache {
+            // Tags are [A-Za-z0-9_.:-]: nothing to escape in a label value.
+            let _ = writeln!(out, "{name}{{tag=\"{tag}\"}} {cached}");
+        }
+        out
+    }
+}
+
+fn header(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exposition_has_every_family() {
+        let m = Metrics::default();
+        m.request(Cmd::Incr);
+        m.error(ErrorKind::Usage);
+        m.ids(7);
+        m.persisted(Duration::from_millis(3));
+        let text = m.render(&[("orders".into(), 42)]);
+        for want in [
+            "idforge_requests_total{command=\"incr\"} 1",
+            "idforge_errors_total{kind=\"usage\"} 1",
+            "idforge_ids_allocated_total 7",
+            "idforge_persist_seconds_bucket{le=\"0.005\"} 1",
+            "idforge_persist_seconds_bucket{le=\"0.0025\"} 0",
+            "idforge_persist_seconds_count 1",
+            "idforge_tag_cached_ids{tag=\"orders\"} 42",
+        ] {
+            assert!(text.contains(want), "{want} missing from\n{text}");
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! `idforge serve`: the segment server. Any Redis client can `INCR tag` and `INCRBY tag n`
+//! against it; ids are strictly increasing per tag and never handed out twice, even across a
+//! `kill -9` (see [`engine`] for how).
+//!
+//! - [`config`]: settings (flags, environment, TOML).
+//! - [`resp`]: the Redis protocol.
+//! - [`conn`]: one connection; [`commands`], [`idf`], [`info`]: what it runs.
+//! - [`engine`], [`tags`], [`clocks`]: the allocator and its persister.
+//! - [`store`]: SQLite, PostgreSQL, MySQL.
+//! - [`auth`], [`glob`]: users and permissions; [`metrics`], [`http`]: observability.
+
+pub mod auth;
+pub mod clocks;
+pub mod commands;
+pub mod config;
+pub mod conn;
+pub mod engine;
+pub mod glob;
+pub mod http;
+pub mod idf;
+pub mod info;
+pub mod metrics;
+pub mod resp;
+pub mod store;
+pub mod tags;
+
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::{Notify, watch};
+use tokio::task::JoinSet;
+
+pub use config::{Config, ServeArgs};
+pub use engine::Engine;
+
+use auth::Auth;
+use store::Store;
+
+/// What every connection shares.
+#[derive(Debug)]
+pub struct Shared {
+    /// The allocator.
+    pub engine: Arc<Engine>,
+    /// Users.
+    pub auth: Auth,
+    /// The client port bound.
+    pub port: u16,
+    /// The next `CLIENT ID`.
+    pub next_client: AtomicU64,
+}
+
+impl Shared {
+    /// The `IDF.SNOWFLAKE` layout (the default of `IDF.DECODE`).
+    pub fn engine_layout(&self) -> idforge::Layout {
+        self.engine.snowflake
+    }
+}
+
+/// Runs `idforge serve` until SIGTERM or SIGINT; returns the exit status.
+pub fn run(args: ServeArgs, err: &mut dyn Write) -> u8 {
+    let config = match args.resolve() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = writeln!(err, "idforge: error: {e}");
+            return 2;
+        }
+    };
+    let filter = tracing_subscriber::EnvFilter::try_new(&config.log)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = config.threads {
+        builder.worker_threads(n);
+    }
+    let runtime = match builder.enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = writeln!(err, "idforge: error: cannot start the runtime: {e}");
+            return 1;
+        }
+    };
+    match runtime.block_on(serve(config)) {
+        Ok(()) => 0,
+        Err(e) => {
+            tracing::error!("{e}");
+            let _ = writeln!(err, "idforge: error: {e}");
+            1
+        }
+    }
+}
+
+/// Serves until SIGTERM or SIGINT, then stops accepting, answers what was already read, gives
+/// back unused cached ids and returns.
+pub async fn serve(config: Config) -> Result<(), String> {
+    if let Some(dir) = &config.data_dir {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create data dir {}: {e}", dir.display()))?;
+    }
+    let store = Store::open(&config.store)
+        .await
+        .map_err(|e| format!("cannot open the store: {e}"))?;
+    let auth = Auth::load(&store, config.requirepass.clone())
+        .await
+        .map_err(|e| format!("cannot load users: {e}"))?;
+    let listener = TcpListener::bind((config.bind.as_str(), config.port))
+        .await
+        .map_err(|e| format!("cannot listen on {}:{}: {e}", config.bind, config.port))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let kind = store.kind();
+    let engine = Arc::new(Engine::new(
+        store,
+        config.policy.clone(),
+        config.layout,
+        config.node_id,
+    ));
+    let shared = Arc::new(Shared {
+        engine: engine.clone(),
+        auth,
+        port: addr.port(),
+        next_client: AtomicU64::new(1),
+    });
+    let metrics_task = match config.metrics_port {
+        Some(port) => {
+            let l = TcpListener::bind((config.bind.as_str(), port))
+                .await
+                .map_err(|e| format!("cannot listen on metrics port {port}: {e}"))?;
+            tracing::info!(addr = %l.local_addr().map_err(|e| e.to_string())?, "metrics listening");
+            Some(tokio::spawn(http::serve(l, shared.clone())))
+        }
+        None => None,
+    };
+    let stop_persister = Arc::new(Notify::new());
+    let persister = tokio::spawn(engine.clone().persister(stop_persister.clone()));
+    if let Some(path) = &config.port_file {
+        std::fs::write(path, format!("{}\n", addr.port()))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    tracing::info!(%addr, store = kind.name(), "idforge listening");
+
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut conns = JoinSet::new();
+    let mut signals = Signals::new()?;
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    conns.spawn(conn::serve(shared.clone(), stream, stop_rx.clone()));
+                }
+                Err(e) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            signal = signals.next() => {
+                tracing::info!(signal, "shutting down");
+                break;
+            }
+        }
+    }
+    drop(listener);
+    let _ = stop_tx.send(true);
+    let drained = tokio::time::timeout(Duration::from_secs(10), async {
+        while conns.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!("connections did not finish in 10 s; closing them");
+        conns.abort_all();
+    }
+    stop_persister.notify_one();
+    let _ = persister.await;
+    engine.release().await;
+    if let Some(task) = metrics_task {
+        task.abort();
+    }
+    engine.store().close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// SIGTERM and SIGINT.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> Result<Signals, String> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
+        let int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
+        Ok(Signals { term, int })
+    }
+
+    async fn next(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.int.recv() => "SIGINT",
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! Durable storage of high-water marks, users and snowflake clocks, behind one type for SQLite,
+//! PostgreSQL and MySQL/MariaDB (sqlx's `Any` driver; the SQL differs only where the dialects
+//! do).
+//!
+//! Tags live in Meituan Leaf's table, so a team can move from Leaf without moving data:
+//! `leaf_alloc(biz_tag, max_id, step, description, update_time)`. As in Leaf, every id below
+//! `max_id` may have been handed out and none at or above it has been.
+
+use std::time::Duration;
+
+use sqlx::any::{AnyPoolOptions, install_default_drivers};
+use sqlx::{AnyPool, Row};
+
+/// A store failure (connection, SQL or a refused URL), as text for replies and logs.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct StoreError(pub String);
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> StoreError {
+        StoreError(e.to_string())
+    }
+}
+
+/// The result of a store call.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Which database a store talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// SQLite, embedded (`sqlite://path`), with `synchronous=FULL` and a write-ahead log.
+    Sqlite,
+    /// PostgreSQL (`postgres://…`).
+    Postgres,
+    /// MySQL or MariaDB (`mysql://…`).
+    MySql,
+}
+
+impl Kind {
+    /// The kind a URL names.
+    pub fn of(url: &str) -> StoreResult<Kind> {
+        let scheme = url.split(':').next().unwrap_or("");
+        match scheme {
+            "sqlite" => Ok(Kind::Sqlite),
+            "postgres" | "postgresql" => Ok(Kind::Postgres),
+            "mysql" | "mariadb" => Ok(Kind::MySql),
+            _ => Err(StoreError(format!(
+                "unsupported store URL scheme {scheme:?} (sqlite://, postgres://, mysql://)"
+            ))),
+        }
+    }
+
+    /// The name shown in `INFO` and metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Sqlite => "sqlite",
+            Kind::Postgres => "postgres",
+            Kind::MySql => "mysql",
+        }
+    }
+}
+
+/// One row of `leaf_alloc`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TagRow {
+    /// The tag (`biz_tag`).
+    pub tag: String,
+    /// Every id below this may have been issued; none at or above it has been.
+    pub max_id: i64,
+    /// The base step: how many ids one persist reserves at least.
+    pub step: i64,
+    /// Free text.
+    pub description: Option<String>,
+}
+
+/// One user of `idforge_users`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserRow {
+    /// The user name.
+    pub name: String,
+    /// The argon2 PHC string of the password.
+    pub hash: String,
+    /// The permissions, space-separated (`admin`, `alloc:PATTERN`, `read:PATTERN`).
+    pub perms: String,
+}
+
+/// One high-water move in a [`Store::persist`] batch: `tag`'s `max_id` from `old` to `new`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TagMove {
+    /// The tag.
+    pub tag: String,
+    /// The `max_id` this server last wrote or read (the compare of compare-and-set).
+    pub old: i64,
+    /// The new `max_id`.
+    pub new: i64,
+}
+
+const SCHEMA: [&str; 3] = [
+    "CREATE TABLE IF NOT EXISTS leaf_alloc (
+        biz_tag VARCHAR(128) NOT NULL PRIMARY KEY,
+        max_id BIGINT NOT NULL DEFAULT 1,
+        step INT NOT NULL,
+        description VARCHAR(256) DEFAULT NULL,
+        update_time TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)",
+    "CREATE TABLE IF NOT EXISTS idforge_users (
+        name VARCHAR(128) NOT NULL PRIMARY KEY,
+        hash VARCHAR(256) NOT NULL,
+        perms VARCHAR(2048) NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS idforge_clock (
+        name VARCHAR(128) NOT NULL PRIMARY KEY,
+        time_ms BIGINT NOT NULL)",
+];
+
+/// A connection pool to one database, with the schema in place.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: AnyPool,
+    kind: Kind,
+}
+
+impl Store {
+    /// Connects to `url` and creates the tables that are missing.
+    pub async fn open(url: &str) -> StoreResult<Store> {
+        let kind = Kind::of(url)?;
+        install_default_drivers();
+        let mut options = AnyPoolOptions::new()
+            .acquire_timeout(Duration::from_secs(5))
+            .max_connections(if kind == Kind::Sqlite { 2 } else { 4 });
+        if kind == Kind::Sqlite {
+            // Every commit reaches the disk before its ids are served; readers never block it.
+            options = options.after_connect(|conn, _| {
+                Box::pin(async move {
+                    for pragma in [
+                        "PRAGMA journal_mode=WAL",
+                        "PRAGMA synchronous=FULL",
+                        "PRAGMA busy_timeout=5000",
+                    ] {
+                        sqlx::query(pragma).execute(&mut *conn).await?;
+                    }
+                    Ok(())
+                })
+            });
+        }
+        let pool = options.connect(url).await?;
+        let store = Store { pool, kind };
+        for ddl in SCHEMA {
+            sqlx::query(ddl).execute(&store.pool).await?;
+        }
+        Ok(store)
+    }
+
+    /// The database kind.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// `sql` with `?` placeholders in this dialect (`$1, $2, …` for PostgreSQL).
+    fn sql(&self, sql: &str) -> String {
+        if self.kind != Kind::Postgres {
+            return sql.to_owned();
+        }
+        let mut out = String::with_capacity(sql.len() + 8);
+        let mut n = 0;
+        for c in sql.chars() {
+            if c == '?' {
+                n += 1;
+                out.push('$');
+                out.push_str(&n.to_string());
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    /// `INSERT` that does nothing when the key exists.
+    fn insert_ignore(&self, rest: &str) -> String {
+        self.sql(&match self.kind {
+            Kind::Sqlite => format!("INSERT OR IGNORE INTO {rest}"),
+            Kind::Postgres => format!("INSERT INTO {rest} ON CONFLICT DO NOTHING"),
+            Kind::MySql => format!("INSERT IGNORE INTO {rest}"),
+        })
+    }
+
+    /// One tag's row.
+    pub async fn tag(&self, tag: &str) -> StoreResult<Option<TagRow>> {
+        let sql =
+            self.sql("SELECT biz_tag, max_id, step, description FROM leaf_alloc WHERE biz_tag = ?");
+        let row = sqlx::query(&sql)
+            .bind(tag)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| tag_row(&r)).transpose()
+    }
+
+    /// Every tag, sorted by name.
+    pub async fn tags(&self) -> StoreResult<Vec<TagRow>> {
+        let rows = sqlx::query(
+            "SELECT biz_tag, max_id, step, description FROM leaf_alloc ORDER BY biz_tag",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(tag_row).collect()
+    }
+
+    /// Adds a tag; `false` when it exists already (then nothing changes).
+    pub async fn create_tag(&self, row: &TagRow) -> StoreResult<bool> {
+        let sql = self.insert_ignore(
+            "leaf_alloc (biz_tag, max_id, step, description, update_time) \
+             VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)",
+        );
+        let done = sqlx::query(&sql)
+            .bind(&row.tag)
+            .bind(row.max_id)
+            .bind(row.step)
+            .bind(row.description.clone())
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Removes a tag; `false` when there was none.
+    pub async fn drop_tag(&self, tag: &str) -> StoreResult<bool> {
+        let sql = self.sql("DELETE FROM leaf_alloc WHERE biz_tag = ?");
+        let done = sqlx::query(&sql).bind(tag).execute(&self.pool).await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Moves many high-water marks and snowflake clocks in one transaction.
+    ///
+    /// Each tag move is a compare-and-set on `max_id`; the tags whose row did not hold `old`
+    /// (changed by someone else, or dropped) are returned and left as they were. Clocks only
+    /// move forward.
+    pub async fn persist(
+        &self,
+        tags: &[TagMove],
+        clocks: &[(String, i64)],
+    ) -> StoreResult<Vec<String>> {
+        let update_tag = self.sql(
+            "UPDATE leaf_alloc SET max_id = ?, update_time = CURRENT_TIMESTAMP \
+             WHERE biz_tag = ? AND max_id = ?",
+        );
+        let update_clock =
+            self.sql("UPDATE idforge_clock SET time_ms = ? WHERE name = ? AND time_ms <= ?");
+        let insert_clock = self.insert_ignore("idforge_clock (name, time_ms) VALUES (?, ?)");
+        let mut tx = self.pool.begin().await?;
+        let mut conflicts = Vec::new();
+        for m in tags {
+            let done = sqlx::query(&update_tag)
+                .bind(m.new)
+                .bind(&m.tag)
+                .bind(m.old)
+                .execute(&mut *tx)
+                .await?;
+            if done.rows_affected() != 1 {
+                conflicts.push(m.tag.clone());
+            }
+        }
+        for (name, time_ms) in clocks {
+            let done = sqlx::query(&update_clock)
+                .bind(*time_ms)
+                .bind(name)
+                .bind(*time_ms)
+                .execute(&mut *tx)
+                .await?;
+            if done.rows_affected() == 0 {
+                sqlx::query(&insert_clock)
+                    .bind(name)
+                    .bind(*time_ms)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(conflicts)
+    }
+
+    /// The persisted time of a snowflake clock (Unix ms), if it ever ran.
+    pub async fn clock(&self, name: &str) -> StoreResult<Option<i64>> {
+        let sql = self.sql("SELECT time_ms FROM idforge_clock WHERE name = ?");
+        let row = sqlx::query(&sql)
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(|r| r.try_get::<i64, _>(0)).transpose()?)
+    }
+
+    /// Every user.
+    pub async fn users(&self) -> StoreResult<Vec<UserRow>> {
+        let rows = sqlx::query("SELECT name, hash, perms FROM idforge_users ORDER BY name")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(UserRow {
+                    name: r.try_get(0)?,
+                    hash: r.try_get(1)?,
+                    perms: r.try_get(2)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Adds or replaces a user.
+    pub async fn put_user(&self, user: &UserRow) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        let delete = self.sql("DELETE FROM idforge_users WHERE name = ?");
+        sqlx::query(&delete)
+            .bind(&user.name)
+            .execute(&mut *tx)
+            .await?;
+        let insert = self.sql("INSERT INTO idforge_users (name, hash, perms) VALUES (?, ?, ?)");
+        sqlx::query(&insert)
+            .bind(&user.name)
+            .bind(&user.hash)
+            .bind(&user.perms)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Removes a user; `false` when there was none.
+    pub async fn delete_user(&self, name: &str) -> StoreResult<bool> {
+        let sql = self.sql("DELETE FROM idforge_users WHERE name = ?");
+        let done = sqlx::query(&sql).bind(name).execute(&self.pool).await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Whether the database answers.
+    pub async fn ping(&self) -> StoreResult<()> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Closes the pool (waits for connections to finish).
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+fn tag_row(r: &sqlx::any::AnyRow) -> StoreResult<TagRow> {
+    Ok(TagRow {
+        tag: r.try_get(0)?,
+        max_id: r.try_get(1)?,
+        step: r.try_get(2)?,
+        description: r.try_get(3)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn sqlite() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("s.db").display());
+        let store = Store::open(&url).await.unwrap();
+        (dir, store)
+    }
+
+    #[tokio::test]
+    async fn tags_move_by_compare_and_set() {
+        let (_dir, store) = sqlite().await;
+        let row = TagRow {
+            tag: "orders".into(),
+            max_id: 1,
+            step: 100,
+            description: Some("d".into()),
+        };
+        assert!(store.create_tag(&row).await.unwrap());
+        assert!(!store.create_tag(&row).await.unwrap());
+        let m = |old, new| TagMove {
+            tag: "orders".into(),
+            old,
+            new,
+        };
+        assert!(store.persist(&[m(1, 101)], &[]).await.unwrap().is_empty());
+        // A stale compare is a conflict and changes nothing.
+        assert_eq!(store.persist(&[m(1, 201)], &[]).await.unwrap(), ["orders"]);
+        assert_eq!(store.tag("orders").await.unwrap().unwrap().max_id, 101);
+        assert_eq!(store.tags().await.unwrap().len(), 1);
+        assert!(store.drop_tag("orders").await.unwrap());
+        assert_eq!(store.tag("orders").await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn clocks_only_move_forward_and_users_round_trip() {
+        let (_dir, store) = sqlite().await;
+        store.persist(&[], &[("c".into(), 50)]).await.unwrap();
+        store.persist(&[], &[("c".into(), 40)]).await.unwrap();
+        assert_eq!(store.clock("c").await.unwrap(), Some(50));
+        assert_eq!(store.clock("d").await.unwrap(), None);
+        let user = UserRow {
+            name: "u".into(),
+            hash: "h".into(),
+            perms: "admin".into(),
+        };
+        store.put_user(&user).await.unwrap();
+        store.put_user(&user).await.unwrap();
+        assert_eq!(store.users().await.unwrap(), [user]);
+        assert!(store.delete_user("u").await.unwrap());
+        assert!(!store.delete_user("u").await.unwrap());
+    }
+
+    #[test]
+    fn url_schemes() {
+        assert!(Kind::of("redis://x").unwrap_err().0.contains("redis"));
+        assert_eq!(Kind::of("postgresql://x").unwrap(), Kind::Postgres);
+    }
+}

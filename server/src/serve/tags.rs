@@ -1,0 +1,353 @@
+//! Per-tag sequences: `INCR`, `INCRBY`, `GET` and `IDF.TAG`.
+
+use std::time::Instant;
+
+use super::engine::{Engine, lock};
+use super::glob::glob_match;
+use super::store::{StoreError, TagMove, TagRow};
+
+/// One loaded tag.
+#[derive(Debug, Clone)]
+pub(super) struct Tag {
+    /// The next id to hand out.
+    pub next: i64,
+    /// The persisted `max_id`: ids below it may be handed out.
+    pub limit: i64,
+    /// The step stored with the tag.
+    pub base_step: i64,
+    /// The current (dynamic) step.
+    pub step: i64,
+    /// The largest request waiting for more than the cache holds.
+    pub need: i64,
+    /// Asked the persister for more.
+    pub wanted: bool,
+    /// The `max_id` being written, if any.
+    pub in_flight: Option<i64>,
+    /// When the last persist of this tag committed.
+    pub last_persist: Option<Instant>,
+}
+
+impl Tag {
+    fn loaded(row: &TagRow) -> Tag {
+        Tag {
+            next: row.max_id,
+            limit: row.max_id,
+            base_step: row.step.max(1),
+            step: row.step.max(1),
+            need: 0,
+            wanted: false,
+            in_flight: None,
+            last_persist: None,
+        }
+    }
+}
+
+/// Why an allocation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AllocError {
+    /// The range would pass the 64-bit signed maximum.
+    #[error("ERR increment would overflow the tag's 64-bit range")]
+    Overflow,
+    /// The tag does not exist and auto-create is off.
+    #[error("ERR no such tag '{0}' (create it with IDF.TAG CREATE)")]
+    NoTag(String),
+    /// The store failed or did not answer in time.
+    #[error("ERR store unavailable: {0}")]
+    Store(String),
+    /// The server's clock is outside the snowflake layout's range.
+    #[error("ERR clock: {0}")]
+    Clock(String),
+}
+
+impl From<StoreError> for AllocError {
+    fn from(e: StoreError) -> AllocError {
+        AllocError::Store(e.0)
+    }
+}
+
+/// What `IDF.TAG INFO` shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TagInfo {
+    /// The tag.
+    pub tag: String,
+    /// The last id handed out (or skipped): every later id is larger.
+    pub last: i64,
+    /// The persisted `max_id`.
+    pub max_id: i64,
+    /// Ids reserved in the store and not yet handed out.
+    pub cached: i64,
+    /// The stored step.
+    pub step: i64,
+    /// The current dynamic step.
+    pub dynamic_step: i64,
+    /// Free text.
+    pub description: Option<String>,
+}
+
+impl Engine {
+    /// Hands out `n` consecutive ids of `tag`; returns the first. Waits (up to the policy's
+    /// timeout) only when the tag's cache is exhausted.
+    pub async fn alloc(&self, tag: &str, n: i64) -> Result<i64, AllocError> {
+        debug_assert!(n > 0);
+        let deadline = tokio::time::Instant::now() + self.policy.alloc_timeout;
+        loop {
+            let persisted = self.persisted.notified();
+            tokio::pin!(persisted);
+            // The lock is taken and released within this block: never held across an await.
+            let missing = {
+                let mut tags = lock(&self.tags);
+                match tags.get_mut(tag) {
+                    None => true,
+                    Some(t) => {
+                        if n > i64::MAX - t.next {
+                            return Err(AllocError::Overflow);
+                        }
+                        if t.limit - t.next >= n {
+                            let first = t.next;
+                            t.next += n;
+                            let low = t.limit - t.next < t.step / 2 + 1;
+                            let ask = low && !t.wanted && t.in_flight.is_none();
+                            if ask {
+                                t.wanted = true;
+                            }
+                            drop(tags);
+                            if ask {
+                                self.wake.notify_one();
+                            }
+                            self.metrics.ids(n as u64);
+                            return Ok(first);
+                        }
+                        t.need = t.need.max(n);
+                        t.wanted = true;
+                        // Registered before the lock is released, so a persist landing in
+                        // between wakes this request.
+                        persisted.as_mut().enable();
+                        false
+                    }
+                }
+            };
+            if missing {
+                self.load(tag).await?;
+                continue;
+            }
+            self.wake.notify_one();
+            if tokio::time::timeout_at(deadline, persisted).await.is_err() {
+                let why = self
+                    .failing()
+                    .unwrap_or_else(|| "the store did not answer in time".into());
+                return Err(AllocError::Store(why));
+            }
+        }
+    }
+
+    /// Loads `tag` from the store (creating it when the policy allows).
+    async fn load(&self, tag: &str) -> Result<(), AllocError> {
+        let row = match self.store.tag(tag).await? {
+            Some(row) => row,
+            None if self.policy.auto_create => {
+                let row = TagRow {
+                    tag: tag.to_owned(),
+                    max_id: 1,
+                    step: self.policy.default_step,
+                    description: None,
+                };
+                self.store.create_tag(&row).await?;
+                // Another server or tool may have created it first: use what the store holds.
+                self.store
+                    .tag(tag)
+                    .await?
+                    .ok_or_else(|| AllocError::NoTag(tag.to_owned()))?
+            }
+            None => return Err(AllocError::NoTag(tag.to_owned())),
+        };
+        lock(&self.tags)
+            .entry(tag.into())
+            .or_insert_with(|| Tag::loaded(&row));
+        Ok(())
+    }
+
+    /// The last id handed out (every later one is larger), or `None` for an unknown tag.
+    pub async fn last(&self, tag: &str) -> Result<Option<i64>, AllocError> {
+        if let Some(t) = lock(&self.tags).get(tag) {
+            return Ok(Some(t.next - 1));
+        }
+        Ok(self.store.tag(tag).await?.map(|row| row.max_id - 1))
+    }
+
+    /// A tag's state, or `None` for an unknown tag.
+    pub async fn info(&self, tag: &str) -> Result<Option<TagInfo>, AllocError> {
+        let Some(row) = self.store.tag(tag).await? else {
+            return Ok(None);
+        };
+        let mut info = TagInfo {
+            tag: row.tag.clone(),
+            last: row.max_id - 1,
+            max_id: row.max_id,
+            cached: 0,
+            step: row.step,
+            dynamic_step: row.step,
+            description: row.description,
+        };
+        if let Some(t) = lock(&self.tags).get(tag) {
+            info.last = t.next - 1;
+            info.max_id = t.limit;
+            info.cached = (t.limit - t.next).max(0);
+            info.dynamic_step = t.step;
+        }
+        Ok(Some(info))
+    }
+
+    /// Creates a tag whose first id is `start`; `false` when it exists.
+    pub async fn create(
+        &self,
+        tag: &str,
+        step: i64,
+        start: i64,
+        description: Option<String>,
+    ) -> Result<bool, AllocError> {
+        let row = TagRow {
+            tag: tag.to_owned(),
+            max_id: start,
+            step,
+            description,
+        };
+        Ok(self.store.create_tag(&row).await?)
+    }
+
+    /// Forgets a tag (memory and store); `false` when it did not exist. Re-creating it starts
+    /// over from its new start, so this is an administrator's decision.
+    pub async fn drop_tag(&self, tag: &str) -> Result<bool, AllocError> {
+        lock(&self.tags).remove(tag);
+        Ok(self.store.drop_tag(tag).await?)
+    }
+
+    /// Tag names matching a glob pattern, sorted.
+    pub async fn list(&self, pattern: &[u8]) -> Result<Vec<String>, AllocError> {
+        let rows = self.store.tags().await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| r.tag)
+            .filter(|t| glob_match(pattern, t.as_bytes()))
+            .collect())
+    }
+
+    /// (tag, cached ids) of every loaded tag, sorted.
+    pub fn cache_levels(&self) -> Vec<(String, i64)> {
+        let mut levels: Vec<(String, i64)> = lock(&self.tags)
+            .iter()
+            .map(|(name, t)| (name.to_string(), (t.limit - t.next).max(0)))
+            .collect();
+        levels.sort();
+        levels
+    }
+
+    /// Takes the tags that asked for a persist: their new marks, with the dynamic step adjusted.
+    pub(super) fn tag_moves(&self, now: Instant) -> Vec<TagMove> {
+        let policy = &self.policy;
+        let mut moves = Vec::new();
+        for (name, t) in lock(&self.tags).iter_mut() {
+            if !t.wanted || t.in_flight.is_some() {
+                continue;
+            }
+            if let Some(last) = t.last_persist {
+                let gap = now.duration_since(last);
+                if gap < policy.step_interval {
+                    t.step = (t.step.saturating_mul(2)).min(policy.max_step.max(t.base_step));
+                } else if gap > policy.step_interval * 10 {
+                    t.step = (t.step / 2).max(t.base_step);
+                }
+            }
+            let floor = t.limit.max(t.next.saturating_add(t.need));
+            let target = floor.saturating_add(t.step);
+            t.wanted = false;
+            t.need = 0;
+            t.in_flight = Some(target);
+            moves.push(TagMove {
+                tag: name.to_string(),
+                old: t.limit,
+                new: target,
+            });
+        }
+        moves
+    }
+
+    /// Applies committed moves (all but `conflicts`).
+    pub(super) fn tags_persisted(&self, moves: &[TagMove], conflicts: &[String], now: Instant) {
+        let mut tags = lock(&self.tags);
+        for m in moves {
+            let Some(t) = tags.get_mut(m.tag.as_str()) else {
+                continue;
+            };
+            t.in_flight = None;
+            if !conflicts.contains(&m.tag) {
+                t.limit = m.new;
+                t.last_persist = Some(now);
+            }
+        }
+    }
+
+    /// Puts back moves whose transaction failed, to be retried.
+    pub(super) fn tags_unpersisted(&self, moves: &[TagMove]) {
+        let mut tags = lock(&self.tags);
+        for m in moves {
+            if let Some(t) = tags.get_mut(m.tag.as_str()) {
+                t.in_flight = None;
+                t.wanted = true;
+            }
+        }
+    }
+
+    /// A tag's row changed under us (another writer, or it was deleted): continue above both
+    /// what we handed out and what the store holds.
+    pub(super) async fn reload_conflict(&self, tag: &str) {
+        tracing::warn!(
+            tag,
+            "the tag's max_id changed outside this server; reloading"
+        );
+        let row = match self.store.tag(tag).await {
+            Ok(row) => row,
+            Err(e) => {
+                tracing::warn!(tag, error = %e, "reload failed; dropping the tag from memory");
+                // Skipping ahead is safe: reloading later takes the store's mark again, and
+                // the persist's compare-and-set keeps it from going below.
+                lock(&self.tags).remove(tag);
+                return;
+            }
+        };
+        let recreate = {
+            let mut tags = lock(&self.tags);
+            let Some(t) = tags.get_mut(tag) else { return };
+            match &row {
+                Some(row) => {
+                    t.next = t.next.max(row.max_id);
+                    t.limit = row.max_id;
+                    t.wanted = true;
+                    None
+                }
+                None => Some(TagRow {
+                    tag: tag.to_owned(),
+                    max_id: t.next,
+                    step: t.base_step,
+                    description: None,
+                }),
+            }
+        };
+        if let Some(row) = recreate {
+            // Deleted behind our back: put it back above every id handed out, so a later
+            // auto-create cannot start over below them.
+            match self.store.create_tag(&row).await {
+                Ok(_) => {
+                    if let Some(t) = lock(&self.tags).get_mut(tag) {
+                        t.limit = row.max_id;
+                        t.wanted = true;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(tag, error = %e, "could not re-create the tag");
+                    lock(&self.tags).remove(tag);
+                }
+            }
+        }
+        self.wake.notify_one();
+    }
+}
