@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Starts and stops throwaway PostgreSQL and MariaDB servers on 127.0.0.1 for the server's store
+# tests (never mocks). Each gets a fresh data dir under DIR and is stopped by its PID.
+#
+#   ci/services.sh start DIR   # prints `export IDFORGE_TEST_POSTGRES_URL=… IDFORGE_TEST_MYSQL_URL=…`
+#   ci/services.sh stop DIR
+#
+# Ports: $IDFORGE_PG_PORT (55432) and $IDFORGE_MYSQL_PORT (53306). Needs the `services` group of
+# ci/install-deps.sh. PostgreSQL refuses to run as root, so as root it runs as user postgres.
+set -euo pipefail
+
+cmd=${1:?usage: ci/services.sh start|stop DIR}
+dir=$(realpath -m "${2:?usage: ci/services.sh start|stop DIR}")
+pg_port=${IDFORGE_PG_PORT:-55432}
+my_port=${IDFORGE_MYSQL_PORT:-53306}
+
+as_pg() {
+  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+wait_for() { # wait_for SECONDS COMMAND...
+  local deadline=$((SECONDS + $1)); shift
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || return 1
+    sleep 0.2
+  done
+}
+
+start_postgres() {
+  local bin
+  bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+  mkdir -p "$dir/pg"
+  [ "$(id -u)" -ne 0 ] || chown postgres "$dir" "$dir/pg"
+  as_pg "$bin/initdb" -D "$dir/pg/data" --auth=trust -U postgres >"$dir/pg/initdb.log" 2>&1
+  as_pg "$bin/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/log" -w -t 60 start \
+    -o "-p $pg_port -k $dir/pg -c listen_addresses=127.0.0.1 -c fsync=on" >/dev/null
+  head -1 "$dir/pg/data/postmaster.pid" >"$dir/pg.pid"
+  echo "export IDFORGE_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:$pg_port/postgres"
+}
+
+start_mariadb() {
+  mkdir -p "$dir/my"
+  mariadb-install-db --no-defaults --datadir="$dir/my/data" --user="$(id -un)" \
+    --auth-root-authentication-method=normal >"$dir/my/install.log" 2>&1
+  mariadbd --no-defaults --datadir="$dir/my/data" --user="$(id -un)" --port="$my_port" \
+    --bind-address=127.0.0.1 --socket="$dir/my/sock" --pid-file="$dir/my.pid" \
+    --skip-name-resolve >"$dir/my/log" 2>&1 &
+  wait_for 60 mariadb --no-defaults -uroot -h127.0.0.1 -P"$my_port" -e 'SELECT 1' || {
+    cat "$dir/my/log" >&2
+    return 1
+  }
+  mariadb --no-defaults -uroot -h127.0.0.1 -P"$my_port" -e 'CREATE DATABASE IF NOT EXISTS idforge'
+  echo "export IDFORGE_TEST_MYSQL_URL=mysql://root@127.0.0.1:$my_port/idforge"
+}
+
+stop_pid() { # stop_pid FILE: SIGTERM, then SIGKILL after 20 s
+  local file=$1 pid
+  [ -f "$file" ] || return 0
+  pid=$(head -1 "$file")
+  kill "$pid" 2>/dev/null || { rm -f "$file"; return 0; }
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  kill -9 "$pid" 2>/dev/null || true
+  rm -f "$file"
+}
+
+case $cmd in
+  start)
+    mkdir -p "$dir"
+    start_postgres
+    start_mariadb
+    ;;
+  stop)
+    stop_pid "$dir/pg.pid"
+    stop_pid "$dir/my.pid"
+    ;;
+  *)
+    echo "usage: ci/services.sh start|stop DIR" >&2
+    exit 2
+    ;;
+esac

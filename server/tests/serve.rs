@@ -1,0 +1,453 @@
+//! `idforge serve`, run as a process and driven over TCP: bad input, restarts after `kill -9`
+//! and SIGTERM, auth, and the SQL stores (PostgreSQL and MariaDB when `ci/services.sh` started
+//! them and exported their URLs).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A reply, as far as these tests need to tell replies apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Value {
+    Simple(String),
+    Error(String),
+    Int(i64),
+    Bulk(Vec<u8>),
+    Nil,
+    Array(Vec<Value>),
+}
+
+impl Value {
+    fn int(&self) -> i64 {
+        match self {
+            Value::Int(n) => *n,
+            other => panic!("expected an integer, got {other:?}"),
+        }
+    }
+
+    fn error(&self) -> &str {
+        match self {
+            Value::Error(e) => e,
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+}
+
+struct Client {
+    reader: BufReader<TcpStream>,
+}
+
+impl Client {
+    fn connect(port: u16) -> Client {
+        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        Client {
+            reader: BufReader::new(stream),
+        }
+    }
+
+    fn send_raw(&mut self, bytes: &[u8]) {
+        self.reader.get_mut().write_all(bytes).unwrap();
+    }
+
+    fn cmd(&mut self, args: &[&str]) -> Value {
+        let mut req = format!("*{}\r\n", args.len()).into_bytes();
+        for a in args {
+            req.extend_from_slice(format!("${}\r\n{a}\r\n", a.len()).as_bytes());
+        }
+        self.send_raw(&req);
+        self.read()
+    }
+
+    fn read(&mut self) -> Value {
+        let mut line = String::new();
+        self.reader.read_line(&mut line).expect("a reply");
+        assert!(line.ends_with("\r\n"), "reply line {line:?}");
+        let (kind, rest) = line.trim_end().split_at(1);
+        match kind {
+            "+" => Value::Simple(rest.into()),
+            "-" => Value::Error(rest.into()),
+            ":" => Value::Int(rest.parse().unwrap()),
+            "_" => Value::Nil,
+            "$" if rest == "-1" => Value::Nil,
+            "$" => {
+                let mut data = vec![0; rest.parse::<usize>().unwrap() + 2];
+                self.reader.read_exact(&mut data).unwrap();
+                data.truncate(data.len() - 2);
+                Value::Bulk(data)
+            }
+            "*" | "%" => {
+                let n: usize = rest.parse().unwrap();
+                let n = if kind == "%" { 2 * n } else { n };
+                Value::Array((0..n).map(|_| self.read()).collect())
+            }
+            _ => panic!("unexpected reply {line:?}"),
+        }
+    }
+
+    /// Whether the server closed the connection.
+    fn closed(&mut self) -> bool {
+        let mut byte = [0u8; 1];
+        matches!(self.reader.read(&mut byte), Ok(0) | Err(_))
+    }
+}
+
+struct Server {
+    child: Child,
+    port: u16,
+    dir: PathBuf,
+    extra: Vec<String>,
+}
+
+impl Server {
+    fn start(dir: &Path, extra: &[&str]) -> Server {
+        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        Server::spawn(dir.to_path_buf(), extra)
+    }
+
+    fn spawn(dir: PathBuf, extra: Vec<String>) -> Server {
+        let port_file = dir.join("port");
+        let _ = std::fs::remove_file(&port_file);
+        let child = Command::new(env!("CARGO_BIN_EXE_idforge"))
+            .arg("serve")
+            .arg("--port=0")
+            .arg(format!("--port-file={}", port_file.display()))
+            .arg(format!("--data-dir={}", dir.join("data").display()))
+            .args(&extra)
+            .env("IDFORGE_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("idforge serve starts");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let port = loop {
+            if let Ok(text) = std::fs::read_to_string(&port_file) {
+                if let Ok(port) = text.trim().parse() {
+                    break port;
+                }
+            }
+            assert!(Instant::now() < deadline, "the server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        Server {
+            child,
+            port,
+            dir,
+            extra,
+        }
+    }
+
+    fn client(&self) -> Client {
+        Client::connect(self.port)
+    }
+
+    fn signal(&mut self, sig: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let status = self.child.wait().unwrap();
+        if sig == "TERM" {
+            assert!(status.success(), "SIGTERM exit: {status:?}");
+        }
+    }
+
+    /// Stops the server with `sig` and starts it again on the same data.
+    fn restart(mut self, sig: &str) -> Server {
+        self.signal(sig);
+        let (dir, extra) = (self.dir.clone(), std::mem::take(&mut self.extra));
+        std::mem::forget(self);
+        Server::spawn(dir, extra)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn incr_incrby_get_and_the_tag_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    assert_eq!(c.cmd(&["PING"]), Value::Simple("PONG".into()));
+    assert_eq!(c.cmd(&["GET", "orders"]), Value::Nil);
+    assert_eq!(c.cmd(&["INCR", "orders"]).int(), 1);
+    assert_eq!(c.cmd(&["incr", "orders"]).int(), 2);
+    assert_eq!(c.cmd(&["INCRBY", "orders", "1000"]).int(), 1002);
+    assert_eq!(c.cmd(&["GET", "orders"]), Value::Bulk(b"1002".to_vec()));
+    assert_eq!(
+        c.cmd(&["IDF.TAG", "CREATE", "inv", "STEP", "10", "START", "500"]),
+        Value::Simple("OK".into())
+    );
+    assert!(c.cmd(&["IDF.TAG", "CREATE", "inv"]).error().contains("exists"));
+    // A step of 10 means a persist every few ids: still one increasing sequence.
+    let ids: Vec<i64> = (0..100).map(|_| c.cmd(&["INCR", "inv"]).int()).collect();
+    assert_eq!(ids, (500..600).collect::<Vec<_>>());
+    let Value::Array(info) = c.cmd(&["IDF.TAG", "INFO", "inv"]) else {
+        panic!("INFO is a map")
+    };
+    assert_eq!(info[2], Value::Bulk(b"last".to_vec()));
+    assert_eq!(info[3], Value::Int(599));
+    assert_eq!(
+        c.cmd(&["IDF.TAG", "LIST", "in*"]),
+        Value::Array(vec![Value::Bulk(b"inv".to_vec())])
+    );
+    assert_eq!(c.cmd(&["IDF.TAG", "DROP", "inv"]), Value::Int(1));
+    assert_eq!(c.cmd(&["GET", "inv"]), Value::Nil);
+    // RESP3 after HELLO 3: nulls and maps change type.
+    let Value::Array(hello) = c.cmd(&["HELLO", "3"]) else {
+        panic!("HELLO is a map")
+    };
+    assert!(hello.contains(&Value::Bulk(b"idforge".to_vec())));
+    assert_eq!(c.cmd(&["GET", "nothing"]), Value::Nil);
+    assert_eq!(c.cmd(&["CLIENT", "SETNAME", "me"]), Value::Simple("OK".into()));
+    assert_eq!(c.cmd(&["CLIENT", "GETNAME"]), Value::Bulk(b"me".to_vec()));
+    assert_eq!(c.cmd(&["SELECT", "0"]), Value::Simple("OK".into()));
+    assert_eq!(c.cmd(&["QUIT"]), Value::Simple("OK".into()));
+    assert!(c.closed());
+}
+
+#[test]
+fn server_snowflakes_and_decode() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--node-id=7"]);
+    let mut c = server.client();
+    let one = c.cmd(&["IDF.SNOWFLAKE", "events"]).int();
+    let Value::Array(many) = c.cmd(&["IDF.SNOWFLAKE", "events", "COUNT", "5000"]) else {
+        panic!("COUNT gives an array")
+    };
+    let many: Vec<i64> = many.iter().map(Value::int).collect();
+    assert_eq!(many.len(), 5000);
+    assert!(one < many[0] && many.windows(2).all(|w| w[0] < w[1]));
+    let Value::Array(fields) = c.cmd(&["IDF.DECODE", &one.to_string()]) else {
+        panic!("DECODE is a map")
+    };
+    let node = fields.iter().position(|v| *v == Value::Bulk(b"node".to_vec()));
+    assert_eq!(fields[node.unwrap() + 1], Value::Bulk(b"7".to_vec()));
+    let last = *many.last().unwrap();
+    // The persisted time lead survives a crash: later ids are larger.
+    let server = server.restart("KILL");
+    let mut c = server.client();
+    assert!(c.cmd(&["IDF.SNOWFLAKE", "events"]).int() > last);
+    assert!(c.cmd(&["IDF.SNOWFLAKE", "events", "COUNT", "0"]).error().starts_with("ERR"));
+}
+
+#[test]
+fn bad_input_gets_an_error_and_the_server_survives() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    assert_eq!(c.cmd(&["INCRBY", "t", "10"]).int(), 10);
+    // Command errors: the connection stays usable.
+    let table: &[(&[&str], &str)] = &[
+        (&["INCRBY", "t", "-5"], "ERR the count must be a positive integer"),
+        (&["INCRBY", "t", "0"], "ERR the count must be a positive integer"),
+        (&["INCRBY", "t", "9223372036854775807"], "ERR increment would overflow"),
+        (&["INCRBY", "t", "99999999999999999999"], "ERR value is not an integer"),
+        (&["INCRBY", "t", "1.5"], "ERR value is not an integer"),
+        (&["INCR", "bad tag"], "ERR invalid tag"),
+        (&["INCR", ".hidden"], "ERR invalid tag"),
+        (&["INCR"], "ERR wrong number of arguments for 'incr'"),
+        (&["INCR", "t", "x"], "ERR wrong number of arguments for 'incr'"),
+        (&["GET"], "ERR wrong number of arguments for 'get'"),
+        (&["DECR", "t"], "ERR unknown command 'DECR'"),
+        (&["SELECT", "1"], "ERR DB index is out of range"),
+        (&["HELLO", "4"], "NOPROTO"),
+        (&["AUTH", "x"], "ERR AUTH <password> called without any password"),
+        (&["IDF.TAG", "CREATE", "n", "STEP", "0"], "ERR STEP must be between"),
+        (&["IDF.TAG", "FROB"], "ERR unknown subcommand"),
+        (&["IDF.SNOWFLAKE", "s", "COUNT", "100001"], "ERR COUNT must be between"),
+        (&["IDF.DECODE", "zz!"], "ERR not a snowflake"),
+    ];
+    for (args, want) in table {
+        let reply = c.cmd(args);
+        assert!(reply.error().starts_with(want), "{args:?}: {reply:?}");
+    }
+    assert_eq!(c.cmd(&["INCR", "t"]).int(), 11, "no id was taken by the errors");
+    // Protocol errors: an error reply, then the connection closes; the server carries on.
+    let framing: &[&[u8]] = &[
+        b"*1\r\n$99999999\r\n",
+        b"*x\r\n",
+        b"*-5\r\n",
+        b"*2\r\n$4\r\nINCR\r\n$3\r\nabcde\r\n",
+        b"*1\r\n:5\r\n",
+        &[b'A'; 70 * 1024],
+    ];
+    for raw in framing {
+        let mut bad = server.client();
+        bad.send_raw(raw);
+        let reply = bad.read();
+        assert!(reply.error().starts_with("ERR Protocol error"), "{reply:?}");
+        assert!(bad.closed());
+    }
+    // A bulk string split across many writes is still one request.
+    let mut slow = server.client();
+    for b in b"*2\r\n$4\r\nINCR\r\n$1\r\nt\r\n" {
+        slow.send_raw(&[*b]);
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(slow.read().int(), 12);
+    assert_eq!(c.cmd(&["INCR", "t"]).int(), 13);
+}
+
+#[test]
+fn no_duplicates_after_kill_9_and_no_gap_after_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--default-step=100"]);
+    let mut c = server.client();
+    let mut last = 0;
+    for _ in 0..250 {
+        last = c.cmd(&["INCR", "orders"]).int();
+    }
+    assert_eq!(last, 250);
+    let server = server.restart("KILL");
+    let mut c = server.client();
+    let after_crash = c.cmd(&["INCR", "orders"]).int();
+    assert!(after_crash > last, "{after_crash} after {last}");
+    let last = c.cmd(&["INCRBY", "orders", "5000"]).int();
+    // A clean stop gives back the unused cache: the next id follows on.
+    let server = server.restart("TERM");
+    let mut c = server.client();
+    assert_eq!(c.cmd(&["INCR", "orders"]).int(), last + 1);
+}
+
+#[test]
+fn auth_users_and_permissions() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--requirepass=sekret", "--metrics-port=0"]);
+    let mut c = server.client();
+    assert_eq!(c.cmd(&["PING"]), Value::Simple("PONG".into()));
+    assert!(c.cmd(&["INCR", "t"]).error().starts_with("NOAUTH"));
+    assert!(c.cmd(&["AUTH", "wrong"]).error().starts_with("WRONGPASS"));
+    assert_eq!(c.cmd(&["AUTH", "sekret"]), Value::Simple("OK".into()));
+    assert_eq!(c.cmd(&["INCR", "orders:eu"]).int(), 1);
+    let ok = Value::Simple("OK".into());
+    assert_eq!(c.cmd(&["IDF.USER", "SET", "app", "pw1", "alloc:orders*"]), ok);
+    assert_eq!(c.cmd(&["IDF.USER", "SET", "viewer", "pw2", "read:*"]), ok);
+    assert!(c.cmd(&["IDF.USER", "SET", "x", "pw", "write:*"]).error().starts_with("ERR bad permission"));
+
+    let mut app = server.client();
+    assert!(app.cmd(&["AUTH", "app", "pw2"]).error().starts_with("WRONGPASS"));
+    let Value::Array(_) = app.cmd(&["HELLO", "3", "AUTH", "app", "pw1"]) else {
+        panic!("HELLO with AUTH")
+    };
+    assert_eq!(app.cmd(&["INCR", "orders:eu"]).int(), 2);
+    assert!(app.cmd(&["INCR", "users"]).error().starts_with("NOPERM"));
+    assert!(app.cmd(&["IDF.TAG", "DROP", "orders:eu"]).error().starts_with("NOPERM"));
+    assert!(app.cmd(&["IDF.USER", "LIST"]).error().starts_with("NOPERM"));
+
+    let mut viewer = server.client();
+    assert_eq!(viewer.cmd(&["AUTH", "viewer", "pw2"]), ok);
+    assert_eq!(viewer.cmd(&["GET", "orders:eu"]), Value::Bulk(b"2".to_vec()));
+    assert!(viewer.cmd(&["INCR", "orders:eu"]).error().starts_with("NOPERM"));
+
+    // Users live in the store: they survive a restart.
+    let server = server.restart("TERM");
+    let mut app = server.client();
+    assert_eq!(app.cmd(&["AUTH", "app", "pw1"]), ok);
+    assert_eq!(app.cmd(&["INCR", "orders:eu"]).int(), 3);
+    let mut admin = server.client();
+    assert_eq!(admin.cmd(&["AUTH", "default", "sekret"]), ok);
+    assert_eq!(admin.cmd(&["IDF.USER", "DEL", "app"]), Value::Int(1));
+    let mut gone = server.client();
+    assert!(gone.cmd(&["AUTH", "app", "pw1"]).error().starts_with("WRONGPASS"));
+}
+
+/// GET `path` on the metrics port; (status line, body).
+fn http_get(port: u16, path: &str) -> (String, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    (head.lines().next().unwrap().to_owned(), body.to_owned())
+}
+
+#[test]
+fn metrics_and_health_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let metrics_port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let server = Server::start(dir.path(), &[&format!("--metrics-port={metrics_port}")]);
+    let mut c = server.client();
+    c.cmd(&["INCRBY", "orders", "5"]);
+    c.cmd(&["NOPE"]);
+    let (status, body) = http_get(metrics_port, "/metrics");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    for want in [
+        "idforge_requests_total{command=\"incrby\"} 1",
+        "idforge_errors_total{kind=\"usage\"} 1",
+        "idforge_ids_allocated_total 5",
+        "idforge_tag_cached_ids{tag=\"orders\"}",
+        "idforge_persist_seconds_count",
+    ] {
+        assert!(body.contains(want), "{want} missing:\n{body}");
+    }
+    assert_eq!(http_get(metrics_port, "/healthz"), ("HTTP/1.1 200 OK".into(), "ok\n".into()));
+    assert_eq!(http_get(metrics_port, "/nope").0, "HTTP/1.1 404 Not Found");
+}
+
+#[test]
+fn unknown_tags_are_refused_without_auto_create() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--auto-create=false"]);
+    let mut c = server.client();
+    assert!(c.cmd(&["INCR", "nope"]).error().starts_with("ERR no such tag 'nope'"));
+    c.cmd(&["IDF.TAG", "CREATE", "yes"]);
+    assert_eq!(c.cmd(&["INCR", "yes"]).int(), 1);
+}
+
+/// The same restart checks on an external store, when its URL is exported (`ci/services.sh`).
+fn sql_store_round_trip(var: &str) {
+    let Ok(url) = std::env::var(var) else {
+        assert!(
+            std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
+            "{var} is not set but IDFORGE_REQUIRE_SERVICES is"
+        );
+        eprintln!("skipped: {var} is not set (ci/services.sh sets it)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // A tag name of its own per run: the database outlives the test.
+    let tag = format!("t{}", std::process::id());
+    let store = format!("--store={url}");
+    let server = Server::start(dir.path(), &[&store, "--default-step=50"]);
+    let mut c = server.client();
+    let mut last = 0;
+    for _ in 0..120 {
+        let id = c.cmd(&["INCR", &tag]).int();
+        assert!(id > last);
+        last = id;
+    }
+    let server = server.restart("KILL");
+    let mut c = server.client();
+    let id = c.cmd(&["INCR", &tag]).int();
+    assert!(id > last, "{id} after {last}");
+    let last = c.cmd(&["INCRBY", &tag, "1000"]).int();
+    let server = server.restart("TERM");
+    let mut c = server.client();
+    assert_eq!(c.cmd(&["INCR", &tag]).int(), last + 1);
+    assert_eq!(c.cmd(&["IDF.TAG", "DROP", &tag]), Value::Int(1));
+}
+
+#[test]
+fn postgres_store() {
+    sql_store_round_trip("IDFORGE_TEST_POSTGRES_URL");
+}
+
+#[test]
+fn mysql_store() {
+    sql_store_round_trip("IDFORGE_TEST_MYSQL_URL");
+}
