@@ -3,13 +3,15 @@
 # no-op on a machine that has them). Debian/Ubuntu (apt-get); run as root or with sudo.
 #
 #   ci/install-deps.sh GROUP...     groups: c (C tests), bench-c (C benchmark), node (only when
-#                                   no node/npm is on PATH)
+#                                   no node/npm is on PATH), services (PostgreSQL, MariaDB and
+#                                   Redis servers and clients, for the server's tests and bench)
 set -euo pipefail
 
 declare -A PACKAGES=(
   [c]="gcc g++ make pkg-config valgrind python3"
   [bench-c]="gcc pkg-config libbson-dev"
   [node]="nodejs npm util-linux"
+  [services]="postgresql mariadb-server mariadb-client redis-server redis-tools"
 )
 
 missing=()

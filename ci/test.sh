@@ -2,7 +2,7 @@
 # The one test command of idforge: `ci/test.sh` runs every step; `ci/test.sh clippy test` runs only
 # the named steps (in the fixed order below). Run from anywhere inside the repository.
 #
-# Steps: fmt generated clippy test ctest python node loom nostd doc. Every selected step runs even when an earlier one failed; a
+# Steps: fmt generated clippy test server ctest python node loom nostd fuzz doc. Every selected step runs even when an earlier one failed; a
 # summary follows, and the exit status is non-zero if any step failed. A step whose input does not
 # exist yet (loom without core/tests/loom.rs) is reported as skipped.
 set -euo pipefail
@@ -12,7 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-auto}"
 
-STEPS=(fmt generated clippy test ctest python node loom nostd doc)
+STEPS=(fmt generated clippy test server ctest python node loom nostd fuzz doc)
 
 usage() {
   cat <<EOF
@@ -23,6 +23,9 @@ Runs the named steps, or all of them: ${STEPS[*]}
   generated  ci/check-generated.sh: committed generated files (include/idforge.h) match
   clippy  cargo clippy --workspace --all-targets --locked -- -D warnings
   test    cargo test --workspace --locked
+  server  the segment server against real services: ci/services.sh starts PostgreSQL and
+          MariaDB on 127.0.0.1 (the store tests must then run); ci/server-clients.sh (redis-cli,
+          redis-py, ioredis); ci/crash-harness.sh (kill -9 and SIGTERM, 50 cycles each)
   ctest   C tests (bindings/c/tests/run.sh: .so, .a, C++, valgrind, ASan) and examples/c
   python  pip install ./python into a venv (maturin builds the pyo3 module), then pytest
           (with pymongo, for the bson.ObjectId interop tests), mypy.stubtest on the stubs and
@@ -33,6 +36,7 @@ Runs the named steps, or all of them: ${STEPS[*]}
           empty project, with require() and import
   loom    loom models: RUSTFLAGS="--cfg loom" cargo test -p idforge-core --release --test loom
   nostd   build ci/nostd-check: idforge-core linked into a no_std, no-alloc staticlib
+  fuzz    ci/fuzz.sh: the libFuzzer targets in fuzz/ (RESP parser), FUZZ_SECONDS (60) each
   doc     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 Target dir: \$CARGO_TARGET_DIR (default \$HOME/.cache/idforge/target; now $CARGO_TARGET_DIR).
 EOF
@@ -82,6 +86,26 @@ step_clippy() {
 
 step_test() {
   cargo test --workspace --locked
+}
+
+step_server() {
+  bash ci/install-deps.sh services
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || bash ci/install-deps.sh node
+  cargo build -p idforge-server --locked
+  local svc
+  svc="$(mktemp -d)"
+  # Stopped by PID whatever happens below.
+  trap 'bash ci/services.sh stop "'"$svc"'"; rm -rf "'"$svc"'"' EXIT
+  bash ci/services.sh start "$svc" >"$svc/env"
+  # shellcheck source=/dev/null
+  . "$svc/env"
+  IDFORGE_REQUIRE_SERVICES=1 cargo test -p idforge-server --locked --test serve
+  bash ci/server-clients.sh "$CARGO_TARGET_DIR/debug/idforge"
+  bash ci/crash-harness.sh "$CARGO_TARGET_DIR/debug/idforge"
+}
+
+step_fuzz() {
+  bash ci/fuzz.sh
 }
 
 step_python() {
