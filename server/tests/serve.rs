@@ -189,7 +189,11 @@ fn incr_incrby_get_and_the_tag_commands() {
         c.cmd(&["IDF.TAG", "CREATE", "inv", "STEP", "10", "START", "500"]),
         Value::Simple("OK".into())
     );
-    assert!(c.cmd(&["IDF.TAG", "CREATE", "inv"]).error().contains("exists"));
+    assert!(
+        c.cmd(&["IDF.TAG", "CREATE", "inv"])
+            .error()
+            .contains("exists")
+    );
     // A step of 10 means a persist every few ids: still one increasing sequence.
     let ids: Vec<i64> = (0..100).map(|_| c.cmd(&["INCR", "inv"]).int()).collect();
     assert_eq!(ids, (500..600).collect::<Vec<_>>());
@@ -210,7 +214,10 @@ fn incr_incrby_get_and_the_tag_commands() {
     };
     assert!(hello.contains(&Value::Bulk(b"idforge".to_vec())));
     assert_eq!(c.cmd(&["GET", "nothing"]), Value::Nil);
-    assert_eq!(c.cmd(&["CLIENT", "SETNAME", "me"]), Value::Simple("OK".into()));
+    assert_eq!(
+        c.cmd(&["CLIENT", "SETNAME", "me"]),
+        Value::Simple("OK".into())
+    );
     assert_eq!(c.cmd(&["CLIENT", "GETNAME"]), Value::Bulk(b"me".to_vec()));
     assert_eq!(c.cmd(&["SELECT", "0"]), Value::Simple("OK".into()));
     assert_eq!(c.cmd(&["QUIT"]), Value::Simple("OK".into()));
@@ -232,14 +239,20 @@ fn server_snowflakes_and_decode() {
     let Value::Array(fields) = c.cmd(&["IDF.DECODE", &one.to_string()]) else {
         panic!("DECODE is a map")
     };
-    let node = fields.iter().position(|v| *v == Value::Bulk(b"node".to_vec()));
+    let node = fields
+        .iter()
+        .position(|v| *v == Value::Bulk(b"node".to_vec()));
     assert_eq!(fields[node.unwrap() + 1], Value::Bulk(b"7".to_vec()));
     let last = *many.last().unwrap();
     // The persisted time lead survives a crash: later ids are larger.
     let server = server.restart("KILL");
     let mut c = server.client();
     assert!(c.cmd(&["IDF.SNOWFLAKE", "events"]).int() > last);
-    assert!(c.cmd(&["IDF.SNOWFLAKE", "events", "COUNT", "0"]).error().starts_with("ERR"));
+    assert!(
+        c.cmd(&["IDF.SNOWFLAKE", "events", "COUNT", "0"])
+            .error()
+            .starts_with("ERR")
+    );
 }
 
 #[test]
@@ -250,30 +263,58 @@ fn bad_input_gets_an_error_and_the_server_survives() {
     assert_eq!(c.cmd(&["INCRBY", "t", "10"]).int(), 10);
     // Command errors: the connection stays usable.
     let table: &[(&[&str], &str)] = &[
-        (&["INCRBY", "t", "-5"], "ERR the count must be a positive integer"),
-        (&["INCRBY", "t", "0"], "ERR the count must be a positive integer"),
-        (&["INCRBY", "t", "9223372036854775807"], "ERR increment would overflow"),
-        (&["INCRBY", "t", "99999999999999999999"], "ERR value is not an integer"),
+        (
+            &["INCRBY", "t", "-5"],
+            "ERR the count must be a positive integer",
+        ),
+        (
+            &["INCRBY", "t", "0"],
+            "ERR the count must be a positive integer",
+        ),
+        (
+            &["INCRBY", "t", "9223372036854775807"],
+            "ERR increment would overflow",
+        ),
+        (
+            &["INCRBY", "t", "99999999999999999999"],
+            "ERR value is not an integer",
+        ),
         (&["INCRBY", "t", "1.5"], "ERR value is not an integer"),
         (&["INCR", "bad tag"], "ERR invalid tag"),
         (&["INCR", ".hidden"], "ERR invalid tag"),
         (&["INCR"], "ERR wrong number of arguments for 'incr'"),
-        (&["INCR", "t", "x"], "ERR wrong number of arguments for 'incr'"),
+        (
+            &["INCR", "t", "x"],
+            "ERR wrong number of arguments for 'incr'",
+        ),
         (&["GET"], "ERR wrong number of arguments for 'get'"),
         (&["DECR", "t"], "ERR unknown command 'DECR'"),
         (&["SELECT", "1"], "ERR DB index is out of range"),
         (&["HELLO", "4"], "NOPROTO"),
-        (&["AUTH", "x"], "ERR AUTH <password> called without any password"),
-        (&["IDF.TAG", "CREATE", "n", "STEP", "0"], "ERR STEP must be between"),
+        (
+            &["AUTH", "x"],
+            "ERR AUTH <password> called without any password",
+        ),
+        (
+            &["IDF.TAG", "CREATE", "n", "STEP", "0"],
+            "ERR STEP must be between",
+        ),
         (&["IDF.TAG", "FROB"], "ERR unknown subcommand"),
-        (&["IDF.SNOWFLAKE", "s", "COUNT", "100001"], "ERR COUNT must be between"),
+        (
+            &["IDF.SNOWFLAKE", "s", "COUNT", "100001"],
+            "ERR COUNT must be between",
+        ),
         (&["IDF.DECODE", "zz!"], "ERR not a snowflake"),
     ];
     for (args, want) in table {
         let reply = c.cmd(args);
         assert!(reply.error().starts_with(want), "{args:?}: {reply:?}");
     }
-    assert_eq!(c.cmd(&["INCR", "t"]).int(), 11, "no id was taken by the errors");
+    assert_eq!(
+        c.cmd(&["INCR", "t"]).int(),
+        11,
+        "no id was taken by the errors"
+    );
     // Protocol errors: an error reply, then the connection closes; the server carries on.
     let framing: &[&[u8]] = &[
         b"*1\r\n$99999999\r\n",
@@ -332,24 +373,47 @@ fn auth_users_and_permissions() {
     assert_eq!(c.cmd(&["AUTH", "sekret"]), Value::Simple("OK".into()));
     assert_eq!(c.cmd(&["INCR", "orders:eu"]).int(), 1);
     let ok = Value::Simple("OK".into());
-    assert_eq!(c.cmd(&["IDF.USER", "SET", "app", "pw1", "alloc:orders*"]), ok);
+    assert_eq!(
+        c.cmd(&["IDF.USER", "SET", "app", "pw1", "alloc:orders*"]),
+        ok
+    );
     assert_eq!(c.cmd(&["IDF.USER", "SET", "viewer", "pw2", "read:*"]), ok);
-    assert!(c.cmd(&["IDF.USER", "SET", "x", "pw", "write:*"]).error().starts_with("ERR bad permission"));
+    assert!(
+        c.cmd(&["IDF.USER", "SET", "x", "pw", "write:*"])
+            .error()
+            .starts_with("ERR bad permission")
+    );
 
     let mut app = server.client();
-    assert!(app.cmd(&["AUTH", "app", "pw2"]).error().starts_with("WRONGPASS"));
+    assert!(
+        app.cmd(&["AUTH", "app", "pw2"])
+            .error()
+            .starts_with("WRONGPASS")
+    );
     let Value::Array(_) = app.cmd(&["HELLO", "3", "AUTH", "app", "pw1"]) else {
         panic!("HELLO with AUTH")
     };
     assert_eq!(app.cmd(&["INCR", "orders:eu"]).int(), 2);
     assert!(app.cmd(&["INCR", "users"]).error().starts_with("NOPERM"));
-    assert!(app.cmd(&["IDF.TAG", "DROP", "orders:eu"]).error().starts_with("NOPERM"));
+    assert!(
+        app.cmd(&["IDF.TAG", "DROP", "orders:eu"])
+            .error()
+            .starts_with("NOPERM")
+    );
     assert!(app.cmd(&["IDF.USER", "LIST"]).error().starts_with("NOPERM"));
 
     let mut viewer = server.client();
     assert_eq!(viewer.cmd(&["AUTH", "viewer", "pw2"]), ok);
-    assert_eq!(viewer.cmd(&["GET", "orders:eu"]), Value::Bulk(b"2".to_vec()));
-    assert!(viewer.cmd(&["INCR", "orders:eu"]).error().starts_with("NOPERM"));
+    assert_eq!(
+        viewer.cmd(&["GET", "orders:eu"]),
+        Value::Bulk(b"2".to_vec())
+    );
+    assert!(
+        viewer
+            .cmd(&["INCR", "orders:eu"])
+            .error()
+            .starts_with("NOPERM")
+    );
 
     // Users live in the store: they survive a restart.
     let server = server.restart("TERM");
@@ -360,7 +424,11 @@ fn auth_users_and_permissions() {
     assert_eq!(admin.cmd(&["AUTH", "default", "sekret"]), ok);
     assert_eq!(admin.cmd(&["IDF.USER", "DEL", "app"]), Value::Int(1));
     let mut gone = server.client();
-    assert!(gone.cmd(&["AUTH", "app", "pw1"]).error().starts_with("WRONGPASS"));
+    assert!(
+        gone.cmd(&["AUTH", "app", "pw1"])
+            .error()
+            .starts_with("WRONGPASS")
+    );
 }
 
 /// GET `path` on the metrics port; (status line, body).
@@ -395,7 +463,10 @@ fn metrics_and_health_over_http() {
     ] {
         assert!(body.contains(want), "{want} missing:\n{body}");
     }
-    assert_eq!(http_get(metrics_port, "/healthz"), ("HTTP/1.1 200 OK".into(), "ok\n".into()));
+    assert_eq!(
+        http_get(metrics_port, "/healthz"),
+        ("HTTP/1.1 200 OK".into(), "ok\n".into())
+    );
     assert_eq!(http_get(metrics_port, "/nope").0, "HTTP/1.1 404 Not Found");
 }
 
@@ -404,7 +475,11 @@ fn unknown_tags_are_refused_without_auto_create() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path(), &["--auto-create=false"]);
     let mut c = server.client();
-    assert!(c.cmd(&["INCR", "nope"]).error().starts_with("ERR no such tag 'nope'"));
+    assert!(
+        c.cmd(&["INCR", "nope"])
+            .error()
+            .starts_with("ERR no such tag 'nope'")
+    );
     c.cmd(&["IDF.TAG", "CREATE", "yes"]);
     assert_eq!(c.cmd(&["INCR", "yes"]).int(), 1);
 }

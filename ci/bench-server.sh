@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The segment server against a real redis-server on the same machine, with identical
+# redis-benchmark flags: INCR and `INCRBY orders 1000`, -c 1 and 50, -P 1 and 16. Redis runs twice:
+# in memory (no persistence) and with `appendonly yes, appendfsync always` (every write on disk
+# before the reply, the durability idforge gives). Loopback only; every server is stopped by PID.
+# Writes the table and ratios to BENCHMARKS.md between <!-- serverbench:begin/end -->.
+#
+#   ci/bench-server.sh            (BENCH_N=50000 requests per run, times -P)
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
+bash ci/install-deps.sh services
+cargo build --release --locked -p idforge-server
+bin="$CARGO_TARGET_DIR/release/idforge"
+n=${BENCH_N:-50000}
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 100); do redis-cli -p "$1" PING >/dev/null 2>&1 && return 0; sleep 0.1; done; return 1; }
+
+declare -A port
+port[idforge]=$(free_port)
+# One worker thread, as Redis has one: the other core runs redis-benchmark.
+"$bin" serve --port "${port[idforge]}" --data-dir "$work/idforge" --threads 1 --log warn &
+pids+=($!)
+port[redis-memory]=$(free_port)
+redis-server --port "${port[redis-memory]}" --bind 127.0.0.1 --save '' --appendonly no \
+  --dir "$work" --daemonize no --logfile "$work/redis-memory.log" &
+pids+=($!)
+mkdir -p "$work/aof"
+port[redis-fsync]=$(free_port)
+redis-server --port "${port[redis-fsync]}" --bind 127.0.0.1 --save '' --appendonly yes \
+  --appendfsync always --dir "$work/aof" --daemonize no --logfile "$work/redis-fsync.log" &
+pids+=($!)
+for s in idforge redis-memory redis-fsync; do wait_port "${port[$s]}"; done
+
+results="$work/results.csv"
+# Interleaved (each configuration on the three servers back to back), so drift in the machine's
+# speed falls on all three alike.
+for c in 1 50; do
+  for p in 1 16; do
+    for cmd in INCR INCRBY; do
+      for s in idforge redis-memory redis-fsync; do
+        if [ "$cmd" = INCR ]; then args=(INCR orders); else args=(INCRBY orders 1000); fi
+        rps=$(redis-benchmark -p "${port[$s]}" -n $((n * p)) -c "$c" -P "$p" --csv "${args[@]}" \
+          | tail -1 | cut -d, -f2 | tr -d '"')
+        echo "$s,$cmd,$c,$p,$rps" | tee -a "$results"
+      done
+    done
+  done
+done
+
+python3 - "$results" BENCHMARKS.md "$(redis-server --version | cut -d' ' -f3)" "$(nproc)" <<'PY'
+import sys, re
+rows = [l.strip().split(",") for l in open(sys.argv[1]) if l.strip()]
+rps = {(s, cmd, c, p): float(v) for s, cmd, c, p, v in rows}
+configs = sorted({(cmd, c, p) for _, cmd, c, p, _ in rows}, key=lambda k: (k[0], int(k[1]), int(k[2])))
+out = ["| command | -c | -P | idforge req/s | redis (memory) req/s | redis (fsync always) req/s "
+       "| ÷ memory | ÷ fsync always |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+worst = {}
+for cmd, c, p in configs:
+    ours = rps[("idforge", cmd, c, p)]
+    mem = rps[("redis-memory", cmd, c, p)]
+    fs = rps[("redis-fsync", cmd, c, p)]
+    out.append(f"| {'INCRBY orders 1000' if cmd == 'INCRBY' else 'INCR orders'} | {c} | {p} "
+               f"| {ours:,.0f} | {mem:,.0f} | {fs:,.0f} | {ours / mem:.2f}× | {ours / fs:.2f}× |")
+    worst.setdefault(("INCR", "mem"), []).append(ours / mem) if cmd == "INCR" else None
+    worst.setdefault(("INCRBY", "fsync"), []).append(ours / fs) if cmd == "INCRBY" else None
+incr = min(worst[("INCR", "mem")])
+incrby = min(worst[("INCRBY", "fsync")])
+out += ["", "| target | worst ratio over the 4 configurations | verdict |", "| --- | ---: | --- |",
+        f"| INCR ≥ 1.0× in-memory Redis | {incr:.2f}× | {'PASS' if incr >= 1 else 'MISS'} |",
+        f"| INCRBY 1000 ≥ 2× Redis with appendfsync always | {incrby:.2f}× | {'PASS' if incrby >= 2 else 'MISS'} |",
+        "", f"redis-server {sys.argv[3]}, {sys.argv[4]} CPUs shared by the server and redis-benchmark; "
+        "idforge on the embedded SQLite store (synchronous=FULL), one worker thread (`--threads 1`) as Redis has one. Command: `bash ci/bench-server.sh`."]
+text = "\n".join(out)
+print(text)
+md = open(sys.argv[2]).read()
+block = f"<!-- serverbench:begin -->\n{text}\n<!-- serverbench:end -->"
+if "<!-- serverbench:begin -->" in md:
+    md = re.sub(r"<!-- serverbench:begin -->.*<!-- serverbench:end -->", lambda m: block, md, flags=re.S)
+else:
+    md += "\n## Segment server (`ci/bench-server.sh`)\n\n" + block + "\n"
+open(sys.argv[2], "w").write(md)
+PY
