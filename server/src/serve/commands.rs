@@ -159,20 +159,11 @@ pub(super) fn text(arg: &[u8]) -> Result<&str, (ErrorKind, String)> {
     std::str::from_utf8(arg).map_err(|_| usage("ERR argument is not valid UTF-8"))
 }
 
-/// A tag or snowflake name: 1-128 characters of `A-Za-z0-9_-.:`, not starting with '.'.
+/// A tag or snowflake name, by the runtime's rule for tags (safe as a file name and a key).
 pub(super) fn tag(arg: &[u8]) -> Result<&str, (ErrorKind, String)> {
-    let ok = !arg.is_empty()
-        && arg.len() <= 128
-        && arg[0] != b'.'
-        && arg
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || b"_-.:".contains(b));
-    if !ok {
-        return Err(usage(
-            "ERR invalid tag: 1-128 characters of A-Za-z0-9_-.: not starting with '.'",
-        ));
-    }
-    text(arg)
+    let name = text(arg)?;
+    idforge::source::validate_tag(name).map_err(|e| usage(format!("ERR invalid tag: {e}")))?;
+    Ok(name)
 }
 
 /// A decimal integer as Redis reads it.
@@ -184,18 +175,24 @@ pub(super) fn int(arg: &[u8]) -> Result<i64, (ErrorKind, String)> {
         .ok_or_else(|| usage("ERR value is not an integer or out of range"))
 }
 
-fn require(s: &Session, right: Right, tag: &str, cmd: Cmd) -> Outcome {
-    match &s.perms {
-        Some(p) if p.allows(right, tag) => Ok(()),
-        _ => Err((
-            ErrorKind::Auth,
-            format!(
-                "NOPERM User {} has no permissions to run the '{}' command on '{tag}'",
-                s.user,
-                cmd.name()
-            ),
-        )),
+/// Checks the session's rights: `right` on `tag`, or administrator rights when `right` is
+/// `None`. `cmd` names the command in the `NOPERM` error.
+pub(super) fn require(s: &Session, right: Option<Right>, tag: &str, cmd: &str) -> Outcome {
+    let ok = match (&s.perms, right) {
+        (Some(p), Some(r)) => p.allows(r, tag),
+        (Some(p), None) => p.is_admin(),
+        (None, _) => false,
+    };
+    if ok {
+        return Ok(());
     }
+    Err((
+        ErrorKind::Auth,
+        format!(
+            "NOPERM User {} has no permissions to run the '{cmd}' command",
+            s.user
+        ),
+    ))
 }
 
 async fn run(
@@ -220,7 +217,7 @@ async fn run(
             if count < 1 {
                 return Err(usage("ERR the count must be a positive integer"));
             }
-            require(s, Right::Alloc, tag, cmd)?;
+            require(s, Some(Right::Alloc), tag, cmd.name())?;
             let first = shared.engine.alloc(tag, count).await.map_err(alloc_error)?;
             out.int(first + (count - 1));
         }
@@ -229,7 +226,7 @@ async fn run(
                 return Err(arity(cmd));
             }
             let tag = tag(args[1])?;
-            require(s, Right::Read, tag, cmd)?;
+            require(s, Some(Right::Read), tag, cmd.name())?;
             match shared.engine.last(tag).await.map_err(alloc_error)? {
                 Some(last) => out.bulk(itoa::Buffer::new().format(last).as_bytes()),
                 None => out.null(),

@@ -3,7 +3,7 @@
 use super::Shared;
 use super::auth::{Perms, Right};
 use super::commands::{
-    Cmd, MAX_SNOWFLAKE_COUNT, Session, int, tag as name, text as arg_text, usage,
+    Cmd, MAX_SNOWFLAKE_COUNT, Session, int, require, tag as name, text as arg_text, usage,
 };
 use super::metrics::ErrorKind;
 use super::resp::Reply;
@@ -29,25 +29,6 @@ fn positive(arg: &[u8], what: &str, max: i64) -> Result<i64, Failure> {
     Ok(n)
 }
 
-fn check(s: &Session, right: Option<Right>, tag: &str, cmd: &str) -> Result<(), Failure> {
-    let ok = match (&s.perms, right) {
-        (Some(p), Some(r)) => p.allows(r, tag),
-        (Some(p), None) => p.is_admin(),
-        (None, _) => false,
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err((
-            ErrorKind::Auth,
-            format!(
-                "NOPERM User {} has no permissions to run the '{cmd}' command",
-                s.user
-            ),
-        ))
-    }
-}
-
 /// `IDF.TAG CREATE tag [STEP n] [START n] [DESC text] | INFO tag | LIST [pattern] | DROP tag`.
 pub async fn tag_command(
     shared: &Shared,
@@ -63,7 +44,7 @@ pub async fn tag_command(
     match (sub.as_slice(), args.len()) {
         (b"CREATE", 3..) => {
             let tag = name(args[2])?;
-            check(s, None, tag, "idf.tag|create")?;
+            require(s, None, tag, "idf.tag|create")?;
             let (mut step, mut start, mut desc) = (engine.policy().default_step, 1, None);
             let mut i = 3;
             while i < args.len() {
@@ -90,7 +71,7 @@ pub async fn tag_command(
         }
         (b"INFO", 3) => {
             let tag = name(args[2])?;
-            check(s, Some(Right::Read), tag, "idf.tag|info")?;
+            require(s, Some(Right::Read), tag, "idf.tag|info")?;
             let Some(info) = engine.info(tag).await.map_err(store)? else {
                 out.null();
                 return Ok(());
@@ -128,7 +109,7 @@ pub async fn tag_command(
         }
         (b"DROP", 3) => {
             let tag = name(args[2])?;
-            check(s, None, tag, "idf.tag|drop")?;
+            require(s, None, tag, "idf.tag|drop")?;
             let dropped = engine.drop_tag(tag).await.map_err(store)?;
             out.int(i64::from(dropped));
         }
@@ -161,7 +142,7 @@ pub async fn snowflake(
         }
     };
     let name = name(args[1])?;
-    check(s, Some(Right::Alloc), name, Cmd::IdfSnowflake.name())?;
+    require(s, Some(Right::Alloc), name, Cmd::IdfSnowflake.name())?;
     let mut ids = Vec::with_capacity(count.unwrap_or(1));
     shared
         .engine
@@ -219,7 +200,7 @@ pub async fn user(
     args: &[&[u8]],
     out: &mut Reply,
 ) -> Result<(), Failure> {
-    check(s, None, "", "idf.user")?;
+    require(s, None, "", "idf.user")?;
     let sub = args
         .get(1)
         .map(|a| a.to_ascii_uppercase())

@@ -18,8 +18,13 @@ pub fn text(shared: &Shared, section: Option<&[u8]>) -> String {
     let engine = &shared.engine;
     let metrics = engine.metrics();
     let mut out = String::new();
+    // `# Section` headers and `key:value` lines.
     let mut line = |k: &str, v: &dyn std::fmt::Display| {
-        let _ = write!(out, "{k}:{v}\r\n");
+        let _ = if k.starts_with('#') {
+            write!(out, "{k}\r\n")
+        } else {
+            write!(out, "{k}:{v}\r\n")
+        };
     };
     if want("server") {
         line("# Server", &"");
@@ -56,5 +61,5 @@ pub fn text(shared: &Shared, section: Option<&[u8]>) -> String {
         line("# Keyspace", &"");
         line("loaded_tags", &engine.cache_levels().len());
     }
-    out.replace(":\r\n", "\r\n")
+    out
 }
