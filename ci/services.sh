@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
-# Starts and stops throwaway PostgreSQL and MariaDB servers on 127.0.0.1 for the server's store
-# tests (never mocks). Each gets a fresh data dir under DIR and is stopped by its PID.
+# Starts and stops throwaway PostgreSQL, MariaDB and Redis servers on 127.0.0.1 (and, when
+# IDFORGE_BIN names the idforge binary, an `idforge serve`) for the tests of the server and of the
+# segment sources in every language (never mocks). Each gets a fresh data dir under DIR and is
+# stopped by its PID.
 #
-#   ci/services.sh start DIR   # prints `export IDFORGE_TEST_POSTGRES_URL=… IDFORGE_TEST_MYSQL_URL=…`
+#   ci/services.sh start DIR   # prints `export IDFORGE_TEST_POSTGRES_URL=…` lines: _MYSQL_URL,
+#                              # _REDIS_URL, and _IDFORGE_URL (with the password in it)
 #   ci/services.sh stop DIR
 #
-# Ports: $IDFORGE_PG_PORT (55432) and $IDFORGE_MYSQL_PORT (53306). Needs the `services` group of
-# ci/install-deps.sh. PostgreSQL refuses to run as root, so as root it runs as user postgres.
+# Ports: $IDFORGE_PG_PORT (55432), $IDFORGE_MYSQL_PORT (53306), $IDFORGE_REDIS_PORT (56379),
+# $IDFORGE_SERVE_PORT (57379). Needs the `services` group of ci/install-deps.sh. PostgreSQL
+# refuses to run as root, so as root it runs as user postgres.
 set -euo pipefail
 
 cmd=${1:?usage: ci/services.sh start|stop DIR}
 dir=$(realpath -m "${2:?usage: ci/services.sh start|stop DIR}")
 pg_port=${IDFORGE_PG_PORT:-55432}
 my_port=${IDFORGE_MYSQL_PORT:-53306}
+redis_port=${IDFORGE_REDIS_PORT:-56379}
+serve_port=${IDFORGE_SERVE_PORT:-57379}
 
 as_pg() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
@@ -53,6 +59,29 @@ start_mariadb() {
   echo "export IDFORGE_TEST_MYSQL_URL=mysql://root@127.0.0.1:$my_port/idforge"
 }
 
+start_redis() {
+  mkdir -p "$dir/redis"
+  redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$dir/redis" --save "" \
+    --appendonly no --daemonize yes --pidfile "$dir/redis.pid" --logfile "$dir/redis/log"
+  wait_for 30 redis-cli -p "$redis_port" PING || {
+    cat "$dir/redis/log" >&2
+    return 1
+  }
+  echo "export IDFORGE_TEST_REDIS_URL=redis://127.0.0.1:$redis_port"
+}
+
+start_idforge() {
+  mkdir -p "$dir/idforge"
+  "$IDFORGE_BIN" serve --port "$serve_port" --data-dir "$dir/idforge" --requirepass idfpass \
+    >"$dir/idforge/log" 2>&1 &
+  echo $! >"$dir/idforge.pid"
+  wait_for 30 redis-cli -p "$serve_port" -a idfpass --no-auth-warning PING || {
+    cat "$dir/idforge/log" >&2
+    return 1
+  }
+  echo "export IDFORGE_TEST_IDFORGE_URL=idforge://default:idfpass@127.0.0.1:$serve_port"
+}
+
 stop_pid() { # stop_pid FILE: SIGTERM, then SIGKILL after 20 s
   local file=$1 pid
   [ -f "$file" ] || return 0
@@ -68,10 +97,14 @@ case $cmd in
     mkdir -p "$dir"
     start_postgres
     start_mariadb
+    start_redis
+    if [ -n "${IDFORGE_BIN:-}" ]; then start_idforge; fi
     ;;
   stop)
     stop_pid "$dir/pg.pid"
     stop_pid "$dir/my.pid"
+    stop_pid "$dir/redis.pid"
+    stop_pid "$dir/idforge.pid"
     ;;
   *)
     echo "usage: ci/services.sh start|stop DIR" >&2

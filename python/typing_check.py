@@ -2,7 +2,7 @@
 import datetime
 import uuid
 from array import array
-from typing import Tuple
+from typing import Optional, Tuple
 
 import idforge
 
@@ -28,6 +28,12 @@ generated: idforge.Flake128 = idforge.Flake128Generator().next()
 
 seg: idforge.Segments = idforge.Segments("memory:", "orders", step=100)
 seg_ids: "array[int]" = seg.next_many(5)
+maybe_id: Optional[int] = seg.try_next()
+
+
+async def drawn_in_a_loop() -> int:
+    await seg.ready_async()
+    return await seg.next_async()
 
 try:
     idforge.ObjectId("nope")

@@ -7,6 +7,7 @@ reseed, segments fetch their own ranges, and a fixed-node ``Snowflake`` raises `
 
 from __future__ import annotations
 
+import asyncio as _asyncio
 import datetime as _dt
 import uuid as _uuid
 from array import array as _array
@@ -164,8 +165,32 @@ class Flake128Generator(_native.Flake128Generator):
 
 
 class Segments(_native.Segments):
-    """Ids of one tag from a segment source (``"memory:"`` or ``"file:///dir"``), prefetched in
-    the background (Leaf's double buffer and dynamic step)."""
+    """Ids of one tag from a segment source, prefetched in the background (Leaf's double buffer
+    and dynamic step). The source is chosen by URL:
+
+    - ``"idforge://[user:pass@]host:port[,host:port...]"``: the idforge segment server (durable;
+      follows ``MOVED`` to the primary);
+    - ``"redis://[user:pass@]host:port[/db]"``: Redis ``INCRBY`` (fast, but a Redis restart
+      without ``appendfsync always`` or a failover can hand out a range again);
+    - ``"postgres://..."``, ``"mysql://..."``, ``"sqlite:///path"``: Meituan Leaf's ``leaf_alloc``
+      table (``?table=...``, ``?auto_create=false`` to use an existing table as it is);
+    - ``"file:///dir"`` (one host) and ``"memory:"`` (this process).
+
+    Network URLs take ``?timeout_ms=`` (one request's budget). ``next()`` releases the GIL when
+    it must wait; in asyncio code use ``await next_async()``, which waits in a worker thread.
+    """
+
+    async def next_async(self) -> int:
+        """The next id, without blocking the event loop: a buffered id at once, else the wait
+        runs in the loop's default executor."""
+        found = self.try_next()
+        if found is not None:
+            return found
+        return await _asyncio.get_running_loop().run_in_executor(None, self.next)
+
+    async def ready_async(self) -> None:
+        """Waits, off the event loop, until an id is buffered (raises the source's error)."""
+        await _asyncio.get_running_loop().run_in_executor(None, self.ready)
 
     def next_many(self, n: int) -> "_array[int]":
         """``n`` ids as a compact ``array('Q')``."""

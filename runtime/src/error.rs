@@ -22,7 +22,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A segment source failed.
-    #[error("segment source ({code:?}): {message}")]
+    #[error("segment source: {message}")]
     Source {
         /// The code that best describes the failure.
         code: ErrorCode,

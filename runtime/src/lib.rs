@@ -46,5 +46,5 @@ pub use objectid::{ObjectIds, object_id};
 pub use policy::Policy;
 pub use segments::{SegmentOptions, SegmentStats, Segments};
 pub use snowflake::{Snowflake, SnowflakeBuilder};
-pub use source::{FileSource, MemorySource, SegmentSource};
+pub use source::{FileSource, MemorySource, RemoteSource, SegmentSource, SqlSource};
 pub use state_file::StateFile;

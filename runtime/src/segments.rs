@@ -330,7 +330,11 @@ impl Shared {
                     self.counters.errors.fetch_add(1, Ordering::Relaxed);
                     let mut state = worker.lock();
                     state.failures += 1;
-                    state.last_failure = Some((e.code(), e.to_string()));
+                    let message = match &e {
+                        Error::Source { message, .. } => message.clone(),
+                        other => other.to_string(),
+                    };
+                    state.last_failure = Some((e.code(), message));
                     worker.changed.notify_all();
                     return false;
                 }

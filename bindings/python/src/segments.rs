@@ -8,8 +8,9 @@ use runtime::{SegmentOptions, Segments as RtSegments};
 
 use crate::error::OrRaise;
 
-/// Ids of one tag from a segment source (`memory:` or `file:///dir`). Thread-safe; in a forked
-/// child the parent's ranges are dropped and fresh ones fetched.
+/// Ids of one tag from a segment source (`idforge://`, `redis://`, `postgres://`, `mysql://`,
+/// `sqlite://`, `file:///dir`, `memory:`). Thread-safe; in a forked child the parent's ranges
+/// are dropped and fresh ones fetched.
 #[pyclass(frozen, subclass, module = "idforge._idforge")]
 pub(crate) struct Segments {
     inner: RtSegments,
@@ -56,6 +57,17 @@ impl Segments {
     /// The next id. The GIL is released: the call may wait for a refill.
     fn next(&self, py: Python<'_>) -> PyResult<u64> {
         py.allow_threads(|| self.inner.next()).or_raise()
+    }
+
+    /// The next id if one is buffered, else `None` at once (a refill is requested). Never waits.
+    fn try_next(&self) -> PyResult<Option<u64>> {
+        self.inner.try_next().or_raise()
+    }
+
+    /// Waits (GIL released) until an id is buffered, without taking one; raises the source's
+    /// error or a timeout.
+    fn ready(&self, py: Python<'_>) -> PyResult<()> {
+        py.allow_threads(|| self.inner.ready()).or_raise()
     }
 
     /// `n` ids as the native-endian bytes of `n` uint64 (the package wraps them in an

@@ -1,0 +1,216 @@
+"""Segment sources against real servers on 127.0.0.1 (ci/services.sh starts them and exports
+IDFORGE_TEST_{IDFORGE,REDIS,POSTGRES,MYSQL}_URL; with IDFORGE_REQUIRE_SERVICES set a missing one
+fails instead of skipping), SQLite in a temp dir, typed failures, fork, processes and asyncio."""
+
+import asyncio
+import multiprocessing
+import os
+import socket
+import threading
+import time
+import uuid
+
+import pytest
+
+import idforge
+
+SERVICES = {
+    "idforge": "IDFORGE_TEST_IDFORGE_URL",
+    "redis": "IDFORGE_TEST_REDIS_URL",
+    "postgres": "IDFORGE_TEST_POSTGRES_URL",
+    "mysql": "IDFORGE_TEST_MYSQL_URL",
+}
+
+
+def service(name):
+    var = SERVICES[name]
+    url = os.environ.get(var)
+    if not url:
+        if os.environ.get("IDFORGE_REQUIRE_SERVICES"):
+            pytest.fail(f"{var} is not set but IDFORGE_REQUIRE_SERVICES is")
+        pytest.skip(f"{var} is not set (ci/services.sh sets it)")
+    return url
+
+
+def fresh_tag(name):
+    """A tag of its own per test: the servers outlive the tests."""
+    return f"py-{name}-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(params=["idforge", "redis", "postgres", "mysql", "sqlite"])
+def url(request, tmp_path):
+    if request.param == "sqlite":
+        return f"sqlite://{tmp_path}/leaf.db"
+    return service(request.param)
+
+
+def test_every_source_hands_out_increasing_ids_from_one(url):
+    seg = idforge.Segments(url, fresh_tag("basic"), step=200, dynamic_step=False)
+    ids = [seg.next() for _ in range(1000)] + list(seg.next_many(2000))
+    assert ids == list(range(1, 3001))
+    stats = seg.stats()
+    assert stats["ranges_fetched"] >= 15 and stats["fetch_errors"] == 0
+
+
+def test_the_idforge_server_counts_what_it_handed_out():
+    url = service("idforge")
+    tag = fresh_tag("count")
+    seg = idforge.Segments(url, tag, step=100, dynamic_step=False)
+    last = seg.next_many(5000)[-1]
+    # A second client of the same tag continues above every range the first one took.
+    other = idforge.Segments(url, tag, step=100, dynamic_step=False)
+    assert other.next() > last
+
+
+def first_error(url, tag="t", **kw):
+    seg = idforge.Segments(url, tag, step=10, dynamic_step=False, **kw)
+    with pytest.raises(idforge.IdforgeError) as info:
+        seg.next()
+    return info.value
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_failures_are_typed(tmp_path):
+    # Nothing listens: the server is down.
+    e = first_error(f"idforge://127.0.0.1:{free_port()}")
+    assert isinstance(e, idforge.SourceUnavailableError) and isinstance(e, ConnectionError)
+    assert e.name == "SOURCE_UNAVAILABLE"
+    # A peer that accepts and never answers: the request times out.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        e = first_error(f"idforge://127.0.0.1:{port}?timeout_ms=200")
+        assert isinstance(e, idforge.IdforgeTimeoutError) and isinstance(e, TimeoutError)
+    # A Leaf table used as it is refuses tags it has no row for.
+    idforge.Segments(f"sqlite://{tmp_path}/leaf.db", "made").next()
+    e = first_error(f"sqlite://{tmp_path}/leaf.db?auto_create=false", "no-such-tag")
+    assert isinstance(e, idforge.InvalidArgumentError) and "no such tag" in str(e)
+    for bad in ["redis://h/x", "idforge://h:0", "sqlite:///x?table=a;b", "ftp://h"]:
+        with pytest.raises(idforge.InvalidUrlError):
+            idforge.Segments(bad, "t")
+
+
+def test_a_wrong_password_is_refused():
+    url = service("idforge")
+    wrong = "idforge://default:wrong@" + url.split("@", 1)[1]
+    e = first_error(wrong)
+    assert isinstance(e, idforge.SourceUnavailableError)
+    assert "authentication refused" in str(e)
+
+
+def _child_draw(url, tag, conn):
+    seg = idforge.Segments(url, tag, step=1000, dynamic_step=False)
+    conn.send(list(seg.next_many(100_000)))
+    conn.close()
+
+
+def _forked_draw(seg, conn):
+    conn.send(list(seg.next_many(100_000)))
+    conn.close()
+
+
+@pytest.mark.parametrize("source", ["idforge", "sqlite"])
+def test_forked_children_never_reuse_the_parents_ranges(source, tmp_path):
+    url = f"sqlite://{tmp_path}/leaf.db" if source == "sqlite" else service("idforge")
+    parent = idforge.Segments(url, fresh_tag("fork"), step=1000, dynamic_step=False)
+    parent.next()  # the parent holds buffered ranges when it forks
+    ctx = multiprocessing.get_context("fork")
+    pipes, procs = [], []
+    for _ in range(4):
+        recv, send = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_forked_draw, args=(parent, send))
+        p.start()
+        send.close()
+        pipes.append(recv)
+        procs.append(p)
+    ids = list(parent.next_many(100_000))
+    for recv in pipes:
+        ids += recv.recv()
+    for p in procs:
+        p.join(timeout=120)
+        assert p.exitcode == 0
+    assert len(ids) == 500_000 and len(set(ids)) == 500_000
+
+
+def _process_with_threads(url, tag, conn):
+    seg = idforge.Segments(url, tag, step=1000)
+    out = [None] * 4
+
+    def draw(i):
+        out[i] = [seg.next() for _ in range(62_500)]
+
+    threads = [threading.Thread(target=draw, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    conn.send([x for part in out for x in part])
+    conn.close()
+
+
+def test_four_processes_of_four_threads_draw_a_million_unique_ids():
+    url = service("idforge")
+    tag = fresh_tag("million")
+    ctx = multiprocessing.get_context("fork")
+    pipes, procs = [], []
+    for _ in range(4):
+        recv, send = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_process_with_threads, args=(url, tag, send))
+        p.start()
+        send.close()
+        pipes.append(recv)
+        procs.append(p)
+    ids = []
+    for recv in pipes:
+        ids += recv.recv()
+    for p in procs:
+        p.join(timeout=300)
+        assert p.exitcode == 0
+    assert len(ids) == 1_000_000
+    assert len(set(ids)) == 1_000_000
+    # Every id lies inside the ranges the server issued: above 0 and at most the tag's last id,
+    # which a fresh client's first range starts right after.
+    after = idforge.Segments(url, tag, step=1, max_step=1, dynamic_step=False).next()
+    assert 1 <= min(ids) and max(ids) < after
+
+
+def test_next_async_keeps_the_event_loop_running(tmp_path):
+    # A source that takes ~300 ms for its first range: an flock held by another thread.
+    import fcntl
+
+    folder = tmp_path / "slow"
+    folder.mkdir()
+    held = open(folder / "tag", "w")
+    fcntl.flock(held, fcntl.LOCK_EX)
+    seg = idforge.Segments(f"file://{folder}", "tag", step=100, timeout=5.0)
+    threading.Timer(0.3, lambda: fcntl.flock(held, fcntl.LOCK_UN)).start()
+
+    async def main():
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        t = asyncio.ensure_future(ticker())
+        started = time.monotonic()
+        first = await seg.next_async()
+        waited = time.monotonic() - started
+        await seg.ready_async()
+        rest = [await seg.next_async() for _ in range(500)]
+        t.cancel()
+        return first, rest, ticks, waited
+
+    first, rest, ticks, waited = asyncio.run(main())
+    held.close()
+    assert first == 1 and rest == list(range(2, 502))
+    # The loop kept turning while the first range was on its way.
+    assert waited >= 0.2 and ticks >= 10

@@ -1,0 +1,158 @@
+//! Segment sources: where ranges of ids come from, chosen by URL with [`open`].
+//!
+//! | URL | source | durable |
+//! | --- | --- | --- |
+//! | `idforge://[user:pass@]host:port[,host:port…]` | [`RemoteSource`]: our server, `INCRBY`; follows `MOVED` | yes |
+//! | `redis://[user:pass@]host:port[/db]` | [`RemoteSource`]: Redis `INCRBY` on the tag's key | as the Redis behind it |
+//! | `postgres://…`, `mysql://…`, `sqlite://path` | [`SqlSource`]: Leaf's `leaf_alloc` table | yes |
+//! | `file:///dir` | [`FileSource`]: a locked counter file per tag, for one host | yes |
+//! | `memory:` | [`MemorySource`]: this process only | no |
+//!
+//! Network URLs take `timeout_ms` (how long one range may take, default 5000); SQL URLs also
+//! `table` (default `leaf_alloc`) and `auto_create` (default `true`).
+//!
+//! A Redis restart without `appendfsync always`, or a failover to a replica that had not yet
+//! seen the last `INCRBY`, can hand out a range again: use `redis://` only where that is
+//! acceptable, and `idforge://` or SQL where it is not.
+
+mod file;
+mod memory;
+mod per_process;
+mod remote;
+mod resp;
+mod sql;
+mod url;
+
+use std::sync::Arc;
+
+use idforge_core::Error as CoreError;
+use idforge_core::segment::Segment;
+
+pub use file::FileSource;
+pub use memory::MemorySource;
+pub use remote::{Flavor, RemoteSource};
+pub use sql::{LEAF_DDL, SqlKind, SqlSource};
+
+use crate::error::Result;
+
+/// A central allocator of id ranges.
+///
+/// `fetch` must never return an id it returned before for the same tag (within the durability
+/// the source promises). It may block (the refill worker calls it, never the hot path).
+pub trait SegmentSource: Send + Sync + 'static {
+    /// Allocates `step` fresh ids of `tag`.
+    fn fetch(&self, tag: &str, step: u64) -> Result<Segment>;
+}
+
+/// Checks a tag: 1-128 characters of `A-Za-z0-9_-.:` (safe as a file name and a Redis key).
+pub fn validate_tag(tag: &str) -> Result<()> {
+    let ok = !tag.is_empty()
+        && tag.len() <= 128
+        && !tag.starts_with('.')
+        && tag
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-.:".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(CoreError::InvalidArgument(
+            "a tag is 1-128 characters of A-Za-z0-9_-.: not starting with '.'",
+        )
+        .into())
+    }
+}
+
+fn check_step(step: u64) -> Result<()> {
+    if step == 0 || step > Segment::MAX_LEN {
+        return Err(CoreError::InvalidArgument("step must be in 1..=2^38").into());
+    }
+    Ok(())
+}
+
+/// Opens a source by URL (see the table above). Network sources connect on their first fetch.
+pub fn open(url: &str) -> Result<Arc<dyn SegmentSource>> {
+    if url == "memory:" || url == "memory://" {
+        return Ok(Arc::new(MemorySource::new()));
+    }
+    if let Some(path) = url.strip_prefix("file://") {
+        if !path.starts_with('/') {
+            return Err(CoreError::InvalidUrl("file:// URLs need an absolute path").into());
+        }
+        return Ok(Arc::new(FileSource::new(path)?));
+    }
+    match url.split(':').next().unwrap_or("") {
+        "idforge" | "redis" => Ok(Arc::new(RemoteSource::new(url)?)),
+        "postgres" | "postgresql" | "mysql" | "mariadb" | "sqlite" => {
+            Ok(Arc::new(SqlSource::new(url)?))
+        }
+        _ => Err(CoreError::InvalidUrl(
+            "supported schemes: idforge://, redis://, postgres://, mysql://, sqlite://, file://, memory:",
+        )
+        .into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorCode;
+
+    #[test]
+    fn memory_source_hands_out_consecutive_ranges_per_tag() {
+        let s = MemorySource::new();
+        assert_eq!(s.fetch("a", 10).unwrap(), Segment::new(1, 11).unwrap());
+        assert_eq!(s.fetch("a", 5).unwrap(), Segment::new(11, 16).unwrap());
+        assert_eq!(s.fetch("b", 1).unwrap(), Segment::new(1, 2).unwrap());
+        s.set_failing(true);
+        assert_eq!(
+            s.fetch("a", 1).unwrap_err().code(),
+            ErrorCode::SourceUnavailable
+        );
+        assert_eq!(
+            s.fetch("../x", 1).unwrap_err().code(),
+            ErrorCode::InvalidArgument
+        );
+        assert_eq!(
+            s.fetch("a", 0).unwrap_err().code(),
+            ErrorCode::InvalidArgument
+        );
+    }
+
+    #[test]
+    fn file_source_persists_across_instances() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = FileSource::new(dir.path()).unwrap();
+        assert_eq!(
+            a.fetch("orders", 100).unwrap(),
+            Segment::new(1, 101).unwrap()
+        );
+        let b = FileSource::new(dir.path()).unwrap();
+        assert_eq!(
+            b.fetch("orders", 100).unwrap(),
+            Segment::new(101, 201).unwrap()
+        );
+        std::fs::write(dir.path().join("bad"), "x").unwrap();
+        assert_eq!(a.fetch("bad", 1).unwrap_err().code(), ErrorCode::Io);
+    }
+
+    #[test]
+    fn urls() {
+        assert!(open("memory:").is_ok());
+        let dir = tempfile::tempdir().unwrap();
+        assert!(open(&format!("file://{}", dir.path().display())).is_ok());
+        assert_eq!(
+            open("file://relative").err().unwrap().code(),
+            ErrorCode::InvalidUrl
+        );
+        assert!(open("redis://127.0.0.1").is_ok());
+        assert!(open("idforge://127.0.0.1:7379,127.0.0.2").is_ok());
+        assert!(open("postgres://u@127.0.0.1/db").is_ok());
+        for bad in ["http://x", "redis:/x", "sqlite:///x?table=a-b", "nothing"] {
+            assert_eq!(
+                open(bad).err().unwrap().code(),
+                ErrorCode::InvalidUrl,
+                "{bad}"
+            );
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! Ranges from a server that speaks the Redis protocol: our segment server (`idforge://`) or
+//! Redis itself (`redis://`), both through `INCRBY tag step` (the reply is the range's last id).
+//!
+//! `idforge://` is durable: the server never hands out a value twice, even after a crash.
+//! `redis://` is as durable as the Redis behind it: a restart without `appendfsync always`, or
+//! a failover to a replica that had not seen the last `INCRBY`, can hand out a range again.
+
+use std::time::Duration;
+
+use idforge_core::segment::Segment;
+
+use super::per_process::PerProcess;
+use super::resp::{Conn, Reply};
+use super::url::{self, SourceUrl};
+use super::{SegmentSource, check_step, validate_tag};
+use crate::error::{Error, ErrorCode, Result};
+
+/// How many `MOVED` replies one fetch follows before it gives up.
+const MAX_REDIRECTS: u32 = 5;
+/// How long one request may take unless the URL says otherwise (`timeout_ms`).
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Which server a [`RemoteSource`] talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// `idforge://[user:pass@]host:port[,host:port…]`: our server; follows `MOVED`.
+    Idforge,
+    /// `redis://[user:pass@]host:port[/db]`: Redis `INCRBY` on the tag's key.
+    Redis,
+}
+
+/// Ranges from an `idforge://` or `redis://` server: one connection per process, opened on the
+/// first fetch, re-opened (trying each listed host in turn) after a failure.
+#[derive(Debug)]
+pub struct RemoteSource {
+    flavor: Flavor,
+    url: SourceUrl,
+    db: u32,
+    timeout: Duration,
+    conn: PerProcess<Conn>,
+}
+
+fn source_error(code: ErrorCode, message: String) -> Error {
+    Error::Source { code, message }
+}
+
+impl RemoteSource {
+    /// A source for `url` (`idforge://…` or `redis://…`); connects on the first fetch.
+    pub fn new(url: &str) -> Result<RemoteSource> {
+        let scheme = url.split("://").next().unwrap_or("");
+        let (flavor, port) = match scheme {
+            "idforge" => (Flavor::Idforge, 7379),
+            "redis" => (Flavor::Redis, 6379),
+            _ => return Err(idforge_core::Error::InvalidUrl("not idforge:// or redis://").into()),
+        };
+        let parsed = SourceUrl::parse(url, port)?;
+        parsed.only_params(&["timeout_ms"])?;
+        let timeout = url::timeout(&parsed.params, DEFAULT_TIMEOUT)?;
+        let db = match (flavor, parsed.path.as_str()) {
+            (_, "") => 0,
+            (Flavor::Redis, db) => db.parse().map_err(|_| {
+                idforge_core::Error::InvalidUrl("a redis:// path is a database number")
+            })?,
+            (Flavor::Idforge, _) => {
+                return Err(idforge_core::Error::InvalidUrl("idforge:// URLs have no path").into());
+            }
+        };
+        if flavor == Flavor::Redis && parsed.hosts.len() > 1 {
+            return Err(idforge_core::Error::InvalidUrl("redis:// names one host").into());
+        }
+        Ok(RemoteSource {
+            flavor,
+            url: parsed,
+            db,
+            timeout,
+            conn: PerProcess::new()?,
+        })
+    }
+
+    /// Which server this source talks to.
+    pub fn flavor(&self) -> Flavor {
+        self.flavor
+    }
+
+    /// Connects to `host:port` and authenticates (and selects the database).
+    fn open(&self, host: &str, port: u16) -> Result<Conn> {
+        self.handshake(Conn::connect(host, port, self.timeout)?)
+    }
+
+    /// Connects to the first listed host that answers. A refused handshake is not retried on
+    /// the next host: the credentials are the same there.
+    fn open_any(&self) -> Result<Conn> {
+        let mut last = None;
+        for (host, port) in &self.url.hosts {
+            match Conn::connect(host, *port, self.timeout) {
+                Ok(conn) => return self.handshake(conn),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            source_error(ErrorCode::SourceUnavailable, "no host in the URL".into())
+        }))
+    }
+
+    fn handshake(&self, mut conn: Conn) -> Result<Conn> {
+        if let Some(password) = &self.url.password {
+            let reply = match &self.url.user {
+                Some(user) => conn.call(&[b"AUTH", user.as_bytes(), password.as_bytes()])?,
+                None => conn.call(&[b"AUTH", password.as_bytes()])?,
+            };
+            if let Reply::Error(e) = reply {
+                return Err(source_error(
+                    ErrorCode::SourceUnavailable,
+                    format!("{}: authentication refused: {e}", conn.addr),
+                ));
+            }
+        }
+        if self.db != 0 {
+            let db = self.db.to_string();
+            if let Reply::Error(e) = conn.call(&[b"SELECT", db.as_bytes()])? {
+                return Err(source_error(
+                    ErrorCode::SourceUnavailable,
+                    format!("{}: SELECT {db}: {e}", conn.addr),
+                ));
+            }
+        }
+        Ok(conn)
+    }
+
+    /// An error reply as the error of `errors.json` that fits it best.
+    fn refused(&self, addr: &str, tag: &str, reply: &str) -> Error {
+        let upper = reply.to_ascii_uppercase();
+        let code = if upper.contains("NO SUCH TAG") {
+            ErrorCode::InvalidArgument
+        } else if upper.contains("OVERFLOW") {
+            ErrorCode::Overflow
+        } else {
+            ErrorCode::SourceUnavailable
+        };
+        source_error(code, format!("{addr}: INCRBY {tag}: {reply}"))
+    }
+}
+
+/// `MOVED <slot> <host>:<port>` → the host and port.
+fn moved_target(reply: &str) -> Option<(String, u16)> {
+    let target = reply.strip_prefix("MOVED ")?.split_whitespace().nth(1)?;
+    let (host, port) = target.rsplit_once(':')?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    Some((host.to_owned(), port.parse().ok()?))
+}
+
+impl SegmentSource for RemoteSource {
+    fn fetch(&self, tag: &str, step: u64) -> Result<Segment> {
+        validate_tag(tag)?;
+        check_step(step)?;
+        let step_text = step.to_string();
+        self.conn.with(|slot| {
+            let mut redirects = 0;
+            // A connection kept from an earlier fetch may have died since (a server restart):
+            // one retry on a fresh one. A lost reply means a gap, never a repeat.
+            let mut reused = slot.is_some();
+            loop {
+                let conn = match slot {
+                    Some(conn) => conn,
+                    None => slot.insert(self.open_any()?),
+                };
+                let reply = match conn.call(&[b"INCRBY", tag.as_bytes(), step_text.as_bytes()]) {
+                    Ok(reply) => reply,
+                    Err(e) => {
+                        *slot = None;
+                        if std::mem::take(&mut reused) {
+                            continue;
+                        }
+                        return Err(e);
+                    }
+                };
+                let addr = conn.addr.clone();
+                match reply {
+                    Reply::Int(last) => {
+                        return leaf_range(last, step).map_err(|why| {
+                            source_error(
+                                ErrorCode::InvalidSegment,
+                                format!("{addr}: INCRBY {tag} {step} returned {last}: {why}"),
+                            )
+                        });
+                    }
+                    Reply::Error(e) if e.starts_with("MOVED ") => {
+                        *slot = None;
+                        redirects += 1;
+                        let target = moved_target(&e).ok_or_else(|| {
+                            source_error(
+                                ErrorCode::SourceUnavailable,
+                                format!("{addr}: a MOVED reply without host:port: {e}"),
+                            )
+                        })?;
+                        if redirects > MAX_REDIRECTS {
+                            return Err(source_error(
+                                ErrorCode::SourceUnavailable,
+                                format!("{addr}: more than {MAX_REDIRECTS} MOVED redirects: {e}"),
+                            ));
+                        }
+                        reused = false;
+                        *slot = Some(self.open(&target.0, target.1)?);
+                    }
+                    Reply::Error(e) => return Err(self.refused(&addr, tag, &e)),
+                    other => {
+                        *slot = None;
+                        return Err(source_error(
+                            ErrorCode::SourceUnavailable,
+                            format!("{addr}: INCRBY replied {other:?}, not an integer"),
+                        ));
+                    }
+                }
+            }
+        })
+    }
+}
+
+/// The range `last - step + 1 ..= last`, the reply of `INCRBY tag step`.
+fn leaf_range(last: i64, step: u64) -> std::result::Result<Segment, &'static str> {
+    if last <= 0 {
+        return Err("the count is not positive");
+    }
+    Segment::from_leaf(last as u64, step).map_err(|_| "smaller than the step")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moved_replies_parse() {
+        assert_eq!(
+            moved_target("MOVED 0 127.0.0.1:7001"),
+            Some(("127.0.0.1".into(), 7001))
+        );
+        assert_eq!(
+            moved_target("MOVED 3999 [::1]:7001"),
+            Some(("::1".into(), 7001))
+        );
+        assert_eq!(moved_target("MOVED 0"), None);
+        assert_eq!(moved_target("ERR x"), None);
+    }
+
+    #[test]
+    fn ranges_end_at_the_reply() {
+        assert_eq!(leaf_range(10, 10).unwrap(), Segment::new(1, 11).unwrap());
+        assert_eq!(leaf_range(25, 5).unwrap(), Segment::new(21, 26).unwrap());
+        assert!(leaf_range(4, 5).is_err());
+        assert!(leaf_range(-5, 1).is_err());
+    }
+
+    #[test]
+    fn urls_are_checked() {
+        assert_eq!(
+            RemoteSource::new("redis://h/2").unwrap().flavor(),
+            Flavor::Redis
+        );
+        for bad in [
+            "redis://h/x",
+            "redis://a,b",
+            "idforge://h/0",
+            "idforge://h?db=1",
+        ] {
+            let e = RemoteSource::new(bad).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidUrl, "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_unreachable_server_is_source_unavailable() {
+        // Port 1 on loopback: nothing listens there.
+        let s = RemoteSource::new("idforge://127.0.0.1:1?timeout_ms=500").unwrap();
+        assert_eq!(
+            s.fetch("t", 10).unwrap_err().code(),
+            ErrorCode::SourceUnavailable
+        );
+    }
+}

@@ -1,0 +1,404 @@
+//! Ranges from Meituan Leaf's table in PostgreSQL, MySQL/MariaDB or SQLite:
+//! `leaf_alloc(biz_tag, max_id, step, description, update_time)`.
+//!
+//! One transaction per range, as Leaf does it: `max_id = max_id + step`, then read `max_id`;
+//! the range is `max_id - step .. max_id` (every id below `max_id` may be in use, none at or
+//! above it). So idforge clients and Leaf's own servers can share one table, and a team moves
+//! from Leaf without moving data.
+
+use std::time::Duration;
+
+use idforge_core::Error as CoreError;
+use idforge_core::segment::Segment;
+use sqlx::{AnyConnection, Connection};
+
+use super::per_process::PerProcess;
+use super::url::{self, percent_decode};
+use super::{SegmentSource, check_step, validate_tag};
+use crate::error::{Error, ErrorCode, Result};
+
+/// How long one range may take unless the URL says otherwise (`timeout_ms`).
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Leaf's table, portable to the three databases (Leaf's MySQL DDL differs only in types'
+/// display widths and `ON UPDATE CURRENT_TIMESTAMP`, which the update sets explicitly).
+pub const LEAF_DDL: &str = "CREATE TABLE IF NOT EXISTS {table} (
+    biz_tag VARCHAR(128) NOT NULL PRIMARY KEY,
+    max_id BIGINT NOT NULL DEFAULT 1,
+    step INT NOT NULL,
+    description VARCHAR(256) DEFAULT NULL,
+    update_time TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)";
+
+/// Which database a [`SqlSource`] talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SqlKind {
+    /// `sqlite://path` (created when missing; `synchronous=FULL`, WAL).
+    Sqlite,
+    /// `postgres://…` or `postgresql://…`.
+    Postgres,
+    /// `mysql://…` or `mariadb://…`.
+    MySql,
+}
+
+/// Ranges from a Leaf table. URL parameters (removed before the URL reaches the driver):
+/// `table` (default `leaf_alloc`), `auto_create` (default `true`: create the table and
+/// unknown tags' rows; `false` uses the table as it is and refuses unknown tags), `timeout_ms`.
+#[derive(Debug)]
+pub struct SqlSource {
+    kind: SqlKind,
+    url: String,
+    table: String,
+    auto_create: bool,
+    timeout: Duration,
+    link: PerProcess<Link>,
+}
+
+/// A connection with the small runtime that drives it (one per process and source).
+struct Link {
+    conn: Option<AnyConnection>,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl std::fmt::Debug for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Link")
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        // The socket belongs to this runtime's reactor: drop it while the runtime is current.
+        let _entered = self.runtime.enter();
+        self.conn.take();
+    }
+}
+
+fn unavailable(message: String) -> Error {
+    Error::Source {
+        code: ErrorCode::SourceUnavailable,
+        message,
+    }
+}
+
+fn valid_table(name: &str) -> bool {
+    let ident = |s: &str| {
+        let mut bytes = s.bytes();
+        matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
+            && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    };
+    name.len() <= 128 && name.split('.').count() <= 2 && name.split('.').all(ident)
+}
+
+impl SqlSource {
+    /// A source for `url` (`postgres://`, `mysql://`, `sqlite://`); connects on the first fetch.
+    pub fn new(url: &str) -> Result<SqlSource> {
+        let scheme = url.split(':').next().unwrap_or("");
+        let kind = match scheme {
+            "sqlite" => SqlKind::Sqlite,
+            "postgres" | "postgresql" => SqlKind::Postgres,
+            "mysql" | "mariadb" => SqlKind::MySql,
+            _ => return Err(CoreError::InvalidUrl("not a SQL URL").into()),
+        };
+        let (head, query) = url.split_once('?').unwrap_or((url, ""));
+        let mut ours = Vec::new();
+        let mut driver = Vec::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let key = pair.split('=').next().unwrap_or("");
+            if ["table", "auto_create", "timeout_ms"].contains(&key) {
+                let value = pair.split_once('=').map_or("", |(_, v)| v);
+                ours.push((key.to_owned(), percent_decode(value)?));
+            } else {
+                driver.push(pair);
+            }
+        }
+        let table = url::param(&ours, "table")
+            .unwrap_or("leaf_alloc")
+            .to_owned();
+        if !valid_table(&table) {
+            return Err(CoreError::InvalidUrl("table is a SQL name: [schema.]name").into());
+        }
+        let auto_create = match url::param(&ours, "auto_create") {
+            None | Some("true" | "1") => true,
+            Some("false" | "0") => false,
+            Some(_) => return Err(CoreError::InvalidUrl("auto_create is true or false").into()),
+        };
+        let timeout = url::timeout(&ours, DEFAULT_TIMEOUT)?;
+        if kind == SqlKind::Sqlite && !driver.iter().any(|p| p.starts_with("mode=")) {
+            driver.push("mode=rwc"); // create the file when missing
+        }
+        // MariaDB is MySQL to the driver.
+        let head = head
+            .strip_prefix("mariadb:")
+            .map_or(head.to_owned(), |rest| format!("mysql:{rest}"));
+        let url = if driver.is_empty() {
+            head
+        } else {
+            format!("{head}?{}", driver.join("&"))
+        };
+        sqlx::any::install_default_drivers();
+        Ok(SqlSource {
+            kind,
+            url,
+            table,
+            auto_create,
+            timeout,
+            link: PerProcess::new()?,
+        })
+    }
+
+    /// The database kind.
+    pub fn kind(&self) -> SqlKind {
+        self.kind
+    }
+
+    /// `sql` with `?` placeholders in this dialect (`$1, $2, …` for PostgreSQL) and the table.
+    fn sql(&self, sql: &str) -> String {
+        let sql = sql.replace("{table}", &self.table);
+        if self.kind != SqlKind::Postgres {
+            return sql;
+        }
+        let mut out = String::with_capacity(sql.len() + 8);
+        let mut n = 0;
+        for c in sql.chars() {
+            if c == '?' {
+                n += 1;
+                out.push('$');
+                out.push_str(&n.to_string());
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    fn connect(&self) -> Result<Link> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| unavailable(format!("could not start the SQL runtime: {e}")))?;
+        let conn = runtime.block_on(async {
+            let mut conn = AnyConnection::connect(&self.url).await?;
+            if self.kind == SqlKind::Sqlite {
+                for pragma in [
+                    "PRAGMA journal_mode=WAL",
+                    "PRAGMA synchronous=FULL",
+                    "PRAGMA busy_timeout=5000",
+                ] {
+                    sqlx::query(pragma).execute(&mut conn).await?;
+                }
+            }
+            if self.auto_create {
+                sqlx::query(&self.sql(LEAF_DDL)).execute(&mut conn).await?;
+            }
+            Ok::<_, sqlx::Error>(conn)
+        });
+        let conn = conn.map_err(|e| self.db_error(e))?;
+        Ok(Link {
+            conn: Some(conn),
+            runtime,
+        })
+    }
+
+    fn db_error(&self, e: sqlx::Error) -> Error {
+        let code = match &e {
+            sqlx::Error::PoolTimedOut => ErrorCode::Timeout,
+            sqlx::Error::Io(io)
+                if matches!(
+                    io.kind(),
+                    std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+                ) =>
+            {
+                ErrorCode::Timeout
+            }
+            _ => ErrorCode::SourceUnavailable,
+        };
+        Error::Source {
+            code,
+            message: format!("{:?} table {}: {e}", self.kind, self.table),
+        }
+    }
+
+    /// One range: `Ok(None)` when the tag has no row (or is at the end of `BIGINT`: `Some(Err)`).
+    async fn bump(
+        &self,
+        conn: &mut AnyConnection,
+        tag: &str,
+        step: i64,
+    ) -> std::result::Result<Option<std::result::Result<i64, i64>>, sqlx::Error> {
+        let mut tx = conn.begin().await?;
+        let update = self.sql(
+            "UPDATE {table} SET max_id = max_id + ?, update_time = CURRENT_TIMESTAMP \
+             WHERE biz_tag = ? AND max_id <= ?",
+        );
+        let updated = sqlx::query(&update)
+            .bind(step)
+            .bind(tag)
+            .bind(i64::MAX - step)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        let select = self.sql("SELECT max_id FROM {table} WHERE biz_tag = ?");
+        let max: Option<i64> = sqlx::query_scalar(&select)
+            .bind(tag)
+            .fetch_optional(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(max.map(|max| if updated == 1 { Ok(max) } else { Err(max) }))
+    }
+
+    async fn create_row(&self, conn: &mut AnyConnection, tag: &str, step: i64) -> sqlx::Result<()> {
+        let insert = match self.kind {
+            SqlKind::Sqlite => "INSERT OR IGNORE INTO",
+            SqlKind::Postgres => "INSERT INTO",
+            SqlKind::MySql => "INSERT IGNORE INTO",
+        };
+        let conflict = if self.kind == SqlKind::Postgres {
+            " ON CONFLICT DO NOTHING"
+        } else {
+            ""
+        };
+        let sql = self.sql(&format!(
+            "{insert} {{table}} (biz_tag, max_id, step, description) \
+             VALUES (?, 1, ?, 'created by idforge'){conflict}"
+        ));
+        // Leaf's `step` column is an INT; our step may be larger.
+        let row_step = step.min(i64::from(i32::MAX));
+        sqlx::query(&sql)
+            .bind(tag)
+            .bind(row_step)
+            .execute(conn)
+            .await?;
+        Ok(())
+    }
+
+    fn fetch_on(&self, link: &mut Link, tag: &str, step: u64) -> Result<Segment> {
+        let step = step as i64; // check_step bounds it to 2^38
+        let conn = link.conn.as_mut().expect("a link holds its connection");
+        let outcome = link.runtime.block_on(async {
+            tokio::time::timeout(self.timeout, async {
+                let mut bumped = self.bump(conn, tag, step).await?;
+                if bumped.is_none() && self.auto_create {
+                    self.create_row(conn, tag, step).await?;
+                    bumped = self.bump(conn, tag, step).await?;
+                }
+                Ok::<_, sqlx::Error>(bumped)
+            })
+            .await
+        });
+        let bumped = match outcome {
+            Err(_elapsed) => {
+                return Err(Error::Source {
+                    code: ErrorCode::Timeout,
+                    message: format!("no range within {} ms", self.timeout.as_millis()),
+                });
+            }
+            Ok(result) => result.map_err(|e| self.db_error(e))?,
+        };
+        match bumped {
+            None => Err(Error::Source {
+                code: ErrorCode::InvalidArgument,
+                message: format!("no such tag {tag:?} in table {}", self.table),
+            }),
+            Some(Err(max)) => Err(Error::Source {
+                code: ErrorCode::Overflow,
+                message: format!("tag {tag:?} is at max_id {max}: no {step} more ids fit"),
+            }),
+            Some(Ok(max)) if max >= step => Ok(Segment::new((max - step) as u64, max as u64)?),
+            Some(Ok(max)) => Err(Error::Source {
+                code: ErrorCode::InvalidSegment,
+                message: format!("tag {tag:?}: max_id {max} after adding {step} is negative"),
+            }),
+        }
+    }
+}
+
+impl SegmentSource for SqlSource {
+    fn fetch(&self, tag: &str, step: u64) -> Result<Segment> {
+        validate_tag(tag)?;
+        check_step(step)?;
+        self.link.with(|slot| {
+            let link = match slot {
+                Some(link) => link,
+                None => slot.insert(self.connect()?),
+            };
+            let result = self.fetch_on(link, tag, step);
+            // After a failure the connection's state is unknown (a transaction cut off by the
+            // timeout, a dropped socket): start over on the next fetch. A tag error keeps it.
+            if let Err(e) = &result
+                && matches!(e.code(), ErrorCode::SourceUnavailable | ErrorCode::Timeout)
+            {
+                *slot = None;
+            }
+            result
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_keep_driver_parameters_and_take_ours() {
+        let s = SqlSource::new("postgres://u@h/db?sslmode=disable&table=ids.leaf&timeout_ms=9")
+            .unwrap();
+        assert_eq!(s.url, "postgres://u@h/db?sslmode=disable");
+        assert_eq!(s.table, "ids.leaf");
+        assert_eq!(s.timeout, Duration::from_millis(9));
+        assert!(s.auto_create);
+        let s = SqlSource::new("mariadb://root@h:3306/x?auto_create=false").unwrap();
+        assert_eq!(
+            (s.kind(), s.url.as_str()),
+            (SqlKind::MySql, "mysql://root@h:3306/x")
+        );
+        assert!(!s.auto_create);
+        let s = SqlSource::new("sqlite:///tmp/x.db").unwrap();
+        assert_eq!(s.url, "sqlite:///tmp/x.db?mode=rwc");
+        for bad in [
+            "sqlite:///x?table=a;drop",
+            "sqlite:///x?table=1a",
+            "sqlite:///x?auto_create=maybe",
+            "oracle://x",
+        ] {
+            assert_eq!(
+                SqlSource::new(bad).unwrap_err().code(),
+                ErrorCode::InvalidUrl,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn sqlite_hands_out_leaf_ranges_and_refuses_unknown_tags_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}/leaf.db", dir.path().display());
+        let s = SqlSource::new(&url).unwrap();
+        assert_eq!(s.fetch("orders", 10).unwrap(), Segment::new(1, 11).unwrap());
+        assert_eq!(s.fetch("orders", 5).unwrap(), Segment::new(11, 16).unwrap());
+        // A second source on the same file continues where the first stopped.
+        let t = SqlSource::new(&format!("{url}?auto_create=false")).unwrap();
+        assert_eq!(t.fetch("orders", 4).unwrap(), Segment::new(16, 20).unwrap());
+        let e = t.fetch("missing", 4).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument, "{e}");
+        let e = SqlSource::new(&format!("{url}?table=nope&auto_create=false"))
+            .unwrap()
+            .fetch("orders", 1)
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::SourceUnavailable, "{e}");
+        // A tag at the end of BIGINT: refused, never wrapped, and the row is left as it was.
+        t.link.with(|slot| {
+            let link = slot.as_mut().unwrap();
+            let conn = link.conn.as_mut().unwrap();
+            let sql = "UPDATE leaf_alloc SET max_id = 9223372036854775800 WHERE biz_tag = 'orders'";
+            link.runtime
+                .block_on(sqlx::query(sql).execute(conn))
+                .unwrap();
+        });
+        assert_eq!(t.fetch("orders", 4).unwrap().start(), 9223372036854775800);
+        assert_eq!(
+            t.fetch("orders", 4).unwrap_err().code(),
+            ErrorCode::Overflow
+        );
+        assert_eq!(t.fetch("orders", 3).unwrap().end(), 9223372036854775807);
+    }
+}

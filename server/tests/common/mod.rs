@@ -1,0 +1,186 @@
+//! What the server's integration tests share: a RESP test client and a spawned `idforge serve`.
+#![allow(dead_code)] // each test binary uses its own part
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A reply, as far as these tests need to tell replies apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Simple(String),
+    Error(String),
+    Int(i64),
+    Bulk(Vec<u8>),
+    Nil,
+    Array(Vec<Value>),
+}
+
+impl Value {
+    pub fn int(&self) -> i64 {
+        match self {
+            Value::Int(n) => *n,
+            other => panic!("expected an integer, got {other:?}"),
+        }
+    }
+
+    pub fn error(&self) -> &str {
+        match self {
+            Value::Error(e) => e,
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+}
+
+pub struct Client {
+    reader: BufReader<TcpStream>,
+}
+
+impl Client {
+    pub fn connect(port: u16) -> Client {
+        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        Client {
+            reader: BufReader::new(stream),
+        }
+    }
+
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.reader.get_mut().write_all(bytes).unwrap();
+    }
+
+    pub fn cmd(&mut self, args: &[&str]) -> Value {
+        let mut req = format!("*{}\r\n", args.len()).into_bytes();
+        for a in args {
+            req.extend_from_slice(format!("${}\r\n{a}\r\n", a.len()).as_bytes());
+        }
+        self.send_raw(&req);
+        self.read()
+    }
+
+    pub fn read(&mut self) -> Value {
+        let mut line = String::new();
+        self.reader.read_line(&mut line).expect("a reply");
+        assert!(line.ends_with("\r\n"), "reply line {line:?}");
+        let (kind, rest) = line.trim_end().split_at(1);
+        match kind {
+            "+" => Value::Simple(rest.into()),
+            "-" => Value::Error(rest.into()),
+            ":" => Value::Int(rest.parse().unwrap()),
+            "_" => Value::Nil,
+            "$" if rest == "-1" => Value::Nil,
+            "$" => {
+                let mut data = vec![0; rest.parse::<usize>().unwrap() + 2];
+                self.reader.read_exact(&mut data).unwrap();
+                data.truncate(data.len() - 2);
+                Value::Bulk(data)
+            }
+            "*" | "%" => {
+                let n: usize = rest.parse().unwrap();
+                let n = if kind == "%" { 2 * n } else { n };
+                Value::Array((0..n).map(|_| self.read()).collect())
+            }
+            _ => panic!("unexpected reply {line:?}"),
+        }
+    }
+
+    /// Whether the server closed the connection.
+    pub fn closed(&mut self) -> bool {
+        let mut byte = [0u8; 1];
+        matches!(self.reader.read(&mut byte), Ok(0) | Err(_))
+    }
+}
+
+pub struct Server {
+    pub child: Child,
+    pub port: u16,
+    dir: PathBuf,
+    extra: Vec<String>,
+}
+
+impl Server {
+    pub fn start(dir: &Path, extra: &[&str]) -> Server {
+        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        Server::spawn(dir.to_path_buf(), extra)
+    }
+
+    pub fn spawn(dir: PathBuf, extra: Vec<String>) -> Server {
+        let port_file = dir.join("port");
+        let _ = std::fs::remove_file(&port_file);
+        // A fixed `--port=N` among the extras (to restart on the same port), else any free one.
+        let any_port = if extra.iter().any(|a| a.starts_with("--port=")) {
+            None
+        } else {
+            Some("--port=0")
+        };
+        let child = Command::new(env!("CARGO_BIN_EXE_idforge"))
+            .arg("serve")
+            .args(any_port)
+            .arg(format!("--port-file={}", port_file.display()))
+            .arg(format!("--data-dir={}", dir.join("data").display()))
+            .args(&extra)
+            .env("IDFORGE_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("idforge serve starts");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let port = loop {
+            if let Ok(text) = std::fs::read_to_string(&port_file) {
+                if let Ok(port) = text.trim().parse() {
+                    break port;
+                }
+            }
+            assert!(Instant::now() < deadline, "the server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        Server {
+            child,
+            port,
+            dir,
+            extra,
+        }
+    }
+
+    pub fn client(&self) -> Client {
+        Client::connect(self.port)
+    }
+
+    pub fn signal(&mut self, sig: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let status = self.child.wait().unwrap();
+        if sig == "TERM" {
+            assert!(status.success(), "SIGTERM exit: {status:?}");
+        }
+    }
+
+    /// Stops the server with `sig` and starts it again on the same data.
+    pub fn restart(mut self, sig: &str) -> Server {
+        self.signal(sig);
+        let (dir, extra) = (self.dir.clone(), std::mem::take(&mut self.extra));
+        std::mem::forget(self);
+        Server::spawn(dir, extra)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A loopback port nothing listens on right now (bound, then released).
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}

@@ -1,0 +1,403 @@
+//! The runtime's network segment sources against real servers on 127.0.0.1: `idforge serve`
+//! (this crate's binary), Redis, PostgreSQL and MariaDB (started by `ci/services.sh`, which
+//! exports their URLs; with `IDFORGE_REQUIRE_SERVICES` set, a missing URL fails the test).
+//! The few stand-ins here are fault injectors on loopback (a peer that never answers, one that
+//! always redirects, a proxy that delays), not replacements for a server.
+
+mod common;
+
+use std::collections::HashSet;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use common::{Client, Server, Value, free_port};
+use idforge::{ErrorCode, SegmentOptions, SegmentSource, Segments, SqlSource};
+
+fn fixed(step: u64) -> SegmentOptions {
+    SegmentOptions {
+        step,
+        max_step: step,
+        dynamic_step: false,
+        timeout: Duration::from_secs(5),
+        ..Default::default()
+    }
+}
+
+/// `var`, or `None` (skipping) when the services are not running and not required.
+fn service_url(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) => Some(url),
+        Err(_) => {
+            assert!(
+                std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
+                "{var} is not set but IDFORGE_REQUIRE_SERVICES is"
+            );
+            eprintln!("skipped: {var} is not set (ci/services.sh sets it)");
+            None
+        }
+    }
+}
+
+/// A tag of its own per test run: the services outlive the tests.
+fn unique_tag(name: &str) -> String {
+    format!("{name}-{}-{}", std::process::id(), free_port())
+}
+
+/// The first failure of `segments.next()`, after it hands out at most `max_ok` ids.
+fn first_error(segments: &Segments, max_ok: usize) -> idforge::Error {
+    for _ in 0..=max_ok {
+        if let Err(e) = segments.next() {
+            return e;
+        }
+    }
+    panic!("no error after {max_ok} ids");
+}
+
+/// A loopback peer that answers every request with `reply` (`{port}` there is its own port),
+/// or never, when `None`.
+fn fake_peer(reply: Option<&str>) -> (u16, Arc<AtomicBool>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let reply = reply.map(|r| r.replace("{port}", &port.to_string()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopping = stop.clone();
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !stopping.load(Ordering::Relaxed) && Instant::now() < deadline {
+            let Ok((mut stream, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            };
+            let reply = reply.clone();
+            std::thread::spawn(move || {
+                stream.set_nonblocking(false).unwrap();
+                let mut buf = [0u8; 4096];
+                while let Ok(n @ 1..) = stream.read(&mut buf) {
+                    // One request per read is enough for these clients (one command at a time).
+                    let _ = n;
+                    if let Some(reply) = &reply {
+                        if stream.write_all(reply.as_bytes()).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (port, stop)
+}
+
+#[test]
+fn idforge_source_hands_out_unique_increasing_ids_across_a_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let port_arg = format!("--port={port}");
+    let server = Server::start(dir.path(), &[&port_arg]);
+    let url = format!("idforge://127.0.0.1:{port}");
+    let segments = Segments::open(&url, "orders", fixed(100)).unwrap();
+    let before: Vec<u64> = (0..1000).map(|_| segments.next().unwrap()).collect();
+    assert_eq!(before, (1..=1000).collect::<Vec<_>>());
+    // The server dies and comes back on the same port: the kept connection is dead, the
+    // source reconnects, and nothing repeats.
+    let server = server.restart("KILL");
+    let after: Vec<u64> = (0..1000).map(|_| segments.next().unwrap()).collect();
+    assert!(after.windows(2).all(|w| w[0] < w[1]));
+    assert!(after[0] > before[999]);
+    // Every id lies inside what the server handed out.
+    let Value::Bulk(last) = server.client().cmd(&["GET", "orders"]) else {
+        panic!("GET replies a bulk string")
+    };
+    let last: u64 = String::from_utf8(last).unwrap().parse().unwrap();
+    assert!(after[999] <= last, "{} > {last}", after[999]);
+    assert!(segments.stats().ranges_fetched >= 20);
+}
+
+#[test]
+fn idforge_source_authenticates_and_a_refusal_is_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--requirepass=s3cret"]);
+    let port = server.port;
+    for url in [
+        format!("idforge://:s3cret@127.0.0.1:{port}"),
+        format!("idforge://default:s3cret@127.0.0.1:{port}"),
+    ] {
+        let segments = Segments::open(&url, "paid", fixed(10)).unwrap();
+        assert!(segments.next().unwrap() >= 1, "{url}");
+    }
+    for url in [
+        format!("idforge://:wrong@127.0.0.1:{port}"),
+        format!("idforge://127.0.0.1:{port}"),
+    ] {
+        let segments = Segments::open(&url, "paid", fixed(10)).unwrap();
+        let e = first_error(&segments, 0);
+        assert_eq!(e.code(), ErrorCode::SourceUnavailable, "{url}: {e}");
+    }
+}
+
+#[test]
+fn unknown_tags_silent_and_absent_servers_are_typed_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--auto-create=false"]);
+    let url = format!("idforge://127.0.0.1:{}", server.port);
+    let e = first_error(&Segments::open(&url, "nope", fixed(10)).unwrap(), 0);
+    assert_eq!(e.code(), ErrorCode::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("no such tag"), "{e}");
+
+    let (silent, stop) = fake_peer(None);
+    let url = format!("idforge://127.0.0.1:{silent}?timeout_ms=200");
+    let e = first_error(&Segments::open(&url, "t", fixed(10)).unwrap(), 0);
+    assert_eq!(e.code(), ErrorCode::Timeout, "{e}");
+    stop.store(true, Ordering::Relaxed);
+
+    let url = format!("idforge://127.0.0.1:{}", free_port());
+    let e = first_error(&Segments::open(&url, "t", fixed(10)).unwrap(), 0);
+    assert_eq!(e.code(), ErrorCode::SourceUnavailable, "{e}");
+}
+
+#[test]
+fn moved_is_followed_a_loop_is_refused_and_dead_hosts_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let to_server = format!("-MOVED 0 127.0.0.1:{}\r\n", server.port);
+    let (redirect, stop_a) = fake_peer(Some(&to_server));
+    let source = idforge::source::open(&format!("idforge://127.0.0.1:{redirect}")).unwrap();
+    assert_eq!(source.fetch("moved", 10).unwrap().start(), 1);
+    assert_eq!(source.fetch("moved", 10).unwrap().start(), 11);
+
+    // A peer that redirects to itself.
+    let (looping, stop_b) = fake_peer(Some("-MOVED 0 127.0.0.1:{port}\r\n"));
+    let source = idforge::source::open(&format!("idforge://127.0.0.1:{looping}")).unwrap();
+    let e = source.fetch("moved", 10).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::SourceUnavailable, "{e}");
+    assert!(e.to_string().contains("MOVED redirects"), "{e}");
+    stop_a.store(true, Ordering::Relaxed);
+    stop_b.store(true, Ordering::Relaxed);
+
+    let dead = free_port();
+    let url = format!("idforge://127.0.0.1:{dead},127.0.0.1:{}", server.port);
+    let source = idforge::source::open(&url).unwrap();
+    assert_eq!(source.fetch("moved", 10).unwrap().start(), 21);
+}
+
+/// A proxy to `target` that holds every reply for `delay`: a slow allocator.
+fn delaying_proxy(target: u16, delay: Duration) -> (u16, Arc<AtomicBool>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopping = stop.clone();
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        while !stopping.load(Ordering::Relaxed) {
+            let Ok((mut client, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            };
+            client.set_nonblocking(false).unwrap();
+            let mut upstream = TcpStream::connect(("127.0.0.1", target)).unwrap();
+            let mut back = upstream.try_clone().unwrap();
+            let mut to_client = client.try_clone().unwrap();
+            std::thread::spawn(move || std::io::copy(&mut client, &mut upstream));
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n @ 1..) = back.read(&mut buf) {
+                    std::thread::sleep(delay);
+                    if to_client.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    (port, stop)
+}
+
+#[test]
+fn a_slow_allocator_makes_no_caller_wait_once_the_step_adapted() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let (proxy, stop) = delaying_proxy(server.port, Duration::from_millis(50));
+    let url = format!("idforge://127.0.0.1:{proxy}");
+    let options = SegmentOptions {
+        step: 100,
+        max_step: 1_000_000,
+        timeout: Duration::from_secs(5),
+        ..Default::default()
+    };
+    let segments = Segments::open(&url, "steady", options).unwrap();
+    segments.ready().unwrap();
+    // A steady 100,000 ids/s for 2.5 s; the first second lets the step grow.
+    let period = Duration::from_micros(10);
+    let start = Instant::now();
+    let mut waits_after_warmup = None;
+    let mut seen = HashSet::new();
+    for i in 0u32..250_000 {
+        while start.elapsed() < period * i {
+            std::hint::spin_loop();
+        }
+        if i == 100_000 {
+            waits_after_warmup = Some(segments.stats().waits);
+        }
+        assert!(seen.insert(segments.next().unwrap()));
+    }
+    let stats = segments.stats();
+    assert!(stats.step >= 6_400, "the step grew: {stats:?}");
+    assert_eq!(
+        Some(stats.waits),
+        waits_after_warmup,
+        "a call waited after the step adapted: {stats:?}"
+    );
+    stop.store(true, Ordering::Relaxed);
+}
+
+#[test]
+fn redis_source_auth_databases_and_foreign_keys() {
+    let Some(url) = service_url("IDFORGE_TEST_REDIS_URL") else {
+        return;
+    };
+    let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
+    let tag = unique_tag("redis");
+    let segments = Segments::open(&url, &tag, fixed(100)).unwrap();
+    let ids: Vec<u64> = (0..2500).map(|_| segments.next().unwrap()).collect();
+    assert_eq!(ids, (1..=2500).collect::<Vec<_>>());
+    let mut redis = Client::connect(port);
+    let Value::Bulk(count) = redis.cmd(&["GET", &tag]) else {
+        panic!("GET replies a bulk string")
+    };
+    let count: u64 = String::from_utf8(count).unwrap().parse().unwrap();
+    assert!((2500..=2700).contains(&count), "{count}");
+
+    // Database 2 holds its own counter.
+    let in_db2 = idforge::source::open(&format!("{url}/2")).unwrap();
+    assert_eq!(in_db2.fetch(&tag, 5).unwrap().start(), 1);
+
+    // An ACL user: the right password works, a wrong one is refused (typed).
+    let user = unique_tag("user");
+    let setuser = redis.cmd(&["ACL", "SETUSER", &user, "on", ">pw", "~*", "+@all"]);
+    assert_eq!(setuser, Value::Simple("OK".into()));
+    let auth = format!("redis://{user}:pw@127.0.0.1:{port}");
+    assert!(idforge::source::open(&auth).unwrap().fetch(&tag, 5).is_ok());
+    let wrong = format!("redis://{user}:nope@127.0.0.1:{port}");
+    let e = idforge::source::open(&wrong)
+        .unwrap()
+        .fetch(&tag, 5)
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::SourceUnavailable, "{e}");
+    assert!(e.to_string().contains("authentication refused"), "{e}");
+    redis.cmd(&["ACL", "DELUSER", &user]);
+
+    // A key that is not a counter: refused, not misread.
+    let foreign = unique_tag("text");
+    redis.cmd(&["SET", &foreign, "hello"]);
+    let e = idforge::source::open(&url)
+        .unwrap()
+        .fetch(&foreign, 5)
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::SourceUnavailable, "{e}");
+    redis.cmd(&["DEL", &tag, &foreign]);
+}
+
+/// Leaf's own DDL and row (MySQL's from Leaf's README; the same columns elsewhere), used as is.
+fn leaf_table_as_leaf_made_it(var: &str, mysql: bool) {
+    let Some(url) = service_url(var) else {
+        return;
+    };
+    let table = format!("leaf_alloc_{}", std::process::id());
+    let ddl = if mysql {
+        format!(
+            "CREATE TABLE `{table}` (
+              `biz_tag` varchar(128) NOT NULL DEFAULT '',
+              `max_id` bigint(20) NOT NULL DEFAULT '1',
+              `step` int(11) NOT NULL,
+              `description` varchar(256) DEFAULT NULL,
+              `update_time` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+              PRIMARY KEY (`biz_tag`)
+            ) ENGINE=InnoDB"
+        )
+    } else {
+        format!(
+            "CREATE TABLE {table} (
+              biz_tag varchar(128) NOT NULL DEFAULT '',
+              max_id bigint NOT NULL DEFAULT 1,
+              step int NOT NULL,
+              description varchar(256) DEFAULT NULL,
+              update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
+              PRIMARY KEY (biz_tag))"
+        )
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    sqlx::any::install_default_drivers();
+    let run = |sql: String| {
+        rt.block_on(async {
+            let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&url)
+                .await
+                .unwrap();
+            sqlx::query(&sql).execute(&mut conn).await.unwrap();
+        })
+    };
+    run(ddl);
+    run(format!(
+        "insert into {table}(biz_tag, max_id, step, description) \
+         values('leaf-segment-test', 1, 2000, 'Test leaf Segment Mode Get Id')"
+    ));
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let ours = SqlSource::new(&format!("{url}{sep}table={table}&auto_create=false")).unwrap();
+    // What Leaf would hand out first: 1..=2000.
+    let first = ours.fetch("leaf-segment-test", 2000).unwrap();
+    assert_eq!((first.start(), first.end()), (1, 2001));
+    // A Leaf server takes the next range with its own statement, between two of ours.
+    run(format!(
+        "UPDATE {table} SET max_id = max_id + step WHERE biz_tag = 'leaf-segment-test'"
+    ));
+    let leafs = 2001..4001; // Leaf's range after that update (max_id 4001, step 2000)
+    let second = ours.fetch("leaf-segment-test", 500).unwrap();
+    assert!(
+        second.start() >= leafs.end,
+        "{second:?} overlaps Leaf's {leafs:?}"
+    );
+    assert_eq!((second.start(), second.end()), (4001, 4501));
+    let e = ours.fetch("not-in-the-table", 10).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidArgument, "{e}");
+    // Through the generator, from every binding's URL form.
+    let segments = Segments::open(
+        &format!("{url}{sep}table={table}&auto_create=false"),
+        "leaf-segment-test",
+        fixed(1000),
+    )
+    .unwrap();
+    let ids: Vec<u64> = (0..3000).map(|_| segments.next().unwrap()).collect();
+    assert_eq!(ids, (4501..7501).collect::<Vec<_>>());
+    // With auto_create (the default), a new tag gets a row and starts at 1.
+    let auto = SqlSource::new(&format!("{url}{sep}table={table}")).unwrap();
+    assert_eq!(auto.fetch("fresh", 7).unwrap().start(), 1);
+    run(format!("DROP TABLE {table}"));
+}
+
+#[test]
+fn postgres_leaf_table() {
+    leaf_table_as_leaf_made_it("IDFORGE_TEST_POSTGRES_URL", false);
+}
+
+#[test]
+fn mariadb_leaf_table() {
+    leaf_table_as_leaf_made_it("IDFORGE_TEST_MYSQL_URL", true);
+}
+
+#[test]
+fn sqlite_leaf_table_shared_by_two_generators() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}/ids.db", dir.path().display());
+    let a = Segments::open(&url, "orders", fixed(50)).unwrap();
+    let b = Segments::open(&url, "orders", fixed(50)).unwrap();
+    let mut seen = HashSet::new();
+    for _ in 0..2000 {
+        assert!(seen.insert(a.next().unwrap()));
+        assert!(seen.insert(b.next().unwrap()));
+    }
+}
