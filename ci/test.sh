@@ -22,10 +22,13 @@ Runs the named steps, or all of them: ${STEPS[*]}
   fmt     cargo fmt --all -- --check (and rustfmt --check on ci/nostd-check)
   generated  ci/check-generated.sh: committed generated files (include/idforge.h) match
   clippy  cargo clippy --workspace --all-targets --locked -- -D warnings
-  test    cargo test --workspace --locked
-  server  the segment server against real services: ci/services.sh starts PostgreSQL and
-          MariaDB on 127.0.0.1 (the store tests must then run); ci/server-clients.sh (redis-cli,
-          redis-py, ioredis); ci/crash-harness.sh (kill -9 and SIGTERM, 50 cycles each)
+  test    cargo test --workspace --locked (the server's store tests and the segment sources
+          against the real servers of ci/services.sh)
+  server  the segment server: its process tests, ci/server-clients.sh (redis-cli, redis-py,
+          ioredis), ci/crash-harness.sh (kill -9 and SIGTERM, 50 cycles each)
+  The steps test, server, ctest, python and node first start idforge serve, Redis, PostgreSQL
+  and MariaDB on 127.0.0.1 (ci/services.sh, once; stopped by PID at exit): their tests of the
+  segment sources must then run.
   ctest   C tests (bindings/c/tests/run.sh: .so, .a, C++, valgrind, ASan) and examples/c
   python  pip install ./python into a venv (maturin builds the pyo3 module), then pytest
           (with pymongo, for the bson.ObjectId interop tests), mypy.stubtest on the stubs and
@@ -89,19 +92,28 @@ step_test() {
 }
 
 step_server() {
-  bash ci/install-deps.sh services
   command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || bash ci/install-deps.sh node
   cargo build -p idforge-server --locked
-  local svc
-  svc="$(mktemp -d)"
-  # Stopped by PID whatever happens below.
-  trap 'bash ci/services.sh stop "'"$svc"'"; rm -rf "'"$svc"'"' EXIT
-  bash ci/services.sh start "$svc" >"$svc/env"
-  # shellcheck source=/dev/null
-  . "$svc/env"
-  IDFORGE_REQUIRE_SERVICES=1 cargo test -p idforge-server --locked --test serve
+  cargo test -p idforge-server --locked --test serve
   bash ci/server-clients.sh "$CARGO_TARGET_DIR/debug/idforge"
   bash ci/crash-harness.sh "$CARGO_TARGET_DIR/debug/idforge"
+}
+
+# The steps that test against real servers (the segment server, Redis, PostgreSQL, MariaDB):
+# ci/services.sh starts them once, on 127.0.0.1, before the first such step; they are stopped by
+# PID when this script exits. IDFORGE_REQUIRE_SERVICES makes a test fail, not skip, without them.
+SERVICE_STEPS=(test server ctest python node)
+
+start_services() {
+  bash ci/install-deps.sh services
+  cargo build -p idforge-server --bin idforge --locked
+  services_dir="$(mktemp -d)"
+  trap 'bash ci/services.sh stop "$services_dir"; rm -rf "$services_dir"' EXIT
+  IDFORGE_BIN="$CARGO_TARGET_DIR/debug/idforge" bash ci/services.sh start "$services_dir" \
+    >"$services_dir/env"
+  # shellcheck source=/dev/null
+  . "$services_dir/env"
+  export IDFORGE_REQUIRE_SERVICES=1
 }
 
 step_fuzz() {
@@ -204,6 +216,14 @@ done
 [ "$#" -gt 0 ] || selected=("${STEPS[@]}")
 
 ensure_cargo
+
+for step in "${SERVICE_STEPS[@]}"; do
+  if [[ " ${selected[*]} " == *" $step "* ]]; then
+    echo "==> services (ci/services.sh: idforge serve, Redis, PostgreSQL, MariaDB on 127.0.0.1)"
+    start_services
+    break
+  fi
+done
 
 results=()
 failed=0

@@ -9,13 +9,26 @@ export {
   SnowflakeOptions,
   SnowflakeParts,
   IdBounds,
-  Segments,
   SegmentOptions,
   SegmentStats,
   Flake128Parts,
   ErrorCodeInfo,
 } from './native'
 export { ErrorCode, IdforgeErrorCode, IdforgeError, errorTable } from './errors'
+
+import { Segments as NativeSegments, SegmentOptions as NativeSegmentOptions } from './native'
+
+/**
+ * Ids of one tag from a segment source, chosen by URL: `idforge://[user:pass@]host:port[,…]`
+ * (the idforge server; follows `MOVED`), `redis://[user:pass@]host:port[/db]` (`INCRBY`; a
+ * Redis restart or failover can repeat a range), `postgres://…`, `mysql://…`, `sqlite://path`
+ * (Leaf's `leaf_alloc` table; `?table=`, `?auto_create=false`), `file:///dir`, `memory:`.
+ * Network URLs take `?timeout_ms=`.
+ */
+export declare class Segments extends NativeSegments {
+  /** A generator whose first range has arrived: `new Segments(…)`, then `await ready()`. */
+  static connect(url: string, tag: string, options?: NativeSegmentOptions | null): Promise<Segments>
+}
 
 /**
  * A MongoDB ObjectId: 4 bytes of Unix seconds, 5 random bytes per process (drawn again after a
@@ -122,7 +135,7 @@ export declare function noop(): void
 declare const idforge: {
   Snowflake: typeof import('./native').Snowflake
   Layout: typeof import('./native').Layout
-  Segments: typeof import('./native').Segments
+  Segments: typeof Segments
   ObjectId: typeof ObjectId
   Flake128: typeof Flake128
   Flake128Generator: typeof Flake128Generator

@@ -362,6 +362,13 @@ function made(fill) {
   return f
 }
 
+/** A generator whose first range has arrived (rejects with the source's error or a timeout). */
+Segments.connect = async function connect(url, tag, options) {
+  const segments = new Segments(url, tag, options)
+  await segments.ready()
+  return segments
+}
+
 Flake128Generator.prototype.next = function next() {
   return made((b) => this.nextInto(b))
 }

@@ -66,8 +66,9 @@ export declare class Layout {
 }
 
 /**
- * Ids of one tag from a segment source (`memory:` or `file:///dir`), Leaf's double buffer with
- * prefetch and dynamic step. Safe to share; ids are unique across every generator of the
+ * Ids of one tag from a segment source (`idforge://`, `redis://`, `postgres://`, `mysql://`,
+ * `sqlite://`, `file:///dir` or `memory:`), Leaf's double buffer with prefetch and dynamic
+ * step. Safe to share; ids are unique across every generator of the
  * source and increase within one generator.
  */
 export declare class Segments {

@@ -62,15 +62,15 @@ const UNREACHABLE = {
   INVALID_SEGMENT: 'segments come from the runtime sources, never from callers',
   BUFFER_FULL: 'internal to the segment double buffer',
   OVERFLOW: 'a counter reaching 2^64 (not reachable in a test)',
-  SOURCE_UNAVAILABLE: 'memory: and file: sources report their own codes (IO)',
   FORKED: 'Node does not fork a running process',
   NULL_ARGUMENT: 'C API only',
   PANIC: 'C API only',
   BUFFER_TOO_SMALL: 'C API only',
 }
 
-// Codes with a test of their own below (they need a slow source).
-const TESTED_BELOW = ['TIMEOUT']
+// Codes with a test of their own (they need a slow or absent source): TIMEOUT below,
+// SOURCE_UNAVAILABLE in sources.test.js.
+const TESTED_BELOW = ['TIMEOUT', 'SOURCE_UNAVAILABLE']
 
 test('every code is either triggered or explained', () => {
   for (const r of ROWS) {

@@ -80,8 +80,9 @@ fn nothing_buffered() -> napi::Error<crate::error::Code> {
     to_js(idforge_core::Error::Timeout { waited_ms: 0 })
 }
 
-/// Ids of one tag from a segment source (`memory:` or `file:///dir`), Leaf's double buffer with
-/// prefetch and dynamic step. Safe to share; ids are unique across every generator of the
+/// Ids of one tag from a segment source (`idforge://`, `redis://`, `postgres://`, `mysql://`,
+/// `sqlite://`, `file:///dir` or `memory:`), Leaf's double buffer with prefetch and dynamic
+/// step. Safe to share; ids are unique across every generator of the
 /// source and increase within one generator.
 #[napi]
 pub struct Segments {

@@ -34,6 +34,8 @@ const b62: string = f.toBase62()
 const big: bigint = new Flake128(b62).toBigInt()
 
 const seg = new Segments('memory:', 'orders', { step: 100 })
+const connected: Promise<Segments> = Segments.connect('memory:', 'orders', { step: 100 })
+void connected
 const ready: Promise<void> = seg.ready()
 
 function codeOf(e: unknown): string | undefined {
