@@ -15,17 +15,8 @@ cargo build --release --locked -p idforge-server --bin idforge
 cargo build --release --locked -p idforge-bench --example sources
 bin="$CARGO_TARGET_DIR/release/idforge"
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 100); do redis-cli -p "$1" PING >/dev/null 2>&1 && return 0; sleep 0.1; done; return 1; }
+# shellcheck source=ci/bench-common.sh
+. ci/bench-common.sh
 
 p_idf=$(free_port)
 "$bin" serve --port "$p_idf" --data-dir "$work/idforge" --log warn &

@@ -109,6 +109,8 @@ start_services() {
   cargo build -p idforge-server --bin idforge --locked
   services_dir="$(mktemp -d)"
   trap 'bash ci/services.sh stop "$services_dir"; rm -rf "$services_dir"' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
   IDFORGE_BIN="$CARGO_TARGET_DIR/debug/idforge" bash ci/services.sh start "$services_dir" \
     >"$services_dir/env"
   # shellcheck source=/dev/null

@@ -124,7 +124,7 @@ def test_forked_children_never_reuse_the_parents_ranges(source, tmp_path):
     pipes, procs = [], []
     for _ in range(4):
         recv, send = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_forked_draw, args=(parent, send))
+        p = ctx.Process(target=_forked_draw, args=(parent, send), daemon=True)
         p.start()
         send.close()
         pipes.append(recv)
@@ -161,7 +161,7 @@ def test_four_processes_of_four_threads_draw_a_million_unique_ids():
     pipes, procs = [], []
     for _ in range(4):
         recv, send = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_process_with_threads, args=(url, tag, send))
+        p = ctx.Process(target=_process_with_threads, args=(url, tag, send), daemon=True)
         p.start()
         send.close()
         pipes.append(recv)

@@ -12,9 +12,56 @@ static GENERATION: AtomicU64 = AtomicU64::new(0);
 static REGISTER: Once = Once::new();
 static FAILED: AtomicBool = AtomicBool::new(false);
 
+/// Set while a `fork()` is being prepared: [`quiesced`] sections wait before they start.
+static FORKING: AtomicBool = AtomicBool::new(false);
+/// How many [`quiesced`] sections are running.
+static ACTIVE: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn prepare() {
+    // Let running quiesced sections finish (they are bounded by their own timeouts), so none is
+    // cut in half by the fork.
+    FORKING.store(true, Ordering::SeqCst);
+    let mut pause = std::time::Duration::from_micros(10);
+    while ACTIVE.load(Ordering::SeqCst) != 0 {
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(std::time::Duration::from_millis(1));
+    }
+}
+
+extern "C" fn in_parent() {
+    FORKING.store(false, Ordering::SeqCst);
+}
+
 extern "C" fn in_child() {
-    // Async-signal-safe: a single atomic add, no allocation, no locks.
+    // Async-signal-safe: atomic stores and an add, no allocation, no locks.
+    ACTIVE.store(0, Ordering::SeqCst);
+    FORKING.store(false, Ordering::SeqCst);
     GENERATION.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Runs `f` where no `fork()` can happen in the middle: a fork waits until `f` returns, and `f`
+/// waits for a fork under way. For calls into C libraries that must not be forked while inside
+/// (SQLite: its process-wide lock and file state would be copied half-updated). Call
+/// [`register`] first.
+pub(crate) fn quiesced<R>(f: impl FnOnce() -> R) -> R {
+    struct Active;
+    impl Drop for Active {
+        fn drop(&mut self) {
+            ACTIVE.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    loop {
+        while FORKING.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        ACTIVE.fetch_add(1, Ordering::SeqCst);
+        if !FORKING.load(Ordering::SeqCst) {
+            break;
+        }
+        ACTIVE.fetch_sub(1, Ordering::SeqCst);
+    }
+    let _active = Active;
+    f()
 }
 
 /// Installs the hook (once per process) and returns the current generation. Fails only if the
@@ -22,9 +69,10 @@ extern "C" fn in_child() {
 pub fn register() -> Result<u64> {
     REGISTER.call_once(|| {
         #[allow(unsafe_code)]
-        // SAFETY: `in_child` is an `extern "C" fn()` that only performs an atomic add, which is
-        // safe in the child of a multi-threaded fork; NULL prepare/parent hooks are allowed.
-        let rc = unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
+        // SAFETY: the hooks are `extern "C" fn()`s that never unwind; `in_child` only performs
+        // atomic operations, which is safe in the child of a multi-threaded fork; `prepare`
+        // runs before the fork in the forking thread and only sleeps and reads atomics.
+        let rc = unsafe { libc::pthread_atfork(Some(prepare), Some(in_parent), Some(in_child)) };
         if rc != 0 {
             FAILED.store(true, Ordering::SeqCst);
         }

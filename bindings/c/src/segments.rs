@@ -86,10 +86,14 @@ fn or_duration(ms: u64, default: Duration) -> Duration {
     }
 }
 
-/// Creates a generator for `tag` over the source at `url`: `memory:` (this process only) or
-/// `file:///abs/dir` (a locked counter file per tag, shared by the processes of a host).
-/// `options` may be NULL for the defaults. Starts a refill thread and asks for the first range
-/// at once. Fails with `INVALID_URL`, `INVALID_ARGUMENT` (tag, options) or `IO`.
+/// Creates a generator for `tag` over the source at `url`: `idforge://[user:pass@]host:port[,…]`
+/// (the segment server), `redis://[user:pass@]host:port[/db]`, `postgres://…`, `mysql://…` or
+/// `sqlite:///path` (Leaf's `leaf_alloc` table), `file:///abs/dir` (a locked counter file per
+/// tag, shared by the processes of a host) or `memory:` (this process only); see the README's
+/// "Segment sources". `options` may be NULL for the defaults. Starts a refill thread and asks
+/// for the first range at once; network sources connect in that thread, so their failures
+/// (`SOURCE_UNAVAILABLE`, `TIMEOUT`, `INVALID_ARGUMENT` for an unknown tag) come from
+/// `idforge_segments_next`. Fails with `INVALID_URL`, `INVALID_ARGUMENT` (tag, options) or `IO`.
 ///
 /// # Safety
 /// `url` and `tag` are NULL or NUL-terminated; `options` is NULL or readable; `out` is NULL or

@@ -3,7 +3,9 @@
 #ifndef IDFORGE_TEST_HARNESS_H
 #define IDFORGE_TEST_HARNESS_H
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int h_test_failures; /* failures in the running test */
@@ -49,5 +51,18 @@ static int h_passed, h_failed;
 
 #define SUMMARY()                                                                     \
   (printf("%d passed, %d failed\n", h_passed, h_failed), h_failed == 0 ? 0 : 1)
+
+static inline int h_cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Sorts `ids` and counts the values that repeat. */
+static inline size_t duplicates(uint64_t *ids, size_t n) {
+  size_t i, dups = 0;
+  qsort(ids, n, sizeof *ids, h_cmp_u64);
+  for (i = 1; i < n; i++) dups += ids[i] == ids[i - 1];
+  return dups;
+}
 
 #endif

@@ -31,19 +31,6 @@ static void hex_of(const uint8_t *bytes, size_t n, char *out) {
   out[2 * n] = '\0';
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* Sorts `ids` and counts the values that repeat. */
-static size_t duplicates(uint64_t *ids, size_t n) {
-  size_t i, dups = 0;
-  qsort(ids, n, sizeof *ids, cmp_u64);
-  for (i = 1; i < n; i++) dups += ids[i] == ids[i - 1];
-  return dups;
-}
-
 static uint64_t now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);

@@ -17,18 +17,6 @@
 
 #define N_IDS 3000
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-static size_t duplicates(uint64_t *ids, size_t n) {
-  size_t i, dups = 0;
-  qsort(ids, n, sizeof *ids, cmp_u64);
-  for (i = 1; i < n; i++) dups += ids[i] == ids[i - 1];
-  return dups;
-}
-
 /* The URL in `var`, or NULL (a failed check when IDFORGE_REQUIRE_SERVICES is set). */
 static const char *service(const char *var) {
   const char *url = getenv(var);

@@ -31,7 +31,7 @@ use idforge_core::segment::Segment;
 pub use file::FileSource;
 pub use memory::MemorySource;
 pub use remote::{Flavor, RemoteSource};
-pub use sql::{LEAF_DDL, SqlKind, SqlSource};
+pub use sql::{LEAF_DDL, SqlKind, SqlSource, numbered_placeholders};
 
 use crate::error::Result;
 

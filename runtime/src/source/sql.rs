@@ -29,6 +29,23 @@ pub const LEAF_DDL: &str = "CREATE TABLE IF NOT EXISTS {table} (
     description VARCHAR(256) DEFAULT NULL,
     update_time TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)";
 
+/// `sql` with its `?` placeholders numbered `$1, $2, …`, as PostgreSQL wants them (the SQL
+/// here never holds a `?` inside a string literal).
+pub fn numbered_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut n = 0;
+    for c in sql.chars() {
+        if c == '?' {
+            n += 1;
+            out.push('$');
+            out.push_str(&n.to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Which database a [`SqlSource`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SqlKind {
@@ -154,21 +171,11 @@ impl SqlSource {
     /// `sql` with `?` placeholders in this dialect (`$1, $2, …` for PostgreSQL) and the table.
     fn sql(&self, sql: &str) -> String {
         let sql = sql.replace("{table}", &self.table);
-        if self.kind != SqlKind::Postgres {
-            return sql;
+        if self.kind == SqlKind::Postgres {
+            numbered_placeholders(&sql)
+        } else {
+            sql
         }
-        let mut out = String::with_capacity(sql.len() + 8);
-        let mut n = 0;
-        for c in sql.chars() {
-            if c == '?' {
-                n += 1;
-                out.push('$');
-                out.push_str(&n.to_string());
-            } else {
-                out.push(c);
-            }
-        }
-        out
     }
 
     fn connect(&self) -> Result<Link> {
@@ -312,10 +319,29 @@ impl SqlSource {
     }
 }
 
+impl SqlSource {
+    /// One range on a connection of its own, closed (its worker thread ended) before returning.
+    fn fetch_closed(&self, tag: &str, step: u64) -> Result<Segment> {
+        let mut link = self.connect()?;
+        let result = self.fetch_on(&mut link, tag, step);
+        if let Some(conn) = link.conn.take() {
+            // A failed close leaves nothing to undo: the range's transaction has ended.
+            let _ = link.runtime.block_on(conn.close());
+        }
+        result
+    }
+}
+
 impl SegmentSource for SqlSource {
     fn fetch(&self, tag: &str, step: u64) -> Result<Segment> {
         validate_tag(tag)?;
         check_step(step)?;
+        if self.kind == SqlKind::Sqlite {
+            // SQLite keeps process-wide lock and file state that a fork must neither copy
+            // half-updated nor carry into the child with an open connection: each range opens
+            // and closes its own connection, with no fork in between.
+            return crate::fork::quiesced(|| self.fetch_closed(tag, step));
+        }
         self.link.with(|slot| {
             let link = match slot {
                 Some(link) => link,
@@ -386,14 +412,13 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.code(), ErrorCode::SourceUnavailable, "{e}");
         // A tag at the end of BIGINT: refused, never wrapped, and the row is left as it was.
-        t.link.with(|slot| {
-            let link = slot.as_mut().unwrap();
-            let conn = link.conn.as_mut().unwrap();
-            let sql = "UPDATE leaf_alloc SET max_id = 9223372036854775800 WHERE biz_tag = 'orders'";
-            link.runtime
-                .block_on(sqlx::query(sql).execute(conn))
-                .unwrap();
-        });
+        let mut link = t.connect().unwrap();
+        let conn = link.conn.as_mut().unwrap();
+        let sql = "UPDATE leaf_alloc SET max_id = 9223372036854775800 WHERE biz_tag = 'orders'";
+        link.runtime
+            .block_on(sqlx::query(sql).execute(conn))
+            .unwrap();
+        drop(link);
         assert_eq!(t.fetch("orders", 4).unwrap().start(), 9223372036854775800);
         assert_eq!(
             t.fetch("orders", 4).unwrap_err().code(),

@@ -95,13 +95,8 @@ pub struct TagMove {
     pub new: i64,
 }
 
-const SCHEMA: [&str; 3] = [
-    "CREATE TABLE IF NOT EXISTS leaf_alloc (
-        biz_tag VARCHAR(128) NOT NULL PRIMARY KEY,
-        max_id BIGINT NOT NULL DEFAULT 1,
-        step INT NOT NULL,
-        description VARCHAR(256) DEFAULT NULL,
-        update_time TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)",
+/// The tables besides Leaf's (`idforge::source::LEAF_DDL`, shared with the runtime's SQL source).
+const SCHEMA: [&str; 2] = [
     "CREATE TABLE IF NOT EXISTS idforge_users (
         name VARCHAR(128) NOT NULL PRIMARY KEY,
         hash VARCHAR(256) NOT NULL,
@@ -143,6 +138,8 @@ impl Store {
         }
         let pool = options.connect(url).await?;
         let store = Store { pool, kind };
+        let leaf = idforge::source::LEAF_DDL.replace("{table}", "leaf_alloc");
+        sqlx::query(&leaf).execute(&store.pool).await?;
         for ddl in SCHEMA {
             sqlx::query(ddl).execute(&store.pool).await?;
         }
@@ -156,21 +153,11 @@ impl Store {
 
     /// `sql` with `?` placeholders in this dialect (`$1, $2, …` for PostgreSQL).
     fn sql(&self, sql: &str) -> String {
-        if self.kind != Kind::Postgres {
-            return sql.to_owned();
+        if self.kind == Kind::Postgres {
+            idforge::source::numbered_placeholders(sql)
+        } else {
+            sql.to_owned()
         }
-        let mut out = String::with_capacity(sql.len() + 8);
-        let mut n = 0;
-        for c in sql.chars() {
-            if c == '?' {
-                n += 1;
-                out.push('$');
-                out.push_str(&n.to_string());
-            } else {
-                out.push(c);
-            }
-        }
-        out
     }
 
     /// `INSERT` that does nothing when the key exists.
