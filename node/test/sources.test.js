@@ -88,6 +88,20 @@ test('failures reject with typed codes', async (t) => {
   await rejectsCode(Segments.connect(wrong, 't'), 'SOURCE_UNAVAILABLE')
 })
 
+test('a MOVED loop rejects with SOURCE_UNAVAILABLE', async () => {
+  // A peer that answers every request with a redirect to itself.
+  const peer = net.createServer((socket) => {
+    socket.on('data', () => socket.write(`-MOVED 0 127.0.0.1:${peer.address().port}\r\n`))
+    socket.on('error', () => {})
+  })
+  await new Promise((resolve) => peer.listen(0, '127.0.0.1', resolve))
+  try {
+    await rejectsCode(Segments.connect(`idforge://127.0.0.1:${peer.address().port}`, 't'), 'SOURCE_UNAVAILABLE')
+  } finally {
+    peer.close()
+  }
+})
+
 test('two generators on the idforge server never share an id', async (t) => {
   const url = service(t, 'idforge')
   if (!url) return

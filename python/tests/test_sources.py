@@ -96,6 +96,32 @@ def test_failures_are_typed(tmp_path):
             idforge.Segments(bad, "t")
 
 
+def test_a_moved_loop_is_refused():
+    # A peer that answers every request with a redirect to itself.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    reply = f"-MOVED 0 127.0.0.1:{port}\r\n".encode()
+
+    def serve():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                while conn.recv(4096):
+                    conn.sendall(reply)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        e = first_error(f"idforge://127.0.0.1:{port}")
+        assert isinstance(e, idforge.SourceUnavailableError) and "MOVED" in str(e)
+    finally:
+        listener.close()
+
+
 def test_a_wrong_password_is_refused():
     url = service("idforge")
     wrong = "idforge://default:wrong@" + url.split("@", 1)[1]
