@@ -4,7 +4,8 @@
 #
 #   ci/install-deps.sh GROUP...     groups: c (C tests), bench-c (C benchmark), node (only when
 #                                   no node/npm is on PATH), services (PostgreSQL, MariaDB and
-#                                   Redis servers and clients, for the server's tests and bench)
+#                                   Redis servers and clients, for the server's tests and bench),
+#                                   jvm (JDK, JNA and Gson, for ci/jvm.sh)
 set -euo pipefail
 
 declare -A PACKAGES=(
@@ -12,6 +13,7 @@ declare -A PACKAGES=(
   [bench-c]="gcc pkg-config libbson-dev"
   [node]="nodejs npm util-linux"
   [services]="postgresql mariadb-server mariadb-client redis-server redis-tools"
+  [jvm]="openjdk-17-jdk-headless libjna-java libjna-jni libgoogle-gson-java"
 )
 
 missing=()

@@ -1,0 +1,27 @@
+//! idforge for the JVM: uniffi wrapper types over the runtime, so `core/` and `runtime/` stay
+//! free of uniffi. `ci/jvm.sh` generates the Kotlin sources from the built library (uniffi's
+//! library mode) and tests them from Kotlin and Java.
+//!
+//! JVM conventions: 64-bit values are `Long` (Java has no unsigned `long`; an id of an
+//! `unsigned` layout past 2^63 is the same 64 bits, negative as a `Long`, see
+//! `java.lang.Long.toUnsignedString`), widths are `Int`, times are `java.time.Instant` or Unix
+//! milliseconds, and every error is an `IdforgeException` subclass named for its code.
+
+// uniffi's scaffolding macros expand to `unsafe` FFI functions; this crate is FFI glue.
+#![allow(unsafe_code)]
+
+mod error;
+mod flake128;
+mod layout;
+mod objectid;
+mod segments;
+mod snowflake;
+
+pub use error::{ErrorCodeInfo, IdforgeError, error_codes};
+pub use flake128::{Flake128, Flake128Generator, Flake128Parts};
+pub use layout::{IdBounds, Layout, Order, SnowflakeParts, layout_preset_names};
+pub use objectid::ObjectId;
+pub use segments::{SegmentStats, Segments};
+pub use snowflake::{Policy, Snowflake};
+
+uniffi::setup_scaffolding!();

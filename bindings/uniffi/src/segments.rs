@@ -1,0 +1,120 @@
+//! `Segments`: ids from ranges of a segment source (Leaf-style double buffer).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use runtime::{SegmentOptions, Segments as RtSegments};
+
+use crate::error::{IdforgeError, Result};
+use crate::snowflake::count;
+
+/// Counters of a `Segments` generator.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct SegmentStats {
+    /// Ranges fetched from the source.
+    pub ranges_fetched: i64,
+    /// Fetches that failed.
+    pub fetch_errors: i64,
+    /// Total time spent fetching, in microseconds.
+    pub fetch_micros_total: i64,
+    /// The last fetch's duration, in microseconds.
+    pub fetch_micros_last: i64,
+    /// Calls that found both buffers empty and had to wait.
+    pub waits: i64,
+    /// The step the next fetch will ask for.
+    pub step: i64,
+    /// Ids buffered right now.
+    pub buffered: i64,
+}
+
+/// Ids of one tag from a segment source (`memory:`, `file:`, `sqlite:`, `postgres://`,
+/// `mysql://`, `redis://`, `idforge://`), increasing, never repeated across processes that
+/// share the source. Safe to share between threads.
+#[derive(uniffi::Object)]
+pub struct Segments {
+    inner: RtSegments,
+}
+
+fn non_negative(v: i64, what: &str) -> Result<u64> {
+    u64::try_from(v).map_err(|_| IdforgeError::argument(&format!("{what} cannot be negative")))
+}
+
+#[uniffi::export]
+impl Segments {
+    /// Opens `url` for `tag`. `step` is the first (and smallest) range, `max_step` the largest
+    /// the dynamic step may reach, `target_ms` how long a range should last, `prefetch_pct` how
+    /// much of a range is used before the next is fetched, `timeout_ms` the longest a call waits.
+    #[uniffi::constructor(default(
+        step = 1000,
+        max_step = 1000000,
+        dynamic_step = true,
+        target_ms = 900000,
+        prefetch_pct = 10,
+        timeout_ms = 3000
+    ))]
+    #[allow(clippy::too_many_arguments)] // one per option, each with a default
+    pub fn new(
+        url: String,
+        tag: String,
+        step: i64,
+        max_step: i64,
+        dynamic_step: bool,
+        target_ms: i64,
+        prefetch_pct: i32,
+        timeout_ms: i64,
+    ) -> Result<Arc<Segments>> {
+        let options = SegmentOptions {
+            step: non_negative(step, "step")?,
+            max_step: non_negative(max_step, "maxStep")?,
+            dynamic_step,
+            target: Duration::from_millis(non_negative(target_ms, "targetMs")?),
+            prefetch_pct: u8::try_from(prefetch_pct)
+                .map_err(|_| IdforgeError::argument("prefetchPct must be between 0 and 100"))?,
+            timeout: Duration::from_millis(non_negative(timeout_ms, "timeoutMs")?),
+        };
+        Ok(Arc::new(Segments {
+            inner: RtSegments::open(&url, &tag, options)?,
+        }))
+    }
+
+    /// The next id; waits (at most `timeout_ms`) when no range is buffered.
+    pub fn next(&self) -> Result<i64> {
+        Ok(self.inner.next()? as i64)
+    }
+
+    /// The next id if one is buffered, else null (never waits).
+    pub fn try_next(&self) -> Result<Option<i64>> {
+        Ok(self.inner.try_next()?.map(|id| id as i64))
+    }
+
+    /// Waits until an id is buffered, without taking it.
+    pub fn ready(&self) -> Result<()> {
+        Ok(self.inner.ready()?)
+    }
+
+    /// `n` ids in increasing order.
+    pub fn next_many(&self, n: i32) -> Result<Vec<i64>> {
+        let mut ids = vec![0u64; count(n)?];
+        self.inner.next_many(&mut ids)?;
+        Ok(ids.into_iter().map(|id| id as i64).collect())
+    }
+
+    /// The tag.
+    pub fn tag(&self) -> String {
+        self.inner.tag().to_owned()
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> SegmentStats {
+        let s = self.inner.stats();
+        SegmentStats {
+            ranges_fetched: s.ranges_fetched as i64,
+            fetch_errors: s.fetch_errors as i64,
+            fetch_micros_total: s.fetch_micros_total as i64,
+            fetch_micros_last: s.fetch_micros_last as i64,
+            waits: s.waits as i64,
+            step: s.step as i64,
+            buffered: s.buffered as i64,
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! `Snowflake`: the thread-safe 64-bit generator.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use runtime::{Policy as RtPolicy, Snowflake as RtSnowflake};
+
+use crate::error::{IdforgeError, Result};
+use crate::layout::{IdBounds, Layout, SnowflakeParts, bounds};
+
+/// What `next()` does when a tick's sequence is used up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, uniffi::Enum)]
+pub enum Policy {
+    /// Run ahead of the clock by at most `maxWaitMs`, then wait for it (the default).
+    Borrow,
+    /// Wait for the clock, at most `maxWaitMs`, else `ClockBehind`.
+    Wait,
+    /// Wait only for short gaps (5 ms) and fail with `ClockBehind` otherwise.
+    Error,
+}
+
+/// A count as `usize`: negative or past 2^27 is refused (one call's buffer, not a stream).
+pub(crate) fn count(n: i32) -> Result<usize> {
+    match usize::try_from(n) {
+        Ok(n) if n <= 1 << 27 => Ok(n),
+        _ => Err(IdforgeError::argument("n must be between 0 and 2^27")),
+    }
+}
+
+/// A snowflake generator: 64-bit ids, increasing, never repeated by this generator, safe to
+/// share between threads.
+#[derive(uniffi::Object)]
+pub struct Snowflake {
+    inner: RtSnowflake,
+    layout: Arc<Layout>,
+}
+
+#[uniffi::export]
+impl Snowflake {
+    /// A generator for `layout` and `node_id` (`policy` defaults to `Borrow`); `state_file` persists the high-water time so a
+    /// restart with the clock set back cannot repeat ids.
+    #[uniffi::constructor(default(node_id = 0, policy = None, max_wait_ms = 1000, state_file = None))]
+    pub fn new(
+        layout: Arc<Layout>,
+        node_id: i64,
+        policy: Option<Policy>,
+        max_wait_ms: i64,
+        state_file: Option<String>,
+    ) -> Result<Arc<Snowflake>> {
+        let budget = u64::try_from(max_wait_ms)
+            .map_err(|_| IdforgeError::argument("maxWaitMs cannot be negative"))?;
+        let d = Duration::from_millis(budget);
+        let policy = match policy.unwrap_or(Policy::Borrow) {
+            Policy::Borrow => RtPolicy::Borrow { max_lead: d },
+            Policy::Wait => RtPolicy::Wait { budget: d },
+            Policy::Error => RtPolicy::Error,
+        };
+        let mut builder = RtSnowflake::builder(layout.inner)
+            .node(node_id as u64)
+            .policy(policy);
+        if let Some(path) = state_file {
+            builder = builder.state_file(path);
+        }
+        Ok(Arc::new(Snowflake {
+            inner: builder.build()?,
+            layout,
+        }))
+    }
+
+    /// A generator of the preset layout `name` (`twitter`, ...).
+    #[uniffi::constructor(default(node_id = 0))]
+    pub fn preset(name: String, node_id: i64) -> Result<Arc<Snowflake>> {
+        Snowflake::new(Layout::preset(name)?, node_id, None, 1000, None)
+    }
+
+    /// The next id; may wait for the clock as the policy says.
+    pub fn next(&self) -> Result<i64> {
+        Ok(self.inner.next()? as i64)
+    }
+
+    /// `n` fresh ids in increasing order.
+    pub fn next_many(&self, n: i32) -> Result<Vec<i64>> {
+        let mut ids = vec![0u64; count(n)?];
+        self.inner.next_many(&mut ids)?;
+        Ok(ids.into_iter().map(|id| id as i64).collect())
+    }
+
+    /// The fields of `id`.
+    pub fn decode(&self, id: i64) -> Result<SnowflakeParts> {
+        Ok(self.inner.decode(id as u64)?.into())
+    }
+
+    /// The id for `time_ms`, this generator's node and `seq`: for range queries and tests, not
+    /// for issuing ids.
+    #[uniffi::method(default(seq = 0))]
+    pub fn compose(&self, time_ms: i64, seq: i64) -> Result<i64> {
+        let l = &self.layout.inner;
+        let tick = l.tick_of(time_ms as u64)?;
+        Ok(l.compose(tick, self.inner.node(), seq as u64)? as i64)
+    }
+
+    /// The smallest and largest ids of the tick holding `time_ms`.
+    pub fn bounds_at(&self, time_ms: i64) -> Result<IdBounds> {
+        bounds(&self.layout.inner, time_ms)
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> Arc<Layout> {
+        self.layout.clone()
+    }
+
+    /// The node id.
+    pub fn node_id(&self) -> i64 {
+        self.inner.node() as i64
+    }
+}

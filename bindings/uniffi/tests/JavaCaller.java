@@ -1,0 +1,57 @@
+// The same API from Java (ci/jvm.sh compiles it against the Kotlin classes and runs it): Kotlin's
+// default arguments are not visible to Java, so every argument is passed.
+import dev.idforge.Flake128;
+import dev.idforge.Flake128Generator;
+import dev.idforge.Idforge;
+import dev.idforge.IdforgeException;
+import dev.idforge.Layout;
+import dev.idforge.ObjectId;
+import dev.idforge.Policy;
+import dev.idforge.Segments;
+import dev.idforge.Snowflake;
+import dev.idforge.SnowflakeParts;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+
+public final class JavaCaller {
+    private static void check(boolean ok, String what) {
+        if (!ok) throw new AssertionError(what);
+    }
+
+    public static void main(String[] args) throws Exception {
+        try (Snowflake g = new Snowflake(Layout.Companion.preset("twitter"), 5L, Policy.BORROW, 1000L, null)) {
+            long a = g.next();
+            long b = g.next();
+            check(b > a, "ids increase");
+            SnowflakeParts p = g.decode(b);
+            check(p.getNode() == 5L, "node of the id");
+            List<Long> many = g.nextMany(1000);
+            Set<Long> seen = new HashSet<>(many);
+            check(seen.size() == 1000 && many.get(0) > b, "a batch of fresh ids");
+        }
+
+        try {
+            new Snowflake(Layout.Companion.preset("twitter"), 1024L, null, 1000L, null);
+            throw new AssertionError("node 1024 must be refused");
+        } catch (IdforgeException.NodeOutOfRange e) {
+            check(Idforge.getCode(e).equals("NODE_OUT_OF_RANGE"), "code of the error");
+            check(Idforge.getStatus(e) == 2, "status of the error");
+        }
+
+        ObjectId oid = new ObjectId();
+        check(ObjectId.Companion.fromHex(oid.toHex()).equals(oid), "ObjectId hex round trip");
+        check(oid.toString().length() == 24, "ObjectId text");
+
+        Flake128 f = new Flake128Generator(9L).next();
+        UUID u = Idforge.toUUID(f);
+        check(Idforge.flake128Of(u).equals(f), "flake-128 UUID round trip");
+        check(f.decompose().getWorker() == 9L, "flake-128 worker");
+
+        try (Segments s = new Segments("memory:", "java", 100L, 1000000L, true, 900000L, 10, 3000L)) {
+            check(s.next() == 1L && s.next() == 2L, "segment ids");
+        }
+        System.out.println("JavaCaller: ok");
+    }
+}
