@@ -186,10 +186,12 @@ impl SqlSource {
         let conn = runtime.block_on(async {
             let mut conn = AnyConnection::connect(&self.url).await?;
             if self.kind == SqlKind::Sqlite {
+                // busy_timeout first: another connection closing the file (its WAL checkpoint)
+                // holds a lock that would fail the next pragmas at once with SQLITE_BUSY.
                 for pragma in [
+                    "PRAGMA busy_timeout=5000",
                     "PRAGMA journal_mode=WAL",
                     "PRAGMA synchronous=FULL",
-                    "PRAGMA busy_timeout=5000",
                 ] {
                     sqlx::query(pragma).execute(&mut conn).await?;
                 }
@@ -232,7 +234,14 @@ impl SqlSource {
         tag: &str,
         step: i64,
     ) -> std::result::Result<Option<std::result::Result<i64, i64>>, sqlx::Error> {
-        let mut tx = conn.begin().await?;
+        // SQLite: take the write lock up front. A deferred transaction's UPDATE reads first, and
+        // when another connection commits in between, its upgrade fails at once with
+        // SQLITE_BUSY (the busy timeout does not apply to a stale snapshot).
+        let mut tx = if self.kind == SqlKind::Sqlite {
+            conn.begin_with("BEGIN IMMEDIATE").await?
+        } else {
+            conn.begin().await?
+        };
         let update = self.sql(
             "UPDATE {table} SET max_id = max_id + ?, update_time = CURRENT_TIMESTAMP \
              WHERE biz_tag = ? AND max_id <= ?",
@@ -332,6 +341,13 @@ impl SqlSource {
     }
 }
 
+/// Whether `e` is SQLite's "database is locked" (SQLITE_BUSY, any extended code): nothing was
+/// written, so the fetch may be tried again.
+fn sqlite_busy(e: &Error) -> bool {
+    matches!(e, Error::Source { message, .. }
+        if message.contains("database is locked") || message.contains("(code: 5)"))
+}
+
 impl SegmentSource for SqlSource {
     fn fetch(&self, tag: &str, step: u64) -> Result<Segment> {
         validate_tag(tag)?;
@@ -340,7 +356,21 @@ impl SegmentSource for SqlSource {
             // SQLite keeps process-wide lock and file state that a fork must neither copy
             // half-updated nor carry into the child with an open connection: each range opens
             // and closes its own connection, with no fork in between.
-            return crate::fork::quiesced(|| self.fetch_closed(tag, step));
+            // A connection opening while another closes the file (its last-close checkpoint)
+            // can get SQLITE_BUSY without the busy timeout being consulted: try again, within
+            // the source's timeout, outside the fork guard so a fork is not held up.
+            let deadline = std::time::Instant::now() + self.timeout;
+            let mut pause = std::time::Duration::from_millis(1);
+            loop {
+                let result = crate::fork::quiesced(|| self.fetch_closed(tag, step));
+                match &result {
+                    Err(e) if sqlite_busy(e) && std::time::Instant::now() + pause < deadline => {
+                        std::thread::sleep(pause);
+                        pause = (pause * 2).min(std::time::Duration::from_millis(50));
+                    }
+                    _ => return result,
+                }
+            }
         }
         self.link.with(|slot| {
             let link = match slot {

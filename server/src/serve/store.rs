@@ -125,10 +125,11 @@ impl Store {
             // Every commit reaches the disk before its ids are served; readers never block it.
             options = options.after_connect(|conn, _| {
                 Box::pin(async move {
+                    // busy_timeout first, so the other pragmas wait for a lock too.
                     for pragma in [
+                        "PRAGMA busy_timeout=5000",
                         "PRAGMA journal_mode=WAL",
                         "PRAGMA synchronous=FULL",
-                        "PRAGMA busy_timeout=5000",
                     ] {
                         sqlx::query(pragma).execute(&mut *conn).await?;
                     }
