@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Starts and stops throwaway PostgreSQL, MariaDB and Redis servers on 127.0.0.1 (and, when
+# Starts and stops throwaway PostgreSQL, MariaDB, Redis and etcd servers on 127.0.0.1 (and, when
 # IDFORGE_BIN names the idforge binary, an `idforge serve`) for the tests of the server and of the
 # segment sources in every language (never mocks). Each gets a fresh data dir under DIR and is
 # stopped by its PID.
 #
 #   ci/services.sh start DIR   # prints `export IDFORGE_TEST_POSTGRES_URL=…` lines: _MYSQL_URL,
-#                              # _REDIS_URL, and _IDFORGE_URL (with the password in it)
+#                              # _REDIS_URL, _ETCD_URL, and _IDFORGE_URL (with the password in it)
 #   ci/services.sh stop DIR
 #
 # Ports: $IDFORGE_PG_PORT (55432), $IDFORGE_MYSQL_PORT (53306), $IDFORGE_REDIS_PORT (56379),
-# $IDFORGE_SERVE_PORT (57379). Needs the `services` group of ci/install-deps.sh. PostgreSQL
+# $IDFORGE_SERVE_PORT (57379), $IDFORGE_ETCD_PORT (52379, and the next one for its peers). Needs the `services` group of ci/install-deps.sh. PostgreSQL
 # refuses to run as root, so as root it runs as user postgres.
 set -euo pipefail
 
@@ -19,6 +19,7 @@ pg_port=${IDFORGE_PG_PORT:-55432}
 my_port=${IDFORGE_MYSQL_PORT:-53306}
 redis_port=${IDFORGE_REDIS_PORT:-56379}
 serve_port=${IDFORGE_SERVE_PORT:-57379}
+etcd_port=${IDFORGE_ETCD_PORT:-52379}
 
 as_pg() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
@@ -70,6 +71,25 @@ start_redis() {
   echo "export IDFORGE_TEST_REDIS_URL=redis://127.0.0.1:$redis_port"
 }
 
+start_etcd() {
+  mkdir -p "$dir/etcd"
+  # Short heartbeat and election timeout: etcd then grants 1 s leases (its floor is 1.5 election
+  # timeouts), which the servers' elections use.
+  etcd --name s1 --data-dir "$dir/etcd/data" \
+    --listen-client-urls "http://127.0.0.1:$etcd_port" \
+    --advertise-client-urls "http://127.0.0.1:$etcd_port" \
+    --listen-peer-urls "http://127.0.0.1:$((etcd_port + 1))" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$((etcd_port + 1))" \
+    --initial-cluster "s1=http://127.0.0.1:$((etcd_port + 1))" \
+    --heartbeat-interval 50 --election-timeout 500 >"$dir/etcd/log" 2>&1 &
+  echo $! >"$dir/etcd.pid"
+  wait_for 30 env ETCDCTL_API=3 etcdctl --endpoints "127.0.0.1:$etcd_port" endpoint health || {
+    cat "$dir/etcd/log" >&2
+    return 1
+  }
+  echo "export IDFORGE_TEST_ETCD_URL=etcd://127.0.0.1:$etcd_port"
+}
+
 start_idforge() {
   mkdir -p "$dir/idforge"
   "$IDFORGE_BIN" serve --port "$serve_port" --data-dir "$dir/idforge" --requirepass idfpass \
@@ -98,12 +118,14 @@ case $cmd in
     start_postgres
     start_mariadb
     start_redis
+    start_etcd
     if [ -n "${IDFORGE_BIN:-}" ]; then start_idforge; fi
     ;;
   stop)
     stop_pid "$dir/pg.pid"
     stop_pid "$dir/my.pid"
     stop_pid "$dir/redis.pid"
+    stop_pid "$dir/etcd.pid"
     stop_pid "$dir/idforge.pid"
     ;;
   *)

@@ -24,10 +24,12 @@ Runs the named steps, or all of them: ${STEPS[*]}
   clippy  cargo clippy --workspace --all-targets --locked -- -D warnings
   test    cargo test --workspace --locked (the server's store tests and the segment sources
           against the real servers of ci/services.sh)
-  server  the segment server: its process tests, ci/server-clients.sh (redis-cli, redis-py,
-          ioredis), ci/crash-harness.sh (kill -9 and SIGTERM, 50 cycles each)
-  The steps test, server, ctest, python, node and jvm first start idforge serve, Redis, PostgreSQL
-  and MariaDB on 127.0.0.1 (ci/services.sh, once; stopped by PID at exit): their tests of the
+  server  the segment server: its process tests (single node, and HA on etcd), ci/server-clients.sh
+          (redis-cli, redis-py, ioredis, and their cluster clients following a failover),
+          ci/crash-harness.sh (kill -9 and SIGTERM, 50 cycles each), ci/failover-harness.sh
+          (3 etcd members, 3 servers, 20 leader kills)
+  The steps test, server, ctest, python, node and jvm first start idforge serve, Redis, PostgreSQL,
+  MariaDB and etcd on 127.0.0.1 (ci/services.sh, once; stopped by PID at exit): their tests of the
   segment sources must then run.
   ctest   C tests (bindings/c/tests/run.sh: .so, .a, C++, valgrind, ASan) and examples/c
   python  pip install ./python into a venv (maturin builds the pyo3 module), then pytest
@@ -98,8 +100,10 @@ step_server() {
   command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || bash ci/install-deps.sh node
   cargo build -p idforge-server --locked
   cargo test -p idforge-server --locked --test serve
+  cargo test -p idforge-server --locked --test ha
   bash ci/server-clients.sh "$CARGO_TARGET_DIR/debug/idforge"
   bash ci/crash-harness.sh "$CARGO_TARGET_DIR/debug/idforge"
+  bash ci/failover-harness.sh "$CARGO_TARGET_DIR/debug/idforge"
 }
 
 # The steps that test against real servers (the segment server, Redis, PostgreSQL, MariaDB):
@@ -108,7 +112,7 @@ step_server() {
 SERVICE_STEPS=(test server ctest python node jvm)
 
 start_services() {
-  bash ci/install-deps.sh services
+  bash ci/install-deps.sh services etcd
   cargo build -p idforge-server --bin idforge --locked
   services_dir="$(mktemp -d)"
   trap 'bash ci/services.sh stop "$services_dir"; rm -rf "$services_dir"' EXIT
@@ -225,6 +229,8 @@ done
 [ "$#" -gt 0 ] || selected=("${STEPS[@]}")
 
 ensure_cargo
+# Every step that compiles the server needs protoc (etcd's gRPC definitions).
+bash ci/install-deps.sh build
 
 for step in "${SERVICE_STEPS[@]}"; do
   if [[ " ${selected[*]} " == *" $step "* ]]; then

@@ -112,23 +112,38 @@ pub const DEFAULT_USER: &str = "default";
 impl Auth {
     /// Loads the users from the store.
     pub async fn load(store: &Store, requirepass: Option<String>) -> Result<Auth, StoreError> {
-        let mut users = HashMap::new();
-        for row in store.users().await? {
-            let perms = Perms::parse(row.perms.split_whitespace()).map_err(StoreError)?;
-            users.insert(
-                row.name,
-                User {
-                    hash: row.hash,
-                    perms: Arc::new(perms),
-                },
-            );
-        }
         Ok(Auth {
             requirepass,
-            users: Mutex::new(users),
+            users: Mutex::new(read_users(store).await?),
         })
     }
 
+    /// Reads the users again (another server of the group may have changed them); on a store
+    /// failure the copy in memory stays.
+    pub async fn reload(&self, store: &Store) {
+        match read_users(store).await {
+            Ok(users) => *lock(&self.users) = users,
+            Err(e) => tracing::warn!(error = %e, "cannot reload users"),
+        }
+    }
+}
+
+async fn read_users(store: &Store) -> Result<HashMap<String, User>, StoreError> {
+    let mut users = HashMap::new();
+    for row in store.users().await? {
+        let perms = Perms::parse(row.perms.split_whitespace()).map_err(StoreError)?;
+        users.insert(
+            row.name,
+            User {
+                hash: row.hash,
+                perms: Arc::new(perms),
+            },
+        );
+    }
+    Ok(users)
+}
+
+impl Auth {
     /// Whether clients must authenticate.
     pub fn required(&self) -> bool {
         self.requirepass.is_some() || !lock(&self.users).is_empty()

@@ -43,6 +43,9 @@ impl Engine {
             let mut missing = false;
             'locked: {
                 let mut clocks = lock(&self.clocks);
+                if !self.leadership.serving() {
+                    return Err(AllocError::NotLeader);
+                }
                 let Some(c) = clocks.get_mut(name) else {
                     missing = true;
                     break 'locked;

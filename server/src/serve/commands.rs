@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use super::Shared;
 use super::auth::{DEFAULT_USER, Perms, Right};
+use super::cluster::redirect;
 use super::metrics::ErrorKind;
 use super::resp::Reply;
 use super::tags::AllocError;
@@ -32,12 +33,16 @@ pub enum Cmd {
     IdfSnowflake,
     IdfDecode,
     IdfUser,
+    IdfFailover,
+    Cluster,
+    ReadOnly,
+    ReadWrite,
     Unknown,
 }
 
 impl Cmd {
     /// How many there are.
-    pub const COUNT: usize = 18;
+    pub const COUNT: usize = 22;
     /// All of them, in order.
     pub const ALL: [Cmd; Cmd::COUNT] = [
         Cmd::Ping,
@@ -57,6 +62,10 @@ impl Cmd {
         Cmd::IdfSnowflake,
         Cmd::IdfDecode,
         Cmd::IdfUser,
+        Cmd::IdfFailover,
+        Cmd::Cluster,
+        Cmd::ReadOnly,
+        Cmd::ReadWrite,
         Cmd::Unknown,
     ];
 
@@ -80,6 +89,10 @@ impl Cmd {
             Cmd::IdfSnowflake => "idf.snowflake",
             Cmd::IdfDecode => "idf.decode",
             Cmd::IdfUser => "idf.user",
+            Cmd::IdfFailover => "idf.failover",
+            Cmd::Cluster => "cluster",
+            Cmd::ReadOnly => "readonly",
+            Cmd::ReadWrite => "readwrite",
             Cmd::Unknown => "unknown",
         }
     }
@@ -90,11 +103,23 @@ impl Cmd {
             Cmd::Incr | Cmd::Get => (2, 1, 1),
             Cmd::IncrBy => (3, 1, 1),
             Cmd::Ping | Cmd::Hello | Cmd::Auth | Cmd::Info | Cmd::Command => (-1, 0, 0),
-            Cmd::Quit => (-1, 0, 0),
+            Cmd::Quit | Cmd::IdfFailover | Cmd::ReadOnly | Cmd::ReadWrite => (-1, 0, 0),
             Cmd::Echo | Cmd::Select => (2, 0, 0),
             Cmd::IdfSnowflake => (-2, 1, 1),
             _ => (-2, 0, 0),
         }
+    }
+
+    /// The key that places a data command in a hash slot (`None`: no key, slot 0), or `None`
+    /// for the commands every server answers itself.
+    fn routed(self, args: &[&[u8]]) -> Option<Option<usize>> {
+        match self {
+            Cmd::Incr | Cmd::IncrBy | Cmd::Get | Cmd::IdfSnowflake => Some(Some(1)),
+            Cmd::IdfTag => Some(Some(2)),
+            Cmd::IdfUser | Cmd::IdfFailover => Some(None),
+            _ => None,
+        }
+        .map(|key| key.filter(|&i| i < args.len()))
     }
 
     /// The command `name` names (any case).
@@ -146,11 +171,12 @@ fn arity(cmd: Cmd) -> (ErrorKind, String) {
     ))
 }
 
-fn alloc_error(e: AllocError) -> (ErrorKind, String) {
+pub(super) fn alloc_error(shared: &Shared, key: &[u8], e: AllocError) -> (ErrorKind, String) {
     let kind = match e {
         AllocError::Overflow => ErrorKind::Overflow,
         AllocError::NoTag(_) => ErrorKind::NoTag,
         AllocError::Store(_) | AllocError::Clock(_) => ErrorKind::Store,
+        AllocError::NotLeader => return redirect(shared, Some(key)),
     };
     (kind, e.to_string())
 }
@@ -206,6 +232,11 @@ async fn run(
     if s.perms.is_none() && !matches!(cmd, Cmd::Auth | Cmd::Hello | Cmd::Ping | Cmd::Quit) {
         return Err((ErrorKind::Auth, "NOAUTH Authentication required.".into()));
     }
+    if let Some(key) = cmd.routed(args) {
+        if !shared.engine.leadership().serving() {
+            return Err(redirect(shared, key.map(|i| args[i])));
+        }
+    }
     match cmd {
         Cmd::Incr | Cmd::IncrBy => {
             let want = if cmd == Cmd::Incr { 2 } else { 3 };
@@ -218,7 +249,8 @@ async fn run(
                 return Err(usage("ERR the count must be a positive integer"));
             }
             require(s, Some(Right::Alloc), tag, cmd.name())?;
-            let first = shared.engine.alloc(tag, count).await.map_err(alloc_error)?;
+            let first = (shared.engine.alloc(tag, count).await)
+                .map_err(|e| alloc_error(shared, args[1], e))?;
             out.int(first + (count - 1));
         }
         Cmd::Get => {
@@ -227,7 +259,7 @@ async fn run(
             }
             let tag = tag(args[1])?;
             require(s, Some(Right::Read), tag, cmd.name())?;
-            match shared.engine.last(tag).await.map_err(alloc_error)? {
+            match (shared.engine.last(tag).await).map_err(|e| alloc_error(shared, args[1], e))? {
                 Some(last) => out.bulk(itoa::Buffer::new().format(last).as_bytes()),
                 None => out.null(),
             }
@@ -285,6 +317,16 @@ async fn run(
         Cmd::IdfSnowflake => super::idf::snowflake(shared, s, args, out).await?,
         Cmd::IdfDecode => super::idf::decode(shared, args, out)?,
         Cmd::IdfUser => super::idf::user(shared, s, args, out).await?,
+        Cmd::IdfFailover => super::idf::failover(shared, s, args, out).await?,
+        Cmd::Cluster => super::cluster::command(shared, args, out)?,
+        // Cluster clients send these to pick replicas for reads; every read goes to the
+        // leader here, so both are accepted and change nothing.
+        Cmd::ReadOnly | Cmd::ReadWrite => {
+            if n != 1 {
+                return Err(arity(cmd));
+            }
+            out.ok();
+        }
         Cmd::Unknown => {
             let mut message = format!(
                 "ERR unknown command '{}', with args beginning with:",
@@ -369,10 +411,19 @@ async fn hello(shared: &Shared, s: &mut Session, args: &[&[u8]], out: &mut Reply
     out.int(if resp3 { 3 } else { 2 });
     out.bulk(b"id");
     out.int(s.id as i64);
+    let leadership = shared.engine.leadership();
     out.bulk(b"mode");
-    out.bulk(b"standalone");
+    out.bulk(if leadership.is_elected() {
+        b"cluster".as_slice()
+    } else {
+        b"standalone"
+    });
     out.bulk(b"role");
-    out.bulk(b"master");
+    out.bulk(if leadership.serving() {
+        b"master".as_slice()
+    } else {
+        b"replica"
+    });
     out.bulk(b"modules");
     out.array(0);
     Ok(())

@@ -8,6 +8,7 @@ use clap::Args;
 use serde::Deserialize;
 
 use super::engine::Policy;
+use super::ha::election::ElectionConfig;
 use crate::layout_arg::parse_layout;
 
 /// The default client port (Redis's 6379 plus 1000, so both can run side by side).
@@ -68,6 +69,20 @@ pub struct ServeArgs {
     /// [default: info].
     #[arg(long, env = "IDFORGE_LOG", value_name = "FILTER")]
     pub log: Option<String>,
+    /// The address clients reach this server at, sent in `-MOVED` and `CLUSTER SLOTS` when
+    /// servers share an etcd store [default: the bind address and port].
+    #[arg(long, env = "IDFORGE_ADVERTISE", value_name = "HOST:PORT")]
+    pub advertise: Option<String>,
+    /// With an etcd store: the leader's lease, in whole seconds [default: 1].
+    #[arg(long, env = "IDFORGE_LEASE_TTL", value_name = "SECS")]
+    pub lease_ttl: Option<u32>,
+    /// With an etcd store: how often a standby looks for the leader [default: 50].
+    #[arg(long, env = "IDFORGE_HA_POLL_MS", value_name = "MS")]
+    pub ha_poll_ms: Option<u64>,
+    /// With an etcd store: a standby ends the lease of a leader whose port refuses
+    /// connections (it is gone), instead of waiting for the lease to run out [default: true].
+    #[arg(long, env = "IDFORGE_TAKEOVER_PROBE", value_name = "BOOL")]
+    pub takeover_probe: Option<bool>,
 }
 
 /// The resolved settings.
@@ -97,6 +112,10 @@ pub struct Config {
     pub threads: Option<usize>,
     /// Log filter.
     pub log: String,
+    /// `host:port` for redirects (`None`: the bound address).
+    pub advertise: Option<(String, u16)>,
+    /// The election, with an etcd store.
+    pub election: ElectionConfig,
 }
 
 impl ServeArgs {
@@ -119,6 +138,10 @@ impl ServeArgs {
             node_id: self.node_id.or(other.node_id),
             threads: self.threads.or(other.threads),
             log: self.log.or(other.log),
+            advertise: self.advertise.or(other.advertise),
+            lease_ttl: self.lease_ttl.or(other.lease_ttl),
+            ha_poll_ms: self.ha_poll_ms.or(other.ha_poll_ms),
+            takeover_probe: self.takeover_probe.or(other.takeover_probe),
         }
     }
 
@@ -153,6 +176,30 @@ impl ServeArgs {
         if a.threads == Some(0) {
             return Err("threads must be at least 1".into());
         }
+        let advertise = match &a.advertise {
+            Some(text) => {
+                let (host, port) = text
+                    .rsplit_once(':')
+                    .and_then(|(h, p)| Some((h, p.parse::<u16>().ok()?)))
+                    .filter(|(h, p)| !h.is_empty() && *p != 0)
+                    .ok_or_else(|| format!("advertise {text:?} is not HOST:PORT"))?;
+                Some((host.trim_matches(['[', ']']).to_owned(), port))
+            }
+            None => None,
+        };
+        let election_defaults = ElectionConfig::default();
+        let lease_ttl = a.lease_ttl.map_or(election_defaults.lease_ttl, i64::from);
+        if !(1..=3600).contains(&lease_ttl) {
+            return Err(format!(
+                "lease-ttl {lease_ttl} is out of range (1 to 3600 s)"
+            ));
+        }
+        let poll = a
+            .ha_poll_ms
+            .map_or(election_defaults.poll, Duration::from_millis);
+        if poll.is_zero() || poll > Duration::from_secs(10) {
+            return Err("ha-poll-ms must be between 1 and 10000".into());
+        }
         let (store, data_dir) = match a.store {
             Some(url) => (url, None),
             None => {
@@ -181,6 +228,12 @@ impl ServeArgs {
             node_id,
             threads: a.threads,
             log: a.log.unwrap_or_else(|| "info".into()),
+            advertise,
+            election: ElectionConfig {
+                lease_ttl,
+                poll,
+                probe: a.takeover_probe.unwrap_or(election_defaults.probe),
+            },
         })
     }
 }
@@ -242,6 +295,18 @@ mod tests {
             },
             ServeArgs {
                 node_id: Some(1 << 20),
+                ..ServeArgs::default()
+            },
+            ServeArgs {
+                advertise: Some("nohost".into()),
+                ..ServeArgs::default()
+            },
+            ServeArgs {
+                lease_ttl: Some(0),
+                ..ServeArgs::default()
+            },
+            ServeArgs {
+                ha_poll_ms: Some(0),
                 ..ServeArgs::default()
             },
         ] {

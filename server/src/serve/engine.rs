@@ -14,6 +14,7 @@ use idforge::SystemClock;
 use tokio::sync::Notify;
 
 use super::clocks::ClockState;
+use super::ha::Leadership;
 use super::metrics::Metrics;
 use super::store::{Store, TagMove};
 use super::tags::Tag;
@@ -67,6 +68,11 @@ pub struct Engine {
     pub(super) snowflake: idforge::Layout,
     pub(super) node: u64,
     pub(super) started: Instant,
+    /// Whether this server may serve (see [`Leadership`]).
+    pub(super) leadership: Arc<Leadership>,
+    /// Held by each persist and by role changes, so a persist of one term never lands in the
+    /// next term's cache.
+    pub(super) persist_gate: tokio::sync::Mutex<()>,
 }
 
 /// Locks a mutex; a panic while it was held cannot leave the maps half-updated (every update is
@@ -77,7 +83,13 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Engine {
     /// An engine over an open store.
-    pub fn new(store: Store, policy: Policy, snowflake: idforge::Layout, node: u64) -> Engine {
+    pub fn new(
+        store: Store,
+        policy: Policy,
+        snowflake: idforge::Layout,
+        node: u64,
+        leadership: Arc<Leadership>,
+    ) -> Engine {
         Engine {
             tags: Mutex::new(HashMap::new()),
             clocks: Mutex::new(HashMap::new()),
@@ -91,7 +103,25 @@ impl Engine {
             snowflake,
             node,
             started: Instant::now(),
+            leadership,
+            persist_gate: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// Whether this server serves, and the leader it knows.
+    pub fn leadership(&self) -> &Leadership {
+        &self.leadership
+    }
+
+    /// Forgets every cached tag and clock (after a role change): the next request loads them
+    /// from the store again. Waits for a persist in flight.
+    pub async fn reset(&self) {
+        let _gate = self.persist_gate.lock().await;
+        lock(&self.tags).clear();
+        lock(&self.clocks).clear();
+        *lock(&self.last_failure) = None;
+        // Requests waiting for a persist wake up and find they are no longer served.
+        self.persisted.notify_waiters();
     }
 
     /// The store.
@@ -145,6 +175,7 @@ impl Engine {
 
     /// Persists every tag and clock that asked for it; `Ok(false)` when none did.
     async fn persist_once(&self) -> Result<bool, ()> {
+        let _gate = self.persist_gate.lock().await;
         let now = Instant::now();
         let moves = self.tag_moves(now);
         let clocks = self.clock_moves();
@@ -179,6 +210,7 @@ impl Engine {
     /// Gives back the unused part of every cached range (so a clean restart continues without a
     /// gap). Call only when no connection can allocate any more.
     pub async fn release(&self) {
+        let _gate = self.persist_gate.lock().await;
         let moves: Vec<TagMove> = lock(&self.tags)
             .iter()
             .filter(|(_, t)| t.next < t.limit)

@@ -3,7 +3,8 @@
 use super::Shared;
 use super::auth::{Perms, Right};
 use super::commands::{
-    Cmd, MAX_SNOWFLAKE_COUNT, Session, int, require, tag as name, text as arg_text, usage,
+    Cmd, MAX_SNOWFLAKE_COUNT, Session, alloc_error, int, require, tag as name, text as arg_text,
+    usage,
 };
 use super::metrics::ErrorKind;
 use super::resp::Reply;
@@ -148,7 +149,7 @@ pub async fn snowflake(
         .engine
         .snowflakes(name, count.unwrap_or(1), &mut ids)
         .await
-        .map_err(store)?;
+        .map_err(|e| alloc_error(shared, args[1], e))?;
     match count {
         None => put_id(out, ids[0]),
         Some(_) => {
@@ -249,5 +250,40 @@ pub async fn user(
             ));
         }
     }
+    Ok(())
+}
+
+/// `IDF.FAILOVER`: the leader stops serving, gives back its unused cached ids and resigns, so a
+/// standby takes over within one poll; replies once it has resigned. Administrators only.
+pub async fn failover(
+    shared: &Shared,
+    s: &Session,
+    args: &[&[u8]],
+    out: &mut Reply,
+) -> Result<(), Failure> {
+    require(s, None, "", "idf.failover")?;
+    if args.len() != 1 {
+        return Err(usage(
+            "ERR wrong number of arguments for 'idf.failover' command",
+        ));
+    }
+    let leadership = shared.engine.leadership();
+    if !leadership.is_elected() {
+        return Err(usage(
+            "ERR this server runs alone (no election): there is nobody to hand over to",
+        ));
+    }
+    let done = leadership.failover_done.notified();
+    leadership.failover.notify_one();
+    if tokio::time::timeout(std::time::Duration::from_secs(5), done)
+        .await
+        .is_err()
+    {
+        return Err((
+            ErrorKind::Store,
+            "ERR the handover did not finish in 5 s".into(),
+        ));
+    }
+    out.ok();
     Ok(())
 }

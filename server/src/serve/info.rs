@@ -30,7 +30,15 @@ pub fn text(shared: &Shared, section: Option<&[u8]>) -> String {
         line("# Server", &"");
         // Client libraries read these two to decide which features to use.
         line("redis_version", &"7.0.0");
-        line("redis_mode", &"standalone");
+        let leadership = engine.leadership();
+        line(
+            "redis_mode",
+            &if leadership.is_elected() {
+                "cluster"
+            } else {
+                "standalone"
+            },
+        );
         line("idforge_version", &env!("CARGO_PKG_VERSION"));
         line("process_id", &std::process::id());
         line("tcp_port", &shared.port);
@@ -55,7 +63,25 @@ pub fn text(shared: &Shared, section: Option<&[u8]>) -> String {
     }
     if want("replication") {
         line("# Replication", &"");
-        line("role", &"master");
+        let leadership = engine.leadership();
+        line(
+            "role",
+            &if leadership.serving() {
+                "master"
+            } else {
+                "slave"
+            },
+        );
+        if let Some(leader) = leadership.leader() {
+            line("leader", &leader.addr());
+        }
+    }
+    if want("cluster") {
+        line("# Cluster", &"");
+        line(
+            "cluster_enabled",
+            &u8::from(engine.leadership().is_elected()),
+        );
     }
     if want("keyspace") {
         line("# Keyspace", &"");

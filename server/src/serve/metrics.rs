@@ -25,16 +25,19 @@ pub enum ErrorKind {
     Overflow,
     /// The tag does not exist (and auto-create is off).
     NoTag,
+    /// Sent elsewhere: `MOVED` to the leader, or `CLUSTERDOWN` while there is none.
+    Moved,
 }
 
 impl ErrorKind {
-    const ALL: [ErrorKind; 6] = [
+    const ALL: [ErrorKind; 7] = [
         ErrorKind::Protocol,
         ErrorKind::Usage,
         ErrorKind::Auth,
         ErrorKind::Store,
         ErrorKind::Overflow,
         ErrorKind::NoTag,
+        ErrorKind::Moved,
     ];
 
     fn name(self) -> &'static str {
@@ -45,6 +48,7 @@ impl ErrorKind {
             ErrorKind::Store => "store",
             ErrorKind::Overflow => "overflow",
             ErrorKind::NoTag => "no_tag",
+            ErrorKind::Moved => "moved",
         }
     }
 }
@@ -58,7 +62,7 @@ const BUCKETS: [f64; 11] = [
 #[derive(Debug, Default)]
 pub struct Metrics {
     requests: [AtomicU64; Cmd::COUNT],
-    errors: [AtomicU64; 6],
+    errors: [AtomicU64; ErrorKind::ALL.len()],
     ids: AtomicU64,
     persists: AtomicU64,
     persist_failures: AtomicU64,

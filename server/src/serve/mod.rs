@@ -6,16 +6,19 @@
 //! - [`resp`]: the Redis protocol.
 //! - [`conn`]: one connection; [`commands`], [`idf`], [`info`]: what it runs.
 //! - [`engine`], [`tags`], [`clocks`]: the allocator and its persister.
-//! - [`store`]: SQLite, PostgreSQL, MySQL.
+//! - [`store`]: SQLite, PostgreSQL, MySQL, etcd.
+//! - [`ha`], [`cluster`]: leader election on etcd, `-MOVED` and `CLUSTER SLOTS` for clients.
 //! - [`auth`], [`glob`]: users and permissions; [`metrics`], [`http`]: observability.
 
 pub mod auth;
 pub mod clocks;
+pub mod cluster;
 pub mod commands;
 pub mod config;
 pub mod conn;
 pub mod engine;
 pub mod glob;
+pub mod ha;
 pub mod http;
 pub mod idf;
 pub mod info;
@@ -113,11 +116,22 @@ pub async fn serve(config: Config) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {}:{}: {e}", config.bind, config.port))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let kind = store.kind();
+    let (host, port) = config
+        .advertise
+        .clone()
+        .unwrap_or_else(|| (config.bind.clone(), addr.port()));
+    let me = ha::Peer::new(&host, port);
+    let etcd = store.etcd().cloned();
+    let leadership = Arc::new(match etcd {
+        Some(_) => ha::Leadership::elected(me),
+        None => ha::Leadership::alone(me),
+    });
     let engine = Arc::new(Engine::new(
         store,
         config.policy.clone(),
         config.layout,
         config.node_id,
+        leadership,
     ));
     let shared = Arc::new(Shared {
         engine: engine.clone(),
@@ -137,6 +151,15 @@ pub async fn serve(config: Config) -> Result<(), String> {
     };
     let stop_persister = Arc::new(Notify::new());
     let persister = tokio::spawn(engine.clone().persister(stop_persister.clone()));
+    let (stop_election_tx, stop_election) = watch::channel(false);
+    let election = etcd.map(|etcd| {
+        tokio::spawn(ha::election::run(
+            shared.clone(),
+            etcd,
+            config.election.clone(),
+            stop_election,
+        ))
+    });
     if let Some(path) = &config.port_file {
         std::fs::write(path, format!("{}\n", addr.port()))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -178,6 +201,11 @@ pub async fn serve(config: Config) -> Result<(), String> {
     stop_persister.notify_one();
     let _ = persister.await;
     engine.release().await;
+    // Resign last, so the leader keeps its lease while it answers what it had read.
+    let _ = stop_election_tx.send(true);
+    if let Some(task) = election {
+        let _ = task.await;
+    }
     if let Some(task) = metrics_task {
         task.abort();
     }

@@ -57,6 +57,9 @@ pub enum AllocError {
     /// The server's clock is outside the snowflake layout's range.
     #[error("ERR clock: {0}")]
     Clock(String),
+    /// This server is not the leader (or its lease ran out): the client must go elsewhere.
+    #[error("CLUSTERDOWN not the leader")]
+    NotLeader,
 }
 
 impl From<StoreError> for AllocError {
@@ -96,6 +99,10 @@ impl Engine {
             // The lock is taken and released within this block: never held across an await.
             let missing = {
                 let mut tags = lock(&self.tags);
+                // Checked under the lock, at the moment the ids are taken.
+                if !self.leadership.serving() {
+                    return Err(AllocError::NotLeader);
+                }
                 match tags.get_mut(tag) {
                     None => true,
                     Some(t) => {

@@ -151,16 +151,21 @@ impl Server {
     }
 
     pub fn signal(&mut self, sig: &str) {
+        self.signal_only(sig);
+        let status = self.child.wait().unwrap();
+        if sig == "TERM" {
+            assert!(status.success(), "SIGTERM exit: {status:?}");
+        }
+    }
+
+    /// Sends `sig` and does not wait (SIGSTOP, SIGCONT).
+    pub fn signal_only(&self, sig: &str) {
         let status = Command::new("kill")
             .arg(format!("-{sig}"))
             .arg(self.child.id().to_string())
             .status()
             .unwrap();
         assert!(status.success());
-        let status = self.child.wait().unwrap();
-        if sig == "TERM" {
-            assert!(status.success(), "SIGTERM exit: {status:?}");
-        }
     }
 
     /// Stops the server with `sig` and starts it again on the same data.

@@ -1,6 +1,5 @@
-//! Durable storage of high-water marks, users and snowflake clocks, behind one type for SQLite,
-//! PostgreSQL and MySQL/MariaDB (sqlx's `Any` driver; the SQL differs only where the dialects
-//! do).
+//! The SQL stores: SQLite, PostgreSQL and MySQL/MariaDB through sqlx's `Any` driver (the SQL
+//! differs only where the dialects do).
 //!
 //! Tags live in Meituan Leaf's table, so a team can move from Leaf without moving data:
 //! `leaf_alloc(biz_tag, max_id, step, description, update_time)`. As in Leaf, every id below
@@ -11,88 +10,12 @@ use std::time::Duration;
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::{AnyPool, Row};
 
-/// A store failure (connection, SQL or a refused URL), as text for replies and logs.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
-pub struct StoreError(pub String);
+use super::{Kind, StoreError, StoreResult, TagMove, TagRow, UserRow};
 
 impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> StoreError {
         StoreError(e.to_string())
     }
-}
-
-/// The result of a store call.
-pub type StoreResult<T> = Result<T, StoreError>;
-
-/// Which database a store talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// SQLite, embedded (`sqlite://path`), with `synchronous=FULL` and a write-ahead log.
-    Sqlite,
-    /// PostgreSQL (`postgres://…`).
-    Postgres,
-    /// MySQL or MariaDB (`mysql://…`).
-    MySql,
-}
-
-impl Kind {
-    /// The kind a URL names.
-    pub fn of(url: &str) -> StoreResult<Kind> {
-        let scheme = url.split(':').next().unwrap_or("");
-        match scheme {
-            "sqlite" => Ok(Kind::Sqlite),
-            "postgres" | "postgresql" => Ok(Kind::Postgres),
-            "mysql" | "mariadb" => Ok(Kind::MySql),
-            _ => Err(StoreError(format!(
-                "unsupported store URL scheme {scheme:?} (sqlite://, postgres://, mysql://)"
-            ))),
-        }
-    }
-
-    /// The name shown in `INFO` and metrics.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Sqlite => "sqlite",
-            Kind::Postgres => "postgres",
-            Kind::MySql => "mysql",
-        }
-    }
-}
-
-/// One row of `leaf_alloc`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TagRow {
-    /// The tag (`biz_tag`).
-    pub tag: String,
-    /// Every id below this may have been issued; none at or above it has been.
-    pub max_id: i64,
-    /// The base step: how many ids one persist reserves at least.
-    pub step: i64,
-    /// Free text.
-    pub description: Option<String>,
-}
-
-/// One user of `idforge_users`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserRow {
-    /// The user name.
-    pub name: String,
-    /// The argon2 PHC string of the password.
-    pub hash: String,
-    /// The permissions, space-separated (`admin`, `alloc:PATTERN`, `read:PATTERN`).
-    pub perms: String,
-}
-
-/// One high-water move in a [`Store::persist`] batch: `tag`'s `max_id` from `old` to `new`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TagMove {
-    /// The tag.
-    pub tag: String,
-    /// The `max_id` this server last wrote or read (the compare of compare-and-set).
-    pub old: i64,
-    /// The new `max_id`.
-    pub new: i64,
 }
 
 /// The tables besides Leaf's (`idforge::source::LEAF_DDL`, shared with the runtime's SQL source).
@@ -108,15 +31,18 @@ const SCHEMA: [&str; 2] = [
 
 /// A connection pool to one database, with the schema in place.
 #[derive(Debug, Clone)]
-pub struct Store {
+pub struct SqlStore {
     pool: AnyPool,
     kind: Kind,
 }
 
-impl Store {
+impl SqlStore {
     /// Connects to `url` and creates the tables that are missing.
-    pub async fn open(url: &str) -> StoreResult<Store> {
+    pub async fn open(url: &str) -> StoreResult<SqlStore> {
         let kind = Kind::of(url)?;
+        if kind == Kind::Etcd {
+            return Err(StoreError("an etcd URL is not a SQL store".into()));
+        }
         install_default_drivers();
         let mut options = AnyPoolOptions::new()
             .acquire_timeout(Duration::from_secs(5))
@@ -138,7 +64,7 @@ impl Store {
             });
         }
         let pool = options.connect(url).await?;
-        let store = Store { pool, kind };
+        let store = SqlStore { pool, kind };
         let leaf = idforge::source::LEAF_DDL.replace("{table}", "leaf_alloc");
         sqlx::query(&leaf).execute(&store.pool).await?;
         for ddl in SCHEMA {
@@ -166,7 +92,8 @@ impl Store {
         self.sql(&match self.kind {
             Kind::Sqlite => format!("INSERT OR IGNORE INTO {rest}"),
             Kind::Postgres => format!("INSERT INTO {rest} ON CONFLICT DO NOTHING"),
-            Kind::MySql => format!("INSERT IGNORE INTO {rest}"),
+            // (An etcd kind never reaches here: `open` refuses it.)
+            Kind::MySql | Kind::Etcd => format!("INSERT IGNORE INTO {rest}"),
         })
     }
 
@@ -214,11 +141,8 @@ impl Store {
         Ok(done.rows_affected() == 1)
     }
 
-    /// Moves many high-water marks and snowflake clocks in one transaction.
-    ///
-    /// Each tag move is a compare-and-set on `max_id`; the tags whose row did not hold `old`
-    /// (changed by someone else, or dropped) are returned and left as they were. Clocks only
-    /// move forward.
+    /// Moves many high-water marks and snowflake clocks in one transaction (see
+    /// [`super::Store::persist`]).
     pub async fn persist(
         &self,
         tags: &[TagMove],
@@ -340,10 +264,10 @@ fn tag_row(r: &sqlx::any::AnyRow) -> StoreResult<TagRow> {
 mod tests {
     use super::*;
 
-    async fn sqlite() -> (tempfile::TempDir, Store) {
+    async fn sqlite() -> (tempfile::TempDir, SqlStore) {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}?mode=rwc", dir.path().join("s.db").display());
-        let store = Store::open(&url).await.unwrap();
+        let store = SqlStore::open(&url).await.unwrap();
         (dir, store)
     }
 

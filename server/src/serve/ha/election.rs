@@ -1,0 +1,362 @@
+//! Leader election on an etcd lease.
+//!
+//! Every server holds a lease (TTL `lease_ttl`, renewed every quarter of it). The leader is the
+//! one whose put-if-absent of the `leader` key, attached to its lease, succeeded; the key's
+//! create revision is the fence every persist compares ([`EtcdStore::persist`]). The leader
+//! serves until its last renewal's send time plus the TTL, so it stops before etcd can expire
+//! the lease and let another server win. Standbys read the key every `poll` and campaign as
+//! soon as it is gone.
+//!
+//! Faster takeover (`probe`): a standby that finds the leader's client port refusing
+//! connections twice in a row (the process is gone: a kill, a crash) revokes the leader's lease
+//! at once instead of waiting for it to expire. This only ever ends a lease early; safety does
+//! not depend on it (the fence does), and a paused or unreachable leader, which does not refuse
+//! connections, is left to its lease.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use etcd_client::{
+    Client, Compare, CompareOp, LeaseKeepAliveStream, LeaseKeeper, PutOptions, Txn, TxnOp,
+};
+use tokio::sync::watch;
+
+type Result<T> = std::result::Result<T, etcd_client::Error>;
+
+use super::Peer;
+use crate::serve::Shared;
+use crate::serve::store::EtcdStore;
+
+/// How the election runs.
+#[derive(Debug, Clone)]
+pub struct ElectionConfig {
+    /// The lease's time to live, in whole seconds (etcd's unit).
+    pub lease_ttl: i64,
+    /// How often a standby reads the leader key.
+    pub poll: Duration,
+    /// Revoke the lease of a leader whose port refuses connections.
+    pub probe: bool,
+}
+
+impl Default for ElectionConfig {
+    fn default() -> ElectionConfig {
+        ElectionConfig {
+            lease_ttl: 1,
+            poll: Duration::from_millis(50),
+            probe: true,
+        }
+    }
+}
+
+/// One granted lease and its keep-alive stream.
+struct Lease {
+    id: i64,
+    keeper: Option<(LeaseKeeper, LeaseKeepAliveStream)>,
+    /// A deadline no later than the lease's end at etcd.
+    valid_until: Instant,
+    renewed: Instant,
+}
+
+/// The part of a TTL not trusted: leaves room for clock-rate differences and scheduling.
+fn usable(ttl: i64) -> Duration {
+    Duration::from_secs(ttl.max(1) as u64).mul_f64(0.9)
+}
+
+impl Lease {
+    async fn grant(client: &mut Client, ttl: i64) -> Result<Lease> {
+        let sent = Instant::now();
+        let granted = client.lease_grant(ttl, None).await?;
+        Ok(Lease {
+            id: granted.id(),
+            keeper: None,
+            valid_until: sent + usable(granted.ttl()),
+            renewed: sent,
+        })
+    }
+
+    /// One keep-alive round trip: `Ok(false)` when etcd says the lease is gone.
+    async fn renew(&mut self, client: &mut Client, wait: Duration) -> Result<bool> {
+        let sent = Instant::now();
+        if self.keeper.is_none() {
+            self.keeper = Some(client.lease_keep_alive(self.id).await?);
+        }
+        let Some((keeper, stream)) = self.keeper.as_mut() else {
+            return Ok(false);
+        };
+        let answer = async {
+            keeper.keep_alive().await?;
+            stream.message().await
+        };
+        let reply = match tokio::time::timeout(wait, answer).await {
+            Ok(Ok(Some(reply))) => reply,
+            Ok(Ok(None)) | Ok(Err(_)) | Err(_) => {
+                // The stream broke (a member died) or stalled: a new one next time.
+                self.keeper = None;
+                return Err(etcd_client::Error::LeaseKeepAliveError(
+                    "keep-alive got no answer".into(),
+                ));
+            }
+        };
+        if reply.ttl() <= 0 {
+            return Ok(false);
+        }
+        self.renewed = sent;
+        self.valid_until = sent + usable(reply.ttl());
+        Ok(true)
+    }
+}
+
+/// Runs the election until `stop` turns true; then a leader resigns (revokes its lease).
+pub async fn run(
+    shared: Arc<Shared>,
+    store: EtcdStore,
+    config: ElectionConfig,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut e = Election {
+        client: store.client(),
+        leader_key: store.key("leader"),
+        store,
+        shared,
+        config,
+        lease: None,
+        refused: 0,
+        quiet_until: Instant::now(),
+        polls: 0,
+    };
+    let shared = e.shared.clone();
+    loop {
+        let leading = shared.engine.leadership().serving();
+        let pause = if leading {
+            e.lead().await
+        } else {
+            e.stand_by().await
+        };
+        tokio::select! {
+            () = tokio::time::sleep(pause) => {}
+            () = shared.engine.leadership().failover.notified(), if leading => {
+                e.hand_over().await;
+            }
+            _ = stop.changed() => break,
+        }
+        if *stop.borrow() {
+            break;
+        }
+    }
+    if e.shared.engine.leadership().serving() {
+        e.step_down("shutting down").await;
+    } else if let Some(lease) = e.lease.take() {
+        let _ =
+            tokio::time::timeout(Duration::from_millis(500), e.client.lease_revoke(lease.id)).await;
+    }
+}
+
+struct Election {
+    client: Client,
+    store: EtcdStore,
+    leader_key: String,
+    shared: Arc<Shared>,
+    config: ElectionConfig,
+    lease: Option<Lease>,
+    /// Consecutive refused probes of the current leader's port.
+    refused: u32,
+    /// No campaign before this (right after handing over, so another server wins).
+    quiet_until: Instant,
+    polls: u64,
+}
+
+impl Election {
+    fn renew_every(&self) -> Duration {
+        Duration::from_secs(self.config.lease_ttl.max(1) as u64) / 4
+    }
+
+    /// One round as the leader: renew the lease; returns the pause before the next round.
+    async fn lead(&mut self) -> Duration {
+        let every = self.renew_every();
+        let Some(lease) = self.lease.as_mut() else {
+            self.step_down("no lease").await;
+            return Duration::ZERO;
+        };
+        if lease.renewed.elapsed() < every {
+            return every.saturating_sub(lease.renewed.elapsed());
+        }
+        match lease.renew(&mut self.client, every).await {
+            Ok(true) => {
+                let until = lease.valid_until;
+                self.shared.engine.leadership().serve_until(until);
+                every
+            }
+            Ok(false) => {
+                self.step_down("the lease expired").await;
+                Duration::ZERO
+            }
+            Err(err) => {
+                if Instant::now() >= lease.valid_until {
+                    tracing::warn!(error = %err, "lease renewal failing past the lease");
+                    self.step_down("the lease could not be renewed").await;
+                    return Duration::ZERO;
+                }
+                tracing::debug!(error = %err, "lease renewal failed; retrying");
+                Duration::from_millis(50)
+            }
+        }
+    }
+
+    /// One round as a standby: keep a lease, look at the leader key, campaign when it is free.
+    async fn stand_by(&mut self) -> Duration {
+        let poll = self.config.poll;
+        if let Err(err) = self.keep_lease().await {
+            tracing::debug!(error = %err, "no lease yet");
+            return poll;
+        }
+        self.polls += 1;
+        // Users change on the leader; a standby refreshes its copy now and then.
+        if self.polls % 40 == 1 {
+            self.shared.auth.reload(self.shared.engine.store()).await;
+        }
+        let current = match self.client.get(self.leader_key.as_str(), None).await {
+            Ok(resp) => resp.kvs().first().map(|kv| {
+                let peer = kv.value_str().ok().and_then(Peer::decode);
+                (peer, kv.lease())
+            }),
+            Err(err) => {
+                tracing::debug!(error = %err, "cannot read the leader key");
+                return poll;
+            }
+        };
+        match current {
+            Some((peer, lease)) => {
+                if self.config.probe {
+                    if let Some(p) = &peer {
+                        self.probe(p, lease).await;
+                    }
+                }
+                self.shared.engine.leadership().set_leader(peer);
+                poll
+            }
+            None => {
+                self.shared.engine.leadership().set_leader(None);
+                self.refused = 0;
+                if Instant::now() < self.quiet_until {
+                    return poll;
+                }
+                match self.campaign().await {
+                    Ok(true) => Duration::ZERO,
+                    Ok(false) => poll,
+                    Err(err) => {
+                        tracing::debug!(error = %err, "campaign failed");
+                        poll
+                    }
+                }
+            }
+        }
+    }
+
+    /// Grants a lease when there is none (or it ran out) and renews it on schedule.
+    async fn keep_lease(&mut self) -> Result<()> {
+        let every = self.renew_every();
+        match self.lease.as_mut() {
+            Some(lease) if Instant::now() < lease.valid_until => {
+                if lease.renewed.elapsed() >= every && !lease.renew(&mut self.client, every).await?
+                {
+                    self.lease = None;
+                }
+            }
+            _ => self.lease = None,
+        }
+        if self.lease.is_none() {
+            self.lease = Some(Lease::grant(&mut self.client, self.config.lease_ttl).await?);
+        }
+        Ok(())
+    }
+
+    /// Put-if-absent of the leader key on our lease; on success, serve.
+    async fn campaign(&mut self) -> Result<bool> {
+        let Some(lease) = &self.lease else {
+            return Ok(false);
+        };
+        let me = self.shared.engine.leadership().me().encode();
+        let txn = Txn::new()
+            .when([Compare::create_revision(
+                self.leader_key.as_str(),
+                CompareOp::Equal,
+                0,
+            )])
+            .and_then([TxnOp::put(
+                self.leader_key.as_str(),
+                me,
+                Some(PutOptions::new().with_lease(lease.id)),
+            )]);
+        let resp = self.client.txn(txn).await?;
+        if !resp.succeeded() {
+            return Ok(false);
+        }
+        // The transaction's revision is the key's create revision: the fence.
+        let fence = resp.header().map_or(0, |h| h.revision());
+        let until = lease.valid_until;
+        self.store.set_fence(fence);
+        // Whatever was cached in an earlier term is stale: start from the store.
+        self.shared.engine.reset().await;
+        self.shared.auth.reload(self.shared.engine.store()).await;
+        self.shared.engine.leadership().serve_until(until);
+        self.refused = 0;
+        tracing::info!(fence, "elected leader");
+        Ok(true)
+    }
+
+    /// Checks whether the leader's port refuses connections; revokes its lease when it did
+    /// twice in a row.
+    async fn probe(&mut self, leader: &Peer, lease: i64) {
+        if leader.id == self.shared.engine.leadership().me().id || lease == 0 {
+            return;
+        }
+        let connect = tokio::net::TcpStream::connect((leader.host.as_str(), leader.port));
+        let refused = matches!(
+            tokio::time::timeout(Duration::from_millis(200), connect).await,
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused
+        );
+        self.refused = if refused { self.refused + 1 } else { 0 };
+        if self.refused >= 2 {
+            tracing::warn!(leader = %leader.addr(), "leader's port refuses connections; revoking its lease");
+            if let Err(err) = self.client.lease_revoke(lease).await {
+                tracing::debug!(error = %err, "revoke failed");
+            }
+            self.refused = 0;
+        }
+    }
+
+    /// Stops serving, gives back the unused cached ids and resigns, so a standby takes over
+    /// within one poll (`IDF.FAILOVER`).
+    async fn hand_over(&mut self) {
+        self.shared.engine.leadership().stop_serving();
+        self.shared.engine.release().await;
+        self.quiet_until = Instant::now() + self.config.poll * 4;
+        self.step_down("handing over").await;
+        self.shared
+            .engine
+            .leadership()
+            .failover_done
+            .notify_waiters();
+    }
+
+    /// Stops serving, forgets the cache, and ends our lease (so the key goes with it).
+    async fn step_down(&mut self, why: &str) {
+        let leadership = self.shared.engine.leadership();
+        leadership.stop_serving();
+        self.store.set_fence(0);
+        self.shared.engine.reset().await;
+        leadership.set_leader(None);
+        if let Some(lease) = self.lease.take() {
+            let _ = tokio::time::timeout(
+                Duration::from_millis(500),
+                self.client.lease_revoke(lease.id),
+            )
+            .await;
+        }
+        if matches!(why, "handing over" | "shutting down") {
+            tracing::info!(why, "stepped down");
+        } else {
+            tracing::warn!(why, "stepped down");
+        }
+    }
+}

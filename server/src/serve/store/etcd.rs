@@ -1,0 +1,404 @@
+//! The etcd store: `etcd://host:port[,host:port…][/prefix]` (prefix `idforge` by default).
+//!
+//! Keys under `/{prefix}/`:
+//! - `max/{tag}`: the tag's `max_id`, in decimal; moved only by compare-and-swap.
+//! - `tag/{tag}`: `{"step":…,"description":…}`.
+//! - `clock/{name}`: a snowflake clock's persisted time, 20 zero-padded digits (so etcd's byte
+//!   comparison is the numeric one and "only forward" is a compare).
+//! - `user/{name}`: `{"hash":…,"perms":…}`.
+//! - `leader`: the elected server (see [`crate::serve::ha`]), on that server's lease.
+//!
+//! Every [`EtcdStore::persist`] is fenced: its transaction requires the leader key to still be
+//! the one this server created (same create revision), so a server that lost its lease, or a
+//! paused one that resumed, cannot move a mark or a clock.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use etcd_client::{
+    Client, Compare, CompareOp, ConnectOptions, DeleteOptions, GetOptions, Txn, TxnOp,
+    TxnOpResponse,
+};
+use serde::{Deserialize, Serialize};
+
+use super::{Kind, StoreError, StoreResult, TagMove, TagRow, UserRow};
+
+impl From<etcd_client::Error> for StoreError {
+    fn from(e: etcd_client::Error) -> StoreError {
+        StoreError(format!("etcd: {e}"))
+    }
+}
+
+/// The parts of an `etcd://` URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EtcdUrl {
+    /// `http://host:port` of each member.
+    pub endpoints: Vec<String>,
+    /// The key prefix, without slashes.
+    pub prefix: String,
+}
+
+impl EtcdUrl {
+    /// Parses `etcd://h1:p1[,h2:p2…][/prefix]`.
+    pub fn parse(url: &str) -> StoreResult<EtcdUrl> {
+        let bad = |why: &str| StoreError(format!("bad etcd URL {url:?}: {why}"));
+        let rest = url
+            .strip_prefix("etcd://")
+            .ok_or_else(|| bad("it must start with etcd://"))?;
+        let (hosts, prefix) = match rest.split_once('/') {
+            Some((h, p)) => (h, p.trim_matches('/')),
+            None => (rest, ""),
+        };
+        let prefix = if prefix.is_empty() { "idforge" } else { prefix };
+        if !prefix
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./".contains(&b))
+        {
+            return Err(bad("the prefix may hold only letters, digits and - _ . /"));
+        }
+        let mut endpoints = Vec::new();
+        for host in hosts.split(',') {
+            let (h, port) = host
+                .rsplit_once(':')
+                .ok_or_else(|| bad("each member needs host:port"))?;
+            if h.is_empty() || port.parse::<u16>().is_err() {
+                return Err(bad(&format!("bad member {host:?}")));
+            }
+            endpoints.push(format!("http://{host}"));
+        }
+        Ok(EtcdUrl {
+            endpoints,
+            prefix: prefix.to_owned(),
+        })
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct TagMeta {
+    step: i64,
+    description: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct UserMeta {
+    hash: String,
+    perms: String,
+}
+
+/// A client of one etcd cluster, with the key prefix and the leader fence.
+#[derive(Clone)]
+pub struct EtcdStore {
+    /// Boxed: the client is large (one struct per etcd service), the SQL pool a pointer.
+    client: Box<Client>,
+    root: String,
+    /// The create revision of the leader key this server holds; 0 while it holds none.
+    fence: Arc<AtomicI64>,
+}
+
+impl std::fmt::Debug for EtcdStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EtcdStore")
+            .field("root", &self.root)
+            .field("fence", &self.fence)
+            .finish_non_exhaustive()
+    }
+}
+
+fn zero_padded(ms: i64) -> String {
+    format!("{:020}", ms.max(0))
+}
+
+fn parse_int(key: &str, bytes: &[u8]) -> StoreResult<i64> {
+    std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| StoreError(format!("etcd key {key} holds no integer")))
+}
+
+impl EtcdStore {
+    /// Connects to the cluster of `url` and checks that it answers.
+    pub async fn open(url: &str) -> StoreResult<EtcdStore> {
+        let parsed = EtcdUrl::parse(url)?;
+        let options = ConnectOptions::new()
+            .with_connect_timeout(Duration::from_millis(500))
+            .with_timeout(Duration::from_secs(2))
+            .with_keep_alive(Duration::from_secs(1), Duration::from_millis(500))
+            .with_require_leader(true);
+        let client = Client::connect(&parsed.endpoints, Some(options)).await?;
+        let store = EtcdStore {
+            client: Box::new(client),
+            root: format!("/{}/", parsed.prefix),
+            fence: Arc::new(AtomicI64::new(0)),
+        };
+        store.ping().await?;
+        Ok(store)
+    }
+
+    /// Always [`Kind::Etcd`].
+    pub fn kind(&self) -> Kind {
+        Kind::Etcd
+    }
+
+    /// A client of the cluster (cheap to clone), for the election.
+    pub fn client(&self) -> Client {
+        (*self.client).clone()
+    }
+
+    /// The full name of a key under the prefix.
+    pub fn key(&self, name: &str) -> String {
+        format!("{}{name}", self.root)
+    }
+
+    /// Sets the fence: the create revision of the leader key this server holds (0: none, and
+    /// every persist fails).
+    pub fn set_fence(&self, revision: i64) {
+        self.fence.store(revision, Ordering::SeqCst);
+    }
+
+    /// One tag.
+    pub async fn tag(&self, tag: &str) -> StoreResult<Option<TagRow>> {
+        let (max, meta) = (
+            self.key(&format!("max/{tag}")),
+            self.key(&format!("tag/{tag}")),
+        );
+        let txn = Txn::new().and_then([TxnOp::get(max.clone(), None), TxnOp::get(meta, None)]);
+        let resp = self.client.clone().txn(txn).await?;
+        let mut values = resp.op_responses().into_iter().map(|r| match r {
+            TxnOpResponse::Get(g) => g.kvs().first().map(|kv| kv.value().to_vec()),
+            _ => None,
+        });
+        let (Some(Some(max_value)), meta_value) = (values.next(), values.next().flatten()) else {
+            return Ok(None);
+        };
+        let meta = meta_value
+            .and_then(|v| serde_json::from_slice::<TagMeta>(&v).ok())
+            .unwrap_or(TagMeta {
+                step: 1000,
+                description: None,
+            });
+        Ok(Some(TagRow {
+            tag: tag.to_owned(),
+            max_id: parse_int(&max, &max_value)?,
+            step: meta.step,
+            description: meta.description,
+        }))
+    }
+
+    /// Every tag, sorted by name.
+    pub async fn tags(&self) -> StoreResult<Vec<TagRow>> {
+        let (max_root, meta_root) = (self.key("max/"), self.key("tag/"));
+        let prefix = Some(GetOptions::new().with_prefix());
+        let txn = Txn::new().and_then([
+            TxnOp::get(max_root.clone(), prefix.clone()),
+            TxnOp::get(meta_root.clone(), prefix),
+        ]);
+        let resp = self.client.clone().txn(txn).await?;
+        let mut rows = Vec::new();
+        let mut metas = std::collections::HashMap::new();
+        for (i, r) in resp.op_responses().into_iter().enumerate() {
+            let TxnOpResponse::Get(g) = r else { continue };
+            for kv in g.kvs() {
+                let key = String::from_utf8_lossy(kv.key()).into_owned();
+                if i == 0 {
+                    let tag = key[max_root.len()..].to_owned();
+                    rows.push((tag, parse_int(&key, kv.value())?));
+                } else if let Ok(meta) = serde_json::from_slice::<TagMeta>(kv.value()) {
+                    metas.insert(key[meta_root.len()..].to_owned(), meta);
+                }
+            }
+        }
+        let mut out: Vec<TagRow> = rows
+            .into_iter()
+            .map(|(tag, max_id)| {
+                let meta = metas.remove(&tag);
+                TagRow {
+                    step: meta.as_ref().map_or(1000, |m| m.step),
+                    description: meta.and_then(|m| m.description),
+                    tag,
+                    max_id,
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| a.tag.cmp(&b.tag));
+        Ok(out)
+    }
+
+    /// Adds a tag; `false` when it exists already.
+    pub async fn create_tag(&self, row: &TagRow) -> StoreResult<bool> {
+        let max = self.key(&format!("max/{}", row.tag));
+        let meta = serde_json::to_vec(&TagMeta {
+            step: row.step,
+            description: row.description.clone(),
+        })
+        .map_err(|e| StoreError(e.to_string()))?;
+        let txn = Txn::new()
+            .when([Compare::create_revision(max.clone(), CompareOp::Equal, 0)])
+            .and_then([
+                TxnOp::put(max, row.max_id.to_string(), None),
+                TxnOp::put(self.key(&format!("tag/{}", row.tag)), meta, None),
+            ]);
+        Ok(self.client.clone().txn(txn).await?.succeeded())
+    }
+
+    /// Removes a tag; `false` when there was none.
+    pub async fn drop_tag(&self, tag: &str) -> StoreResult<bool> {
+        let txn = Txn::new().and_then([
+            TxnOp::delete(self.key(&format!("max/{tag}")), None),
+            TxnOp::delete(self.key(&format!("tag/{tag}")), None),
+        ]);
+        let resp = self.client.clone().txn(txn).await?;
+        Ok(matches!(resp.op_responses().first(), Some(TxnOpResponse::Delete(d)) if d.deleted() > 0))
+    }
+
+    /// Moves marks (each a compare-and-swap) and clocks (each only forward) in one transaction
+    /// that also requires the leader key this server holds; returns the tags that conflicted.
+    pub async fn persist(
+        &self,
+        tags: &[TagMove],
+        clocks: &[(String, i64)],
+    ) -> StoreResult<Vec<String>> {
+        let fence = self.fence.load(Ordering::SeqCst);
+        if fence == 0 {
+            return Err(StoreError("not the leader: persist refused".into()));
+        }
+        let mut ops = Vec::with_capacity(tags.len() + clocks.len());
+        for m in tags {
+            let key = self.key(&format!("max/{}", m.tag));
+            ops.push(TxnOp::txn(
+                Txn::new()
+                    .when([Compare::value(
+                        key.clone(),
+                        CompareOp::Equal,
+                        m.old.to_string(),
+                    )])
+                    .and_then([TxnOp::put(key, m.new.to_string(), None)]),
+            ));
+        }
+        for (name, ms) in clocks {
+            let key = self.key(&format!("clock/{name}"));
+            let value = zero_padded(*ms);
+            // A value compare on a missing key is false: then create it.
+            let create = Txn::new()
+                .when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)])
+                .and_then([TxnOp::put(key.clone(), value.clone(), None)]);
+            ops.push(TxnOp::txn(
+                Txn::new()
+                    .when([Compare::value(key.clone(), CompareOp::Less, value.clone())])
+                    .and_then([TxnOp::put(key, value, None)])
+                    .or_else([TxnOp::txn(create)]),
+            ));
+        }
+        let leader = self.key("leader");
+        let txn = Txn::new()
+            .when([Compare::create_revision(leader, CompareOp::Equal, fence)])
+            .and_then(ops);
+        let resp = self.client.clone().txn(txn).await?;
+        if !resp.succeeded() {
+            return Err(StoreError(
+                "fenced: this server no longer holds the leader key".into(),
+            ));
+        }
+        let results = resp.op_responses();
+        Ok(tags
+            .iter()
+            .zip(&results)
+            .filter(|(_, r)| !matches!(r, TxnOpResponse::Txn(t) if t.succeeded()))
+            .map(|(m, _)| m.tag.clone())
+            .collect())
+    }
+
+    /// The persisted time of a snowflake clock.
+    pub async fn clock(&self, name: &str) -> StoreResult<Option<i64>> {
+        let key = self.key(&format!("clock/{name}"));
+        let resp = self.client.clone().get(key.clone(), None).await?;
+        resp.kvs()
+            .first()
+            .map(|kv| parse_int(&key, kv.value()))
+            .transpose()
+    }
+
+    /// Every user, sorted by name.
+    pub async fn users(&self) -> StoreResult<Vec<UserRow>> {
+        let root = self.key("user/");
+        let resp = self
+            .client
+            .clone()
+            .get(root.clone(), Some(GetOptions::new().with_prefix()))
+            .await?;
+        let mut users = Vec::new();
+        for kv in resp.kvs() {
+            let name = String::from_utf8_lossy(&kv.key()[root.len()..]).into_owned();
+            let meta: UserMeta = serde_json::from_slice(kv.value())
+                .map_err(|e| StoreError(format!("etcd user {name}: {e}")))?;
+            users.push(UserRow {
+                name,
+                hash: meta.hash,
+                perms: meta.perms,
+            });
+        }
+        users.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(users)
+    }
+
+    /// Adds or replaces a user.
+    pub async fn put_user(&self, user: &UserRow) -> StoreResult<()> {
+        let value = serde_json::to_vec(&UserMeta {
+            hash: user.hash.clone(),
+            perms: user.perms.clone(),
+        })
+        .map_err(|e| StoreError(e.to_string()))?;
+        self.client
+            .clone()
+            .put(self.key(&format!("user/{}", user.name)), value, None)
+            .await?;
+        Ok(())
+    }
+
+    /// Removes a user; `false` when there was none.
+    pub async fn delete_user(&self, name: &str) -> StoreResult<bool> {
+        let resp = self
+            .client
+            .clone()
+            .delete(self.key(&format!("user/{name}")), None::<DeleteOptions>)
+            .await?;
+        Ok(resp.deleted() > 0)
+    }
+
+    /// Whether the cluster answers (a linearizable read).
+    pub async fn ping(&self) -> StoreResult<()> {
+        self.client.clone().get(self.key("leader"), None).await?;
+        Ok(())
+    }
+
+    /// Nothing to close: the channels close when the last clone is dropped.
+    pub async fn close(&self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        let u = EtcdUrl::parse("etcd://127.0.0.1:2379,[::1]:2380/app/ids").unwrap();
+        assert_eq!(u.endpoints, ["http://127.0.0.1:2379", "http://[::1]:2380"]);
+        assert_eq!(u.prefix, "app/ids");
+        assert_eq!(EtcdUrl::parse("etcd://h:1").unwrap().prefix, "idforge");
+        for bad in [
+            "etcd://",
+            "etcd://h",
+            "etcd://h:x",
+            "redis://h:1",
+            "etcd://h:1/a b",
+        ] {
+            assert!(EtcdUrl::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn clocks_compare_as_numbers() {
+        assert!(zero_padded(99) < zero_padded(100));
+        assert_eq!(zero_padded(-5), zero_padded(0));
+    }
+}

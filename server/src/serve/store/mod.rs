@@ -1,0 +1,200 @@
+//! Durable storage of high-water marks, users and snowflake clocks: SQL databases ([`sql`]:
+//! SQLite, PostgreSQL, MySQL/MariaDB on Meituan Leaf's table) or etcd ([`etcd`]: keys moved by
+//! compare-and-swap transactions, fenced by the leader key of [`super::ha`]).
+//!
+//! Whatever the store, every id below a tag's `max_id` may have been handed out and none at or
+//! above it has been.
+
+pub mod etcd;
+pub mod sql;
+
+pub use etcd::EtcdStore;
+pub use sql::SqlStore;
+
+/// A store failure (connection, SQL, etcd or a refused URL), as text for replies and logs.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct StoreError(pub String);
+
+/// The result of a store call.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Which database a store talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// SQLite, embedded (`sqlite://path`), with `synchronous=FULL` and a write-ahead log.
+    Sqlite,
+    /// PostgreSQL (`postgres://…`).
+    Postgres,
+    /// MySQL or MariaDB (`mysql://…`).
+    MySql,
+    /// etcd (`etcd://host:port[,host:port…][/prefix]`): always run with leader election.
+    Etcd,
+}
+
+impl Kind {
+    /// The kind a URL names.
+    pub fn of(url: &str) -> StoreResult<Kind> {
+        let scheme = url.split(':').next().unwrap_or("");
+        match scheme {
+            "sqlite" => Ok(Kind::Sqlite),
+            "postgres" | "postgresql" => Ok(Kind::Postgres),
+            "mysql" | "mariadb" => Ok(Kind::MySql),
+            "etcd" => Ok(Kind::Etcd),
+            _ => Err(StoreError(format!(
+                "unsupported store URL scheme {scheme:?} (sqlite://, postgres://, mysql://, etcd://)"
+            ))),
+        }
+    }
+
+    /// The name shown in `INFO` and metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Sqlite => "sqlite",
+            Kind::Postgres => "postgres",
+            Kind::MySql => "mysql",
+            Kind::Etcd => "etcd",
+        }
+    }
+}
+
+/// One tag: a row of `leaf_alloc`, or its keys in etcd.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TagRow {
+    /// The tag (`biz_tag`).
+    pub tag: String,
+    /// Every id below this may have been issued; none at or above it has been.
+    pub max_id: i64,
+    /// The base step: how many ids one persist reserves at least.
+    pub step: i64,
+    /// Free text.
+    pub description: Option<String>,
+}
+
+/// One user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserRow {
+    /// The user name.
+    pub name: String,
+    /// The argon2 PHC string of the password.
+    pub hash: String,
+    /// The permissions, space-separated (`admin`, `alloc:PATTERN`, `read:PATTERN`).
+    pub perms: String,
+}
+
+/// One high-water move in a [`Store::persist`] batch: `tag`'s `max_id` from `old` to `new`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TagMove {
+    /// The tag.
+    pub tag: String,
+    /// The `max_id` this server last wrote or read (the compare of compare-and-set).
+    pub old: i64,
+    /// The new `max_id`.
+    pub new: i64,
+}
+
+/// A store: one of the kinds above.
+#[derive(Debug, Clone)]
+pub enum Store {
+    /// SQLite, PostgreSQL or MySQL.
+    Sql(SqlStore),
+    /// etcd.
+    Etcd(EtcdStore),
+}
+
+/// Runs the same call on whichever store this is.
+macro_rules! each {
+    ($self:ident, $s:ident => $call:expr) => {
+        match $self {
+            Store::Sql($s) => $call,
+            Store::Etcd($s) => $call,
+        }
+    };
+}
+
+impl Store {
+    /// Connects to `url` and prepares what is missing (tables, for SQL).
+    pub async fn open(url: &str) -> StoreResult<Store> {
+        Ok(match Kind::of(url)? {
+            Kind::Etcd => Store::Etcd(EtcdStore::open(url).await?),
+            _ => Store::Sql(SqlStore::open(url).await?),
+        })
+    }
+
+    /// The database kind.
+    pub fn kind(&self) -> Kind {
+        each!(self, s => s.kind())
+    }
+
+    /// The etcd store, when this is one (it carries the leader election).
+    pub fn etcd(&self) -> Option<&EtcdStore> {
+        match self {
+            Store::Etcd(s) => Some(s),
+            Store::Sql(_) => None,
+        }
+    }
+
+    /// One tag.
+    pub async fn tag(&self, tag: &str) -> StoreResult<Option<TagRow>> {
+        each!(self, s => s.tag(tag).await)
+    }
+
+    /// Every tag, sorted by name.
+    pub async fn tags(&self) -> StoreResult<Vec<TagRow>> {
+        each!(self, s => s.tags().await)
+    }
+
+    /// Adds a tag; `false` when it exists already (then nothing changes).
+    pub async fn create_tag(&self, row: &TagRow) -> StoreResult<bool> {
+        each!(self, s => s.create_tag(row).await)
+    }
+
+    /// Removes a tag; `false` when there was none.
+    pub async fn drop_tag(&self, tag: &str) -> StoreResult<bool> {
+        each!(self, s => s.drop_tag(tag).await)
+    }
+
+    /// Moves many high-water marks and snowflake clocks in one transaction.
+    ///
+    /// Each tag move is a compare-and-set on `max_id`; the tags whose stored mark did not hold
+    /// `old` (changed by someone else, or dropped) are returned and left as they were. Clocks
+    /// only move forward. On etcd the whole transaction also requires this server to still
+    /// hold the leader key; when it does not, nothing is written and the call fails.
+    pub async fn persist(
+        &self,
+        tags: &[TagMove],
+        clocks: &[(String, i64)],
+    ) -> StoreResult<Vec<String>> {
+        each!(self, s => s.persist(tags, clocks).await)
+    }
+
+    /// The persisted time of a snowflake clock (Unix ms), if it ever ran.
+    pub async fn clock(&self, name: &str) -> StoreResult<Option<i64>> {
+        each!(self, s => s.clock(name).await)
+    }
+
+    /// Every user, sorted by name.
+    pub async fn users(&self) -> StoreResult<Vec<UserRow>> {
+        each!(self, s => s.users().await)
+    }
+
+    /// Adds or replaces a user.
+    pub async fn put_user(&self, user: &UserRow) -> StoreResult<()> {
+        each!(self, s => s.put_user(user).await)
+    }
+
+    /// Removes a user; `false` when there was none.
+    pub async fn delete_user(&self, name: &str) -> StoreResult<bool> {
+        each!(self, s => s.delete_user(name).await)
+    }
+
+    /// Whether the database answers.
+    pub async fn ping(&self) -> StoreResult<()> {
+        each!(self, s => s.ping().await)
+    }
+
+    /// Closes the connections.
+    pub async fn close(&self) {
+        each!(self, s => s.close().await)
+    }
+}

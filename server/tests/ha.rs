@@ -1,0 +1,292 @@
+//! High availability on etcd, against the real etcd of ci/services.sh (`IDFORGE_TEST_ETCD_URL`):
+//! the fenced store, redirects from standbys, and the three ways a leader goes away (kill -9,
+//! a pause past its lease, a handover). Each test uses its own key prefix.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Server, Value};
+use idforge_server::serve::store::{EtcdStore, Store, TagMove, TagRow};
+
+fn etcd_url() -> Option<String> {
+    match std::env::var("IDFORGE_TEST_ETCD_URL") {
+        Ok(url) => Some(url),
+        Err(_) => {
+            assert!(
+                std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
+                "IDFORGE_TEST_ETCD_URL is not set but IDFORGE_REQUIRE_SERVICES is"
+            );
+            eprintln!("skipped: IDFORGE_TEST_ETCD_URL is not set (ci/services.sh)");
+            None
+        }
+    }
+}
+
+/// A store URL with a prefix of its own.
+fn store_url(base: &str, name: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{base}/test-{name}-{nanos}")
+}
+
+fn member(dir: &tempfile::TempDir, name: &str, store: &str) -> Server {
+    let sub = dir.path().join(name);
+    std::fs::create_dir_all(&sub).unwrap();
+    Server::spawn(
+        sub,
+        vec![format!("--store={store}"), "--default-step=100".into()],
+    )
+}
+
+/// Waits until `server` answers `INCR tag` with an id, and returns it.
+fn first_served(server: &Server, tag: &str, within: Duration) -> i64 {
+    let deadline = Instant::now() + within;
+    loop {
+        let mut c = server.client();
+        match c.cmd(&["INCR", tag]) {
+            Value::Int(id) => return id,
+            Value::Error(e) => {
+                assert!(
+                    e.starts_with("MOVED") || e.starts_with("CLUSTERDOWN"),
+                    "unexpected error {e}"
+                );
+            }
+            other => panic!("unexpected reply {other:?}"),
+        }
+        assert!(Instant::now() < deadline, "no leader within {within:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn the_etcd_store_moves_marks_by_compare_and_swap_only_under_the_fence() {
+    let Some(base) = etcd_url() else { return };
+    rt().block_on(async {
+        let url = store_url(&base, "store");
+        let store = Store::open(&url).await.unwrap();
+        let etcd: &EtcdStore = store.etcd().unwrap();
+        let row = TagRow {
+            tag: "orders".into(),
+            max_id: 1,
+            step: 100,
+            description: Some("d".into()),
+        };
+        assert!(store.create_tag(&row).await.unwrap());
+        assert!(!store.create_tag(&row).await.unwrap(), "exists already");
+        assert_eq!(store.tag("orders").await.unwrap().unwrap(), row);
+        let m = |old, new| TagMove {
+            tag: "orders".into(),
+            old,
+            new,
+        };
+        // No leader key held: nothing moves.
+        let refused = store.persist(&[m(1, 101)], &[]).await.unwrap_err();
+        assert!(refused.0.contains("not the leader"), "{refused}");
+
+        // Hold a leader key as the election would, and fence on its create revision.
+        let mut client = etcd.client();
+        let put = client
+            .put(etcd.key("leader"), "test 127.0.0.1:1", None)
+            .await
+            .unwrap();
+        let revision = put.header().unwrap().revision();
+        etcd.set_fence(revision + 1000);
+        let fenced = store.persist(&[m(1, 101)], &[]).await.unwrap_err();
+        assert!(fenced.0.contains("fenced"), "{fenced}");
+        assert_eq!(store.tag("orders").await.unwrap().unwrap().max_id, 1);
+
+        etcd.set_fence(revision);
+        assert!(store.persist(&[m(1, 101)], &[]).await.unwrap().is_empty());
+        // A stale compare is a conflict, reported per tag, and changes nothing.
+        assert_eq!(store.persist(&[m(1, 201)], &[]).await.unwrap(), ["orders"]);
+        assert_eq!(store.tag("orders").await.unwrap().unwrap().max_id, 101);
+
+        // Clocks are created, then only move forward.
+        store.persist(&[], &[("c".into(), 50)]).await.unwrap();
+        store.persist(&[], &[("c".into(), 40)]).await.unwrap();
+        assert_eq!(store.clock("c").await.unwrap(), Some(50));
+        store.persist(&[], &[("c".into(), 1000)]).await.unwrap();
+        assert_eq!(store.clock("c").await.unwrap(), Some(1000));
+        assert_eq!(store.clock("d").await.unwrap(), None);
+
+        // A new leader key (a new term) fences the old revision out.
+        client.delete(etcd.key("leader"), None).await.unwrap();
+        client
+            .put(etcd.key("leader"), "other 127.0.0.1:2", None)
+            .await
+            .unwrap();
+        assert!(store.persist(&[m(101, 201)], &[]).await.is_err());
+
+        let tags = store.tags().await.unwrap();
+        assert_eq!(tags.len(), 1);
+        assert_eq!(tags[0].description.as_deref(), Some("d"));
+        assert!(store.drop_tag("orders").await.unwrap());
+        assert!(!store.drop_tag("orders").await.unwrap());
+        assert_eq!(store.tag("orders").await.unwrap(), None);
+    });
+}
+
+#[test]
+fn the_etcd_store_keeps_users() {
+    let Some(base) = etcd_url() else { return };
+    rt().block_on(async {
+        let store = Store::open(&store_url(&base, "users")).await.unwrap();
+        let user = idforge_server::serve::store::UserRow {
+            name: "u".into(),
+            hash: "h".into(),
+            perms: "admin".into(),
+        };
+        store.put_user(&user).await.unwrap();
+        store.put_user(&user).await.unwrap();
+        assert_eq!(store.users().await.unwrap(), [user]);
+        assert!(store.delete_user("u").await.unwrap());
+        assert!(!store.delete_user("u").await.unwrap());
+    });
+}
+
+#[test]
+fn a_bad_etcd_url_or_an_absent_cluster_is_a_clear_startup_error() {
+    for (url, want) in [
+        ("etcd://nohost", "host:port"),
+        ("etcd://127.0.0.1:1/x", "etcd"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_idforge"))
+            .args(["serve", "--port=0", &format!("--store={url}")])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{url}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("cannot open the store") && err.contains(want),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_standby_redirects_to_the_leader_and_takes_over_after_a_kill_9() {
+    let Some(base) = etcd_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_url(&base, "kill");
+    let mut a = member(&dir, "a", &store);
+    let first = first_served(&a, "orders", Duration::from_secs(10));
+    assert_eq!(first, 1);
+    let b = member(&dir, "b", &store);
+    let mut cb = b.client();
+    // The standby knows the leader once it has read the key (within one poll).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let moved = loop {
+        let reply = cb.cmd(&["INCR", "orders"]);
+        let e = reply.error().to_owned();
+        if e.starts_with("MOVED") || Instant::now() > deadline {
+            break e;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let slot = cb.cmd(&["CLUSTER", "KEYSLOT", "orders"]).int();
+    assert_eq!(moved, format!("MOVED {slot} 127.0.0.1:{}", a.port));
+    // Keyless admin commands and reads are redirected too; connection commands are not.
+    assert!(cb.cmd(&["GET", "orders"]).error().starts_with("MOVED"));
+    assert!(
+        cb.cmd(&["IDF.USER", "LIST"])
+            .error()
+            .starts_with("MOVED 0 ")
+    );
+    assert_eq!(cb.cmd(&["PING"]), Value::Simple("PONG".into()));
+    // Both servers describe the same one-shard cluster, owned by the leader.
+    for port in [a.port, b.port] {
+        let mut c = common::Client::connect(port);
+        let Value::Array(slots) = c.cmd(&["CLUSTER", "SLOTS"]) else {
+            panic!("CLUSTER SLOTS is an array")
+        };
+        let Value::Array(shard) = &slots[0] else {
+            panic!("a slot range")
+        };
+        assert_eq!(&shard[..2], &[Value::Int(0), Value::Int(16383)]);
+        let Value::Array(node) = &shard[2] else {
+            panic!("a node")
+        };
+        assert_eq!(node[1], Value::Int(i64::from(a.port)));
+        let Value::Bulk(nodes) = c.cmd(&["CLUSTER", "NODES"]) else {
+            panic!("CLUSTER NODES is text")
+        };
+        let nodes = String::from_utf8(nodes).unwrap();
+        assert!(nodes.contains(&format!("127.0.0.1:{}", a.port)), "{nodes}");
+        assert!(nodes.contains("myself"), "{nodes}");
+    }
+    let mut ca = a.client();
+    let last_a = ca.cmd(&["INCRBY", "orders", "10"]).int();
+    a.signal("KILL");
+    let next = first_served(&b, "orders", Duration::from_secs(10));
+    assert!(next > last_a, "{next} after {last_a}");
+    let Value::Bulk(info) = cb.cmd(&["INFO", "replication"]) else {
+        panic!("INFO is text")
+    };
+    assert!(String::from_utf8_lossy(&info).contains("role:master"));
+}
+
+#[test]
+fn a_paused_leader_serves_nothing_after_it_resumes() {
+    let Some(base) = etcd_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_url(&base, "pause");
+    let a = member(&dir, "a", &store);
+    let last_a = first_served(&a, "orders", Duration::from_secs(10));
+    let b = member(&dir, "b", &store);
+    // A connection to the leader, open across its pause, with ids cached behind it.
+    let mut ca = a.client();
+    assert_eq!(ca.cmd(&["INCR", "orders"]).int(), last_a + 1);
+    a.signal_only("STOP");
+    // Past the 1 s lease, the standby wins: the paused leader's port does not refuse
+    // connections, so only the lease's expiry can hand over.
+    let next = first_served(&b, "orders", Duration::from_secs(10));
+    assert!(next > last_a + 1);
+    a.signal_only("CONT");
+    // The old leader still holds cached ids, but its lease is over: it sends the client on.
+    let reply = ca.cmd(&["INCR", "orders"]);
+    let e = reply.error();
+    assert!(
+        e == format!(
+            "MOVED {} 127.0.0.1:{}",
+            idforge_server::serve::cluster::key_slot(b"orders"),
+            b.port
+        ) || e.starts_with("CLUSTERDOWN"),
+        "{e}"
+    );
+    assert!(ca.cmd(&["IDF.SNOWFLAKE", "s"]).error().len() > 1);
+    // And it stays a standby: the new leader keeps serving increasing ids.
+    let later = first_served(&b, "orders", Duration::from_secs(5));
+    assert!(later > next);
+}
+
+#[test]
+fn failover_hands_over_without_a_gap() {
+    let Some(base) = etcd_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_url(&base, "handover");
+    let a = member(&dir, "a", &store);
+    first_served(&a, "orders", Duration::from_secs(10));
+    let b = member(&dir, "b", &store);
+    let mut ca = a.client();
+    let last_a = ca.cmd(&["INCRBY", "orders", "5"]).int();
+    assert_eq!(ca.cmd(&["IDF.FAILOVER"]), Value::Simple("OK".into()));
+    // The old leader gave back its cache, so the new one continues right after its last id.
+    let next = first_served(&b, "orders", Duration::from_secs(5));
+    assert_eq!(next, last_a + 1);
+    assert!(ca.cmd(&["INCR", "orders"]).error().starts_with("MOVED"));
+    // On the new leader, a handover to the old one works the same way.
+    let mut cb = b.client();
+    assert_eq!(cb.cmd(&["IDF.FAILOVER"]), Value::Simple("OK".into()));
+    let again = first_served(&a, "orders", Duration::from_secs(5));
+    assert_eq!(again, next + 1);
+}
