@@ -16,9 +16,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use etcd_client::{
-    Client, Compare, CompareOp, LeaseKeepAliveStream, LeaseKeeper, PutOptions, Txn, TxnOp,
-};
+use etcd_client::{Compare, CompareOp, LeaseKeepAliveStream, LeaseKeeper, PutOptions, Txn, TxnOp};
 use tokio::sync::watch;
 
 type Result<T> = std::result::Result<T, etcd_client::Error>;
@@ -63,9 +61,11 @@ fn usable(ttl: i64) -> Duration {
 }
 
 impl Lease {
-    async fn grant(client: &mut Client, ttl: i64) -> Result<Lease> {
+    async fn grant(store: &EtcdStore, ttl: i64) -> Result<Lease> {
         let sent = Instant::now();
-        let granted = client.lease_grant(ttl, None).await?;
+        let granted = store
+            .call(|mut c| async move { c.lease_grant(ttl, None).await })
+            .await?;
         Ok(Lease {
             id: granted.id(),
             keeper: None,
@@ -75,10 +75,15 @@ impl Lease {
     }
 
     /// One keep-alive round trip: `Ok(false)` when etcd says the lease is gone.
-    async fn renew(&mut self, client: &mut Client, wait: Duration) -> Result<bool> {
+    async fn renew(&mut self, store: &EtcdStore, wait: Duration) -> Result<bool> {
         let sent = Instant::now();
         if self.keeper.is_none() {
-            self.keeper = Some(client.lease_keep_alive(self.id).await?);
+            let id = self.id;
+            self.keeper = Some(
+                store
+                    .call(|mut c| async move { c.lease_keep_alive(id).await })
+                    .await?,
+            );
         }
         let Some((keeper, stream)) = self.keeper.as_mut() else {
             return Ok(false);
@@ -114,7 +119,6 @@ pub async fn run(
     mut stop: watch::Receiver<bool>,
 ) {
     let mut e = Election {
-        client: store.client(),
         leader_key: store.key("leader"),
         store,
         shared,
@@ -146,13 +150,11 @@ pub async fn run(
     if e.shared.engine.leadership().serving() {
         e.step_down("shutting down").await;
     } else if let Some(lease) = e.lease.take() {
-        let _ =
-            tokio::time::timeout(Duration::from_millis(500), e.client.lease_revoke(lease.id)).await;
+        e.revoke(lease.id).await;
     }
 }
 
 struct Election {
-    client: Client,
     store: EtcdStore,
     leader_key: String,
     shared: Arc<Shared>,
@@ -180,7 +182,7 @@ impl Election {
         if lease.renewed.elapsed() < every {
             return every.saturating_sub(lease.renewed.elapsed());
         }
-        match lease.renew(&mut self.client, every).await {
+        match lease.renew(&self.store, every).await {
             Ok(true) => {
                 let until = lease.valid_until;
                 self.shared.engine.leadership().serve_until(until);
@@ -214,10 +216,15 @@ impl Election {
         if self.polls % 40 == 1 {
             self.shared.auth.reload(self.shared.engine.store()).await;
         }
-        let current = match self.client.get(self.leader_key.as_str(), None).await {
+        let key = self.leader_key.as_str();
+        let read = self
+            .store
+            .call(|mut c| async move { c.get(key, None).await })
+            .await;
+        let current = match read {
             Ok(resp) => resp.kvs().first().map(|kv| {
                 let peer = kv.value_str().ok().and_then(Peer::decode);
-                (peer, kv.lease())
+                (peer, kv.lease(), kv.create_revision())
             }),
             Err(err) => {
                 tracing::debug!(error = %err, "cannot read the leader key");
@@ -225,7 +232,15 @@ impl Election {
             }
         };
         match current {
-            Some((peer, lease)) => {
+            Some((Some(peer), lease, revision))
+                if peer.id == self.shared.engine.leadership().me().id
+                    && self.lease.as_ref().is_some_and(|l| l.id == lease) =>
+            {
+                // Our own campaign landed though its answer was lost (a member died under it).
+                self.lead_with(revision).await;
+                Duration::ZERO
+            }
+            Some((peer, lease, _)) => {
                 if self.config.probe {
                     if let Some(p) = &peer {
                         self.probe(p, lease).await;
@@ -257,15 +272,14 @@ impl Election {
         let every = self.renew_every();
         match self.lease.as_mut() {
             Some(lease) if Instant::now() < lease.valid_until => {
-                if lease.renewed.elapsed() >= every && !lease.renew(&mut self.client, every).await?
-                {
+                if lease.renewed.elapsed() >= every && !lease.renew(&self.store, every).await? {
                     self.lease = None;
                 }
             }
             _ => self.lease = None,
         }
         if self.lease.is_none() {
-            self.lease = Some(Lease::grant(&mut self.client, self.config.lease_ttl).await?);
+            self.lease = Some(Lease::grant(&self.store, self.config.lease_ttl).await?);
         }
         Ok(())
     }
@@ -287,13 +301,25 @@ impl Election {
                 me,
                 Some(PutOptions::new().with_lease(lease.id)),
             )]);
-        let resp = self.client.txn(txn).await?;
+        let txn = &txn;
+        let resp = self
+            .store
+            .call(|mut c| async move { c.txn(txn.clone()).await })
+            .await?;
         if !resp.succeeded() {
             return Ok(false);
         }
         // The transaction's revision is the key's create revision: the fence.
-        let fence = resp.header().map_or(0, |h| h.revision());
-        let until = lease.valid_until;
+        self.lead_with(resp.header().map_or(0, |h| h.revision()))
+            .await;
+        Ok(true)
+    }
+
+    /// Serves as the leader whose key has create revision `fence`.
+    async fn lead_with(&mut self, fence: i64) {
+        let Some(until) = self.lease.as_ref().map(|l| l.valid_until) else {
+            return;
+        };
         self.store.set_fence(fence);
         // Whatever was cached in an earlier term is stale: start from the store.
         self.shared.engine.reset().await;
@@ -301,7 +327,6 @@ impl Election {
         self.shared.engine.leadership().serve_until(until);
         self.refused = 0;
         tracing::info!(fence, "elected leader");
-        Ok(true)
     }
 
     /// Checks whether the leader's port refuses connections; revokes its lease when it did
@@ -318,9 +343,7 @@ impl Election {
         self.refused = if refused { self.refused + 1 } else { 0 };
         if self.refused >= 2 {
             tracing::warn!(leader = %leader.addr(), "leader's port refuses connections; revoking its lease");
-            if let Err(err) = self.client.lease_revoke(lease).await {
-                tracing::debug!(error = %err, "revoke failed");
-            }
+            self.revoke(lease).await;
             self.refused = 0;
         }
     }
@@ -339,6 +362,18 @@ impl Election {
             .notify_waiters();
     }
 
+    /// Ends a lease (its keys go with it), best effort: a lease not revoked expires anyway.
+    async fn revoke(&self, id: i64) {
+        let revoke = self
+            .store
+            .call(|mut c| async move { c.lease_revoke(id).await });
+        match tokio::time::timeout(Duration::from_millis(500), revoke).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(err)) => tracing::debug!(error = %err, "revoke failed"),
+            Err(_) => tracing::debug!("revoke timed out"),
+        }
+    }
+
     /// Stops serving, forgets the cache, and ends our lease (so the key goes with it).
     async fn step_down(&mut self, why: &str) {
         let leadership = self.shared.engine.leadership();
@@ -347,11 +382,7 @@ impl Election {
         self.shared.engine.reset().await;
         leadership.set_leader(None);
         if let Some(lease) = self.lease.take() {
-            let _ = tokio::time::timeout(
-                Duration::from_millis(500),
-                self.client.lease_revoke(lease.id),
-            )
-            .await;
+            self.revoke(lease.id).await;
         }
         if matches!(why, "handing over" | "shutting down") {
             tracing::info!(why, "stepped down");

@@ -12,8 +12,9 @@
 //! the one this server created (same create revision), so a server that lost its lease, or a
 //! paused one that resumed, cannot move a mark or a clock.
 
+use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use etcd_client::{
@@ -89,8 +90,11 @@ struct UserMeta {
 /// A client of one etcd cluster, with the key prefix and the leader fence.
 #[derive(Clone)]
 pub struct EtcdStore {
-    /// Boxed: the client is large (one struct per etcd service), the SQL pool a pointer.
-    client: Box<Client>,
+    /// One client per member: a request that fails on one is tried on the next, and the one
+    /// that answered is tried first next time (etcd-client's balanced channel would keep
+    /// sending a share of the requests to a dead member).
+    clients: Arc<Vec<Client>>,
+    current: Arc<AtomicUsize>,
     root: String,
     /// The create revision of the leader key this server holds; 0 while it holds none.
     fence: Arc<AtomicI64>,
@@ -123,16 +127,27 @@ impl EtcdStore {
         let options = ConnectOptions::new()
             .with_connect_timeout(Duration::from_millis(500))
             .with_timeout(Duration::from_secs(2))
-            .with_keep_alive(Duration::from_secs(1), Duration::from_millis(500))
+            .with_keep_alive(Duration::from_secs(1), Duration::from_secs(1))
             .with_require_leader(true);
-        let client = Client::connect(&parsed.endpoints, Some(options)).await?;
+        let mut clients = Vec::new();
+        for endpoint in &parsed.endpoints {
+            clients.push(Client::connect([endpoint], Some(options.clone())).await?);
+        }
         let store = EtcdStore {
-            client: Box::new(client),
+            clients: Arc::new(clients),
+            current: Arc::new(AtomicUsize::new(0)),
             root: format!("/{}/", parsed.prefix),
             fence: Arc::new(AtomicI64::new(0)),
         };
-        store.ping().await?;
-        Ok(store)
+        // A cluster that is starting (or electing its own leader) answers within seconds.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            match store.ping().await {
+                Ok(()) => return Ok(store),
+                Err(e) if tokio::time::Instant::now() >= deadline => return Err(e),
+                Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+            }
+        }
     }
 
     /// Always [`Kind::Etcd`].
@@ -140,9 +155,35 @@ impl EtcdStore {
         Kind::Etcd
     }
 
-    /// A client of the cluster (cheap to clone), for the election.
+    /// A client of the member that answered last (cheap to clone).
     pub fn client(&self) -> Client {
-        (*self.client).clone()
+        self.clients[self.current.load(Ordering::Relaxed) % self.clients.len()].clone()
+    }
+
+    /// Runs `op` on the member that answered last, then on each other one until one answers;
+    /// the last error when none does. Only for requests that are safe to repeat (a compare in
+    /// a transaction makes a repeated write fail its compare, never apply twice).
+    pub async fn call<T, F, Fut>(&self, op: F) -> Result<T, etcd_client::Error>
+    where
+        F: Fn(Client) -> Fut,
+        Fut: Future<Output = Result<T, etcd_client::Error>>,
+    {
+        let n = self.clients.len();
+        let start = self.current.load(Ordering::Relaxed);
+        let mut last = None;
+        for i in 0..n {
+            let at = (start + i) % n;
+            match op(self.clients[at].clone()).await {
+                Ok(v) => {
+                    if i > 0 {
+                        self.current.store(at, Ordering::Relaxed);
+                    }
+                    return Ok(v);
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| etcd_client::Error::InvalidArgs("no etcd member".into())))
     }
 
     /// The full name of a key under the prefix.
@@ -163,7 +204,10 @@ impl EtcdStore {
             self.key(&format!("tag/{tag}")),
         );
         let txn = Txn::new().and_then([TxnOp::get(max.clone(), None), TxnOp::get(meta, None)]);
-        let resp = self.client.clone().txn(txn).await?;
+        let txn = &txn;
+        let resp = self
+            .call(|mut c| async move { c.txn(txn.clone()).await })
+            .await?;
         let mut values = resp.op_responses().into_iter().map(|r| match r {
             TxnOpResponse::Get(g) => g.kvs().first().map(|kv| kv.value().to_vec()),
             _ => None,
@@ -193,7 +237,10 @@ impl EtcdStore {
             TxnOp::get(max_root.clone(), prefix.clone()),
             TxnOp::get(meta_root.clone(), prefix),
         ]);
-        let resp = self.client.clone().txn(txn).await?;
+        let txn = &txn;
+        let resp = self
+            .call(|mut c| async move { c.txn(txn.clone()).await })
+            .await?;
         let mut rows = Vec::new();
         let mut metas = std::collections::HashMap::new();
         for (i, r) in resp.op_responses().into_iter().enumerate() {
@@ -238,7 +285,11 @@ impl EtcdStore {
                 TxnOp::put(max, row.max_id.to_string(), None),
                 TxnOp::put(self.key(&format!("tag/{}", row.tag)), meta, None),
             ]);
-        Ok(self.client.clone().txn(txn).await?.succeeded())
+        let txn = &txn;
+        Ok(self
+            .call(|mut c| async move { c.txn(txn.clone()).await })
+            .await?
+            .succeeded())
     }
 
     /// Removes a tag; `false` when there was none.
@@ -247,7 +298,10 @@ impl EtcdStore {
             TxnOp::delete(self.key(&format!("max/{tag}")), None),
             TxnOp::delete(self.key(&format!("tag/{tag}")), None),
         ]);
-        let resp = self.client.clone().txn(txn).await?;
+        let txn = &txn;
+        let resp = self
+            .call(|mut c| async move { c.txn(txn.clone()).await })
+            .await?;
         Ok(matches!(resp.op_responses().first(), Some(TxnOpResponse::Delete(d)) if d.deleted() > 0))
     }
 
@@ -293,7 +347,10 @@ impl EtcdStore {
         let txn = Txn::new()
             .when([Compare::create_revision(leader, CompareOp::Equal, fence)])
             .and_then(ops);
-        let resp = self.client.clone().txn(txn).await?;
+        let txn = &txn;
+        let resp = self
+            .call(|mut c| async move { c.txn(txn.clone()).await })
+            .await?;
         if !resp.succeeded() {
             return Err(StoreError(
                 "fenced: this server no longer holds the leader key".into(),
@@ -311,7 +368,10 @@ impl EtcdStore {
     /// The persisted time of a snowflake clock.
     pub async fn clock(&self, name: &str) -> StoreResult<Option<i64>> {
         let key = self.key(&format!("clock/{name}"));
-        let resp = self.client.clone().get(key.clone(), None).await?;
+        let key = &key;
+        let resp = self
+            .call(|mut c| async move { c.get(key.clone(), None).await })
+            .await?;
         resp.kvs()
             .first()
             .map(|kv| parse_int(&key, kv.value()))
@@ -321,10 +381,12 @@ impl EtcdStore {
     /// Every user, sorted by name.
     pub async fn users(&self) -> StoreResult<Vec<UserRow>> {
         let root = self.key("user/");
+        let root = &root;
         let resp = self
-            .client
-            .clone()
-            .get(root.clone(), Some(GetOptions::new().with_prefix()))
+            .call(|mut c| async move {
+                c.get(root.clone(), Some(GetOptions::new().with_prefix()))
+                    .await
+            })
             .await?;
         let mut users = Vec::new();
         for kv in resp.kvs() {
@@ -348,26 +410,30 @@ impl EtcdStore {
             perms: user.perms.clone(),
         })
         .map_err(|e| StoreError(e.to_string()))?;
-        self.client
-            .clone()
-            .put(self.key(&format!("user/{}", user.name)), value, None)
+        let key = self.key(&format!("user/{}", user.name));
+        let key = &key;
+        let value = &value;
+        self.call(|mut c| async move { c.put(key.clone(), value.clone(), None).await })
             .await?;
         Ok(())
     }
 
     /// Removes a user; `false` when there was none.
     pub async fn delete_user(&self, name: &str) -> StoreResult<bool> {
+        let key = self.key(&format!("user/{name}"));
+        let key = &key;
         let resp = self
-            .client
-            .clone()
-            .delete(self.key(&format!("user/{name}")), None::<DeleteOptions>)
+            .call(|mut c| async move { c.delete(key.clone(), None::<DeleteOptions>).await })
             .await?;
         Ok(resp.deleted() > 0)
     }
 
     /// Whether the cluster answers (a linearizable read).
     pub async fn ping(&self) -> StoreResult<()> {
-        self.client.clone().get(self.key("leader"), None).await?;
+        let key = self.key("leader");
+        let key = &key;
+        self.call(|mut c| async move { c.get(key.clone(), None).await })
+            .await?;
         Ok(())
     }
 
