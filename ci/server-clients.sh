@@ -3,6 +3,10 @@
 # RESP2 and RESP3) and ioredis (node --test). Starts one server on a free loopback port with a
 # throwaway data dir and stops it by PID.
 #
+# Then, with the etcd of ci/services.sh (IDFORGE_TEST_ETCD_URL), three servers sharing it: the
+# cluster clients (redis-cli -c, redis-py RedisCluster, ioredis Cluster) each follow a kill -9
+# of the leader; the killed server is started again before the next client.
+#
 #   ci/server-clients.sh [path/to/idforge]   (default: $CARGO_TARGET_DIR/debug/idforge)
 set -euo pipefail
 
@@ -13,9 +17,11 @@ venv=${IDFORGE_VENV:-$HOME/.cache/idforge/venv}
 
 work=$(mktemp -d)
 pid=""
+cluster_pids=()
 cleanup() {
   [ -z "$pid" ] || kill "$pid" 2>/dev/null || true
   [ -z "$pid" ] || wait "$pid" 2>/dev/null || true
+  for p in "${cluster_pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -54,3 +60,78 @@ kill -TERM "$pid"
 wait "$pid"
 pid=""
 echo "    clients ok; clean shutdown"
+
+if [ -z "${IDFORGE_TEST_ETCD_URL:-}" ]; then
+  [ -z "${IDFORGE_REQUIRE_SERVICES:-}" ] || { echo "IDFORGE_TEST_ETCD_URL is not set" >&2; exit 1; }
+  echo "    cluster clients skipped: no IDFORGE_TEST_ETCD_URL (ci/services.sh)"
+  exit 0
+fi
+store="$IDFORGE_TEST_ETCD_URL/clients-$$-$RANDOM"
+read -r -a cluster_ports <<<"$(python3 -c 'import socket
+socks = [socket.socket() for _ in range(3)]
+for s in socks: s.bind(("127.0.0.1", 0))
+print(*(s.getsockname()[1] for s in socks))')"
+start_member() { # start_member INDEX
+  "$bin" serve --port "${cluster_ports[$1]}" --store "$store" --log warn 2>>"$work/cluster$1.log" &
+  cluster_pids[$1]=$!
+  disown "$!" # killed on purpose: no "Killed" notices from bash
+}
+# Starts the members that are not running, then waits until one of them leads.
+ensure_cluster() {
+  for i in 0 1 2; do
+    if [ -z "${cluster_pids[$i]:-}" ] || ! kill -0 "${cluster_pids[$i]}" 2>/dev/null; then
+      start_member "$i"
+    fi
+  done
+  for _ in $(seq 150); do
+    for port in "${cluster_ports[@]}"; do
+      redis-cli -p "$port" INFO replication 2>/dev/null | grep -q role:master && return 0
+    done
+    sleep 0.1
+  done
+  echo "no leader among ${cluster_ports[*]}" >&2
+  cat "$work"/cluster*.log >&2
+  return 1
+}
+leader_index() {
+  for i in 0 1 2; do
+    redis-cli -p "${cluster_ports[$i]}" INFO replication 2>/dev/null | grep -q role:master && {
+      echo "$i"
+      return
+    }
+  done
+}
+cluster_env() {
+  export IDFORGE_CLUSTER_PORTS IDFORGE_CLUSTER_PIDS
+  IDFORGE_CLUSTER_PORTS=$(IFS=,; echo "${cluster_ports[*]}")
+  IDFORGE_CLUSTER_PIDS=$(IFS=,; echo "${cluster_pids[*]}")
+}
+
+echo "    redis-cli -c (cluster mode) through a failover"
+ensure_cluster
+lead=$(leader_index)
+standby=${cluster_ports[$(((lead + 1) % 3))]}
+first=$(redis-cli -c -p "$standby" INCR cli-cluster)
+[ "$first" = 1 ]
+kill -9 "${cluster_pids[$lead]}"
+next=""
+for _ in $(seq 300); do
+  next=$(redis-cli -c -p "$standby" INCR cli-cluster 2>/dev/null || true)
+  [[ "$next" =~ ^[0-9]+$ ]] && break
+  sleep 0.05
+done
+[[ "$next" =~ ^[0-9]+$ ]] && [ "$next" -gt "$first" ] || {
+  echo "redis-cli -c after the failover: '$next'" >&2
+  exit 1
+}
+
+echo "    redis-py RedisCluster through a failover"
+ensure_cluster
+cluster_env
+"$venv/bin/python" -m pytest -q -p no:cacheprovider server/tests/clients/cluster_redis_py.py
+
+echo "    ioredis Cluster through a failover"
+ensure_cluster
+cluster_env
+(cd server/tests/clients && node --test cluster.mjs)
+echo "    cluster clients ok"

@@ -73,14 +73,20 @@ pub fn command(
     let leadership = shared.engine.leadership();
     let me = leadership.me();
     let leader = leadership.leader();
+    // Standbys are listed as replicas: clients then know every server, and can ask any of
+    // them where the leader went when it dies. They never send them writes.
+    let standbys = leadership.standbys();
     match (sub.as_slice(), args.len()) {
         (b"SLOTS", 2) => match &leader {
             Some(l) => {
                 out.array(1);
-                out.array(3);
+                out.array(3 + standbys.len());
                 out.int(0);
                 out.int(i64::from(SLOTS - 1));
                 node(out, l);
+                for p in &standbys {
+                    node(out, p);
+                }
             }
             None => out.array(0),
         },
@@ -93,50 +99,33 @@ pub fn command(
                 out.int(0);
                 out.int(i64::from(SLOTS - 1));
                 out.bulk(b"nodes");
-                out.array(1);
-                out.map(7);
-                for (k, v) in [
-                    ("id", l.id.as_str()),
-                    ("ip", l.host.as_str()),
-                    ("endpoint", l.host.as_str()),
-                ] {
-                    out.bulk(k.as_bytes());
-                    out.bulk(v.as_bytes());
+                out.array(1 + standbys.len());
+                shard_node(out, l, "master");
+                for p in &standbys {
+                    shard_node(out, p, "replica");
                 }
-                out.bulk(b"port");
-                out.int(i64::from(l.port));
-                out.bulk(b"role");
-                out.bulk(b"master");
-                out.bulk(b"replication-offset");
-                out.int(0);
-                out.bulk(b"health");
-                out.bulk(b"online");
             }
             None => out.array(0),
         },
         (b"NODES", 2) => {
             let mut text = String::new();
+            let myself = |p: &Peer| if p.id == me.id { "myself," } else { "" };
             if let Some(l) = &leader {
-                let flags = if l.id == me.id {
-                    "myself,master"
-                } else {
-                    "master"
-                };
                 text.push_str(&format!(
-                    "{} {}@{} {flags} - 0 0 1 connected 0-{}\n",
+                    "{} {}@0 {}master - 0 0 1 connected 0-{}\n",
                     l.id,
                     l.addr(),
-                    0,
+                    myself(l),
                     SLOTS - 1
                 ));
             }
-            if leader.as_ref().is_none_or(|l| l.id != me.id) {
+            let leader_id = leader.as_ref().map_or("-", |l| l.id.as_str());
+            for p in &standbys {
                 text.push_str(&format!(
-                    "{} {}@{} myself,slave {} 0 0 1 connected\n",
-                    me.id,
-                    me.addr(),
-                    0,
-                    leader.as_ref().map_or("-", |l| l.id.as_str())
+                    "{} {}@0 {}slave {leader_id} 0 0 1 connected\n",
+                    p.id,
+                    p.addr(),
+                    myself(p),
                 ));
             }
             out.bulk(text.as_bytes());
@@ -151,7 +140,7 @@ pub fn command(
                 if ok { "ok" } else { "fail" },
                 if ok { SLOTS } else { 0 },
                 if ok { SLOTS } else { 0 },
-                1 + u8::from(leader.as_ref().is_some_and(|l| l.id != me.id)),
+                usize::from(leader.is_some()) + standbys.len(),
                 u8::from(ok),
             );
             out.bulk(text.as_bytes());
@@ -166,6 +155,27 @@ pub fn command(
         }
     }
     Ok(())
+}
+
+/// A node as `CLUSTER SHARDS` lists it.
+fn shard_node(out: &mut Reply, p: &Peer, role: &str) {
+    out.map(7);
+    for (k, v) in [
+        ("id", p.id.as_str()),
+        ("ip", p.host.as_str()),
+        ("endpoint", p.host.as_str()),
+    ] {
+        out.bulk(k.as_bytes());
+        out.bulk(v.as_bytes());
+    }
+    out.bulk(b"port");
+    out.int(i64::from(p.port));
+    out.bulk(b"role");
+    out.bulk(role.as_bytes());
+    out.bulk(b"replication-offset");
+    out.int(0);
+    out.bulk(b"health");
+    out.bulk(b"online");
 }
 
 /// `[host, port, id]` as `CLUSTER SLOTS` lists a node.

@@ -16,7 +16,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use etcd_client::{Compare, CompareOp, LeaseKeepAliveStream, LeaseKeeper, PutOptions, Txn, TxnOp};
+use etcd_client::{
+    Compare, CompareOp, GetOptions, LeaseKeepAliveStream, LeaseKeeper, PutOptions, Txn, TxnOp,
+};
 use tokio::sync::watch;
 
 type Result<T> = std::result::Result<T, etcd_client::Error>;
@@ -120,6 +122,7 @@ pub async fn run(
 ) {
     let mut e = Election {
         leader_key: store.key("leader"),
+        member_key: store.key(&format!("member/{}", shared.engine.leadership().me().id)),
         store,
         shared,
         config,
@@ -155,6 +158,7 @@ pub async fn run(
 }
 
 struct Election {
+    member_key: String,
     store: EtcdStore,
     leader_key: String,
     shared: Arc<Shared>,
@@ -186,6 +190,7 @@ impl Election {
             Ok(true) => {
                 let until = lease.valid_until;
                 self.shared.engine.leadership().serve_until(until);
+                self.refresh_members().await;
                 every
             }
             Ok(false) => {
@@ -215,6 +220,9 @@ impl Election {
         // Users change on the leader; a standby refreshes its copy now and then.
         if self.polls % 40 == 1 {
             self.shared.auth.reload(self.shared.engine.store()).await;
+        }
+        if self.polls % 10 == 1 {
+            self.refresh_members().await;
         }
         let key = self.leader_key.as_str();
         let read = self
@@ -279,9 +287,48 @@ impl Election {
             _ => self.lease = None,
         }
         if self.lease.is_none() {
-            self.lease = Some(Lease::grant(&self.store, self.config.lease_ttl).await?);
+            let lease = Lease::grant(&self.store, self.config.lease_ttl).await?;
+            // Our member key lives on the lease: it goes when we do.
+            let (key, me, id) = (
+                &self.member_key,
+                self.shared.engine.leadership().me().encode(),
+                lease.id,
+            );
+            let me = &me;
+            self.store
+                .call(|mut c| async move {
+                    c.put(
+                        key.as_str(),
+                        me.as_str(),
+                        Some(PutOptions::new().with_lease(id)),
+                    )
+                    .await
+                })
+                .await?;
+            self.lease = Some(lease);
         }
         Ok(())
+    }
+
+    /// Reads the members (every server with a live lease), for `CLUSTER SLOTS` and the like.
+    async fn refresh_members(&mut self) {
+        let root = self.store.key("member/");
+        let root = &root;
+        let read = self
+            .store
+            .call(|mut c| async move {
+                c.get(root.as_str(), Some(GetOptions::new().with_prefix()))
+                    .await
+            })
+            .await;
+        if let Ok(resp) = read {
+            let members = resp
+                .kvs()
+                .iter()
+                .filter_map(|kv| kv.value_str().ok().and_then(Peer::decode))
+                .collect();
+            self.shared.engine.leadership().set_members(members);
+        }
     }
 
     /// Put-if-absent of the leader key on our lease; on success, serve.

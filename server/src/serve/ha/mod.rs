@@ -92,6 +92,8 @@ pub struct Leadership {
     elected: bool,
     me: Peer,
     leader: Mutex<Option<Peer>>,
+    /// Every server of the group with a live lease (the leader among them).
+    members: Mutex<Vec<Peer>>,
     /// `IDF.FAILOVER` asks the election to hand over…
     pub(super) failover: Notify,
     /// …and this is told when it did.
@@ -115,6 +117,7 @@ impl Leadership {
             valid_until: AtomicU64::new(if elected { 0 } else { FOREVER }),
             elected,
             leader: Mutex::new((!elected).then(|| me.clone())),
+            members: Mutex::new(vec![me.clone()]),
             me,
             failover: Notify::new(),
             failover_done: Notify::new(),
@@ -141,6 +144,24 @@ impl Leadership {
     /// The leader this server knows of (itself when it leads), if any.
     pub fn leader(&self) -> Option<Peer> {
         lock(&self.leader).clone()
+    }
+
+    /// The servers of the group other than the leader (the replicas of `CLUSTER SLOTS`),
+    /// sorted by id.
+    pub fn standbys(&self) -> Vec<Peer> {
+        let leader = self.leader().map(|l| l.id);
+        let mut others: Vec<Peer> = lock(&self.members)
+            .iter()
+            .filter(|p| Some(&p.id) != leader.as_ref())
+            .cloned()
+            .collect();
+        others.sort_by(|a, b| a.id.cmp(&b.id));
+        others
+    }
+
+    /// Records the members read from the store.
+    pub(super) fn set_members(&self, members: Vec<Peer>) {
+        *lock(&self.members) = members;
     }
 
     fn nanos(&self, at: Instant) -> u64 {
