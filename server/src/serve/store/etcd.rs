@@ -374,7 +374,7 @@ impl EtcdStore {
             .await?;
         resp.kvs()
             .first()
-            .map(|kv| parse_int(&key, kv.value()))
+            .map(|kv| parse_int(key, kv.value()))
             .transpose()
     }
 
