@@ -130,6 +130,11 @@ ensure_cluster
 cluster_env
 "$venv/bin/python" -m pytest -q -p no:cacheprovider server/tests/clients/cluster_redis_py.py
 
+echo "    worker-id leases: 50 processes acquire, crash or release, re-acquire; a leader kill"
+ensure_cluster
+cluster_env
+"$venv/bin/python" -m pytest -q -p no:cacheprovider server/tests/clients/worker_leases.py
+
 echo "    ioredis Cluster through a failover"
 ensure_cluster
 cluster_env

@@ -34,6 +34,7 @@ pub enum Cmd {
     IdfDecode,
     IdfUser,
     IdfFailover,
+    IdfWorker,
     Cluster,
     ReadOnly,
     ReadWrite,
@@ -42,7 +43,7 @@ pub enum Cmd {
 
 impl Cmd {
     /// How many there are.
-    pub const COUNT: usize = 22;
+    pub const COUNT: usize = 23;
     /// All of them, in order.
     pub const ALL: [Cmd; Cmd::COUNT] = [
         Cmd::Ping,
@@ -63,6 +64,7 @@ impl Cmd {
         Cmd::IdfDecode,
         Cmd::IdfUser,
         Cmd::IdfFailover,
+        Cmd::IdfWorker,
         Cmd::Cluster,
         Cmd::ReadOnly,
         Cmd::ReadWrite,
@@ -90,6 +92,7 @@ impl Cmd {
             Cmd::IdfDecode => "idf.decode",
             Cmd::IdfUser => "idf.user",
             Cmd::IdfFailover => "idf.failover",
+            Cmd::IdfWorker => "idf.worker",
             Cmd::Cluster => "cluster",
             Cmd::ReadOnly => "readonly",
             Cmd::ReadWrite => "readwrite",
@@ -115,7 +118,7 @@ impl Cmd {
     fn routed(self, args: &[&[u8]]) -> Option<Option<usize>> {
         match self {
             Cmd::Incr | Cmd::IncrBy | Cmd::Get | Cmd::IdfSnowflake => Some(Some(1)),
-            Cmd::IdfTag => Some(Some(2)),
+            Cmd::IdfTag | Cmd::IdfWorker => Some(Some(2)),
             Cmd::IdfUser | Cmd::IdfFailover => Some(None),
             _ => None,
         }
@@ -318,6 +321,7 @@ async fn run(
         Cmd::IdfDecode => super::idf::decode(shared, args, out)?,
         Cmd::IdfUser => super::idf::user(shared, s, args, out).await?,
         Cmd::IdfFailover => super::idf::failover(shared, s, args, out).await?,
+        Cmd::IdfWorker => super::idf::worker(shared, s, args, out).await?,
         Cmd::Cluster => super::cluster::command(shared, args, out)?,
         // Cluster clients send these to pick replicas for reads; every read goes to the
         // leader here, so both are accepted and change nothing.

@@ -287,3 +287,93 @@ pub async fn failover(
     out.ok();
     Ok(())
 }
+
+/// The most worker ids a service may lease (a 24-bit node field).
+const MAX_WORKERS: i64 = 1 << 24;
+
+/// `IDF.WORKER ACQUIRE service ttl-ms [MAX n] | RENEW service id token [TIME ms] |
+/// RELEASE service id token [TIME ms] | LIST service` (see [`super::workers`]).
+pub async fn worker(
+    shared: &Shared,
+    s: &Session,
+    args: &[&[u8]],
+    out: &mut Reply,
+) -> Result<(), Failure> {
+    let lease = |e: super::workers::LeaseError| {
+        let kind = match e {
+            super::workers::LeaseError::Store(_) => ErrorKind::Store,
+            _ => ErrorKind::Usage,
+        };
+        (kind, e.to_string())
+    };
+    let wrong = || {
+        usage(
+            "ERR wrong arguments for 'idf.worker' (ACQUIRE service ttl-ms [MAX n] | \
+             RENEW service id token [TIME ms] | RELEASE service id token [TIME ms] | LIST service)",
+        )
+    };
+    let sub = args
+        .get(1)
+        .map(|a| a.to_ascii_uppercase())
+        .unwrap_or_default();
+    let service = name(args.get(2).ok_or_else(wrong)?)?;
+    let engine = &shared.engine;
+    match (sub.as_slice(), args.len()) {
+        (b"ACQUIRE", 4 | 6) => {
+            require(s, Some(Right::Alloc), service, "idf.worker|acquire")?;
+            let ttl = positive(args[3], "the TTL (ms)", 86_400_000)?;
+            if ttl < 100 {
+                return Err(usage("ERR the TTL must be at least 100 ms"));
+            }
+            let max = match args.get(4) {
+                Some(opt) if opt.eq_ignore_ascii_case(b"MAX") => {
+                    positive(args[5], "MAX", MAX_WORKERS)?
+                }
+                Some(_) => return Err(syntax()),
+                None => 1024,
+            };
+            let grant = engine
+                .worker_acquire(service, ttl, max)
+                .await
+                .map_err(lease)?;
+            out.array(3);
+            out.int(grant.id);
+            out.bulk(grant.token.as_bytes());
+            out.int(grant.ttl_ms);
+        }
+        (b"RENEW" | b"RELEASE", 5 | 7) => {
+            require(s, Some(Right::Alloc), service, "idf.worker|renew")?;
+            let id = int(args[3])?;
+            let token = arg_text(args[4])?;
+            let time = match args.get(5) {
+                Some(opt) if opt.eq_ignore_ascii_case(b"TIME") => int(args[6])?,
+                Some(_) => return Err(syntax()),
+                None => 0,
+            };
+            let release = sub.as_slice() == b"RELEASE";
+            let until = engine
+                .worker_renew(service, id, token, time, release)
+                .await
+                .map_err(lease)?;
+            if release {
+                out.ok();
+            } else {
+                out.int(until);
+            }
+        }
+        (b"LIST", 3) => {
+            require(s, Some(Right::Read), service, "idf.worker|list")?;
+            let rows = engine.worker_list(service).await.map_err(lease)?;
+            out.array(rows.len());
+            for r in rows {
+                out.array(4);
+                out.int(r.id);
+                out.int(i64::from(!r.token.is_empty()));
+                out.int(r.expires_ms);
+                out.int(r.last_time_ms);
+            }
+        }
+        _ => return Err(wrong()),
+    }
+    Ok(())
+}

@@ -8,6 +8,7 @@
 //! - [`engine`], [`tags`], [`clocks`]: the allocator and its persister.
 //! - [`store`]: SQLite, PostgreSQL, MySQL, etcd.
 //! - [`ha`], [`cluster`]: leader election on etcd, `-MOVED` and `CLUSTER SLOTS` for clients.
+//! - [`workers`]: worker-id leases (`IDF.WORKER`).
 //! - [`auth`], [`glob`]: users and permissions; [`metrics`], [`http`]: observability.
 
 pub mod auth;
@@ -26,6 +27,7 @@ pub mod metrics;
 pub mod resp;
 pub mod store;
 pub mod tags;
+pub mod workers;
 
 use std::io::Write;
 use std::sync::Arc;

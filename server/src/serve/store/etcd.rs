@@ -23,7 +23,7 @@ use etcd_client::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::{Kind, StoreError, StoreResult, TagMove, TagRow, UserRow};
+use super::{Kind, StoreError, StoreResult, TagMove, TagRow, UserRow, WorkerRow};
 
 impl From<etcd_client::Error> for StoreError {
     fn from(e: etcd_client::Error) -> StoreError {
@@ -79,6 +79,14 @@ impl EtcdUrl {
 struct TagMeta {
     step: i64,
     description: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WorkerMeta {
+    token: String,
+    expires_ms: i64,
+    last_time_ms: i64,
+    ttl_ms: i64,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -426,6 +434,71 @@ impl EtcdStore {
             .call(|mut c| async move { c.delete(key.clone(), None::<DeleteOptions>).await })
             .await?;
         Ok(resp.deleted() > 0)
+    }
+
+    /// The worker-id leases of `service` (`worker/{service}/{id:010}`), by id.
+    pub async fn workers(&self, service: &str) -> StoreResult<Vec<WorkerRow>> {
+        let root = self.key(&format!("worker/{service}/"));
+        let root = &root;
+        let resp = self
+            .call(|mut c| async move {
+                c.get(root.as_str(), Some(GetOptions::new().with_prefix()))
+                    .await
+            })
+            .await?;
+        let mut rows = Vec::new();
+        for kv in resp.kvs() {
+            let key = String::from_utf8_lossy(kv.key()).into_owned();
+            let id = parse_int(&key, &kv.key()[root.len()..])?;
+            let meta: WorkerMeta = serde_json::from_slice(kv.value())
+                .map_err(|e| StoreError(format!("etcd key {key}: {e}")))?;
+            rows.push(WorkerRow {
+                id,
+                token: meta.token,
+                expires_ms: meta.expires_ms,
+                last_time_ms: meta.last_time_ms,
+                ttl_ms: meta.ttl_ms,
+                version: kv.version(),
+            });
+        }
+        Ok(rows)
+    }
+
+    /// Compare-and-set of one worker lease on the key's version, fenced like
+    /// [`EtcdStore::persist`].
+    pub async fn put_worker(&self, service: &str, row: &WorkerRow) -> StoreResult<bool> {
+        let fence = self.fence.load(Ordering::SeqCst);
+        if fence == 0 {
+            return Err(StoreError("not the leader: write refused".into()));
+        }
+        let key = self.key(&format!("worker/{service}/{:010}", row.id));
+        let value = serde_json::to_vec(&WorkerMeta {
+            token: row.token.clone(),
+            expires_ms: row.expires_ms,
+            last_time_ms: row.last_time_ms,
+            ttl_ms: row.ttl_ms,
+        })
+        .map_err(|e| StoreError(e.to_string()))?;
+        let put = Txn::new()
+            .when([Compare::version(key.clone(), CompareOp::Equal, row.version)])
+            .and_then([TxnOp::put(key, value, None)]);
+        let txn = Txn::new()
+            .when([Compare::create_revision(
+                self.key("leader"),
+                CompareOp::Equal,
+                fence,
+            )])
+            .and_then([TxnOp::txn(put)]);
+        let txn = &txn;
+        let resp = self
+            .call(|mut c| async move { c.txn(txn.clone()).await })
+            .await?;
+        if !resp.succeeded() {
+            return Err(StoreError(
+                "fenced: this server no longer holds the leader key".into(),
+            ));
+        }
+        Ok(matches!(resp.op_responses().first(), Some(TxnOpResponse::Txn(t)) if t.succeeded()))
     }
 
     /// Whether the cluster answers (a linearizable read).

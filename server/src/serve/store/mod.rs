@@ -93,6 +93,24 @@ pub struct TagMove {
     pub new: i64,
 }
 
+/// One worker-id lease (`IDF.WORKER`) of a service.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerRow {
+    /// The worker (snowflake node) id.
+    pub id: i64,
+    /// The holder's secret; empty once released.
+    pub token: String,
+    /// The lease's end (Unix ms, the leader's clock).
+    pub expires_ms: i64,
+    /// The latest id time (Unix ms) the holder reported: the id is not handed out again before
+    /// this has passed either.
+    pub last_time_ms: i64,
+    /// The lease's length, for renewals.
+    pub ttl_ms: i64,
+    /// Bumped by each write; the compare of compare-and-set (0: no row yet).
+    pub version: i64,
+}
+
 /// A store: one of the kinds above.
 #[derive(Debug, Clone)]
 pub enum Store {
@@ -186,6 +204,17 @@ impl Store {
     /// Removes a user; `false` when there was none.
     pub async fn delete_user(&self, name: &str) -> StoreResult<bool> {
         each!(self, s => s.delete_user(name).await)
+    }
+
+    /// The worker-id leases of `service`, by id.
+    pub async fn workers(&self, service: &str) -> StoreResult<Vec<WorkerRow>> {
+        each!(self, s => s.workers(service).await)
+    }
+
+    /// Writes `row` if the stored one still has `row.version` (0: none yet); the stored copy
+    /// then has the next version. `false` when another write came first.
+    pub async fn put_worker(&self, service: &str, row: &WorkerRow) -> StoreResult<bool> {
+        each!(self, s => s.put_worker(service, row).await)
     }
 
     /// Whether the database answers.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::{AnyPool, Row};
 
-use super::{Kind, StoreError, StoreResult, TagMove, TagRow, UserRow};
+use super::{Kind, StoreError, StoreResult, TagMove, TagRow, UserRow, WorkerRow};
 
 impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> StoreError {
@@ -19,7 +19,7 @@ impl From<sqlx::Error> for StoreError {
 }
 
 /// The tables besides Leaf's (`idforge::source::LEAF_DDL`, shared with the runtime's SQL source).
-const SCHEMA: [&str; 2] = [
+const SCHEMA: [&str; 3] = [
     "CREATE TABLE IF NOT EXISTS idforge_users (
         name VARCHAR(128) NOT NULL PRIMARY KEY,
         hash VARCHAR(256) NOT NULL,
@@ -27,6 +27,15 @@ const SCHEMA: [&str; 2] = [
     "CREATE TABLE IF NOT EXISTS idforge_clock (
         name VARCHAR(128) NOT NULL PRIMARY KEY,
         time_ms BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS idforge_workers (
+        service VARCHAR(128) NOT NULL,
+        worker_id BIGINT NOT NULL,
+        token VARCHAR(64) NOT NULL,
+        expires_ms BIGINT NOT NULL,
+        last_time_ms BIGINT NOT NULL,
+        ttl_ms BIGINT NOT NULL,
+        version BIGINT NOT NULL,
+        PRIMARY KEY (service, worker_id))",
 ];
 
 /// A connection pool to one database, with the schema in place.
@@ -237,6 +246,69 @@ impl SqlStore {
         let sql = self.sql("DELETE FROM idforge_users WHERE name = ?");
         let done = sqlx::query(&sql).bind(name).execute(&self.pool).await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    /// The worker-id leases of `service`, by id.
+    pub async fn workers(&self, service: &str) -> StoreResult<Vec<WorkerRow>> {
+        let sql = self.sql(
+            "SELECT worker_id, token, expires_ms, last_time_ms, ttl_ms, version \
+             FROM idforge_workers WHERE service = ? ORDER BY worker_id",
+        );
+        let rows = sqlx::query(&sql)
+            .bind(service)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(WorkerRow {
+                    id: r.try_get(0)?,
+                    token: r.try_get(1)?,
+                    expires_ms: r.try_get(2)?,
+                    last_time_ms: r.try_get(3)?,
+                    ttl_ms: r.try_get(4)?,
+                    version: r.try_get(5)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Compare-and-set of one worker lease on its version.
+    pub async fn put_worker(&self, service: &str, row: &WorkerRow) -> StoreResult<bool> {
+        let done = if row.version == 0 {
+            let sql = self.insert_ignore(
+                "idforge_workers (token, expires_ms, last_time_ms, ttl_ms, service, worker_id, \
+                 version) VALUES (?, ?, ?, ?, ?, ?, 1)",
+            );
+            self.bind_worker(&sql, service, row)
+                .execute(&self.pool)
+                .await?
+        } else {
+            let sql = self.sql(
+                "UPDATE idforge_workers SET token = ?, expires_ms = ?, last_time_ms = ?, \
+                 ttl_ms = ?, version = version + 1 \
+                 WHERE service = ? AND worker_id = ? AND version = ?",
+            );
+            self.bind_worker(&sql, service, row)
+                .bind(row.version)
+                .execute(&self.pool)
+                .await?
+        };
+        Ok(done.rows_affected() == 1)
+    }
+
+    fn bind_worker<'q>(
+        &self,
+        sql: &'q str,
+        service: &'q str,
+        row: &WorkerRow,
+    ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+        sqlx::query(sql)
+            .bind(row.token.clone())
+            .bind(row.expires_ms)
+            .bind(row.last_time_ms)
+            .bind(row.ttl_ms)
+            .bind(service)
+            .bind(row.id)
     }
 
     /// Whether the database answers.
