@@ -144,6 +144,10 @@ enum idforge_status
    */
   IDFORGE_STATUS_INVALID_URL = 20,
   /**
+   * A worker-id lease was lost or ran out: the generator on it issues no more ids.
+   */
+  IDFORGE_STATUS_LEASE_LOST = 21,
+  /**
    * A required pointer argument was NULL.
    */
   IDFORGE_STATUS_NULL_ARGUMENT = 100,
@@ -776,6 +780,35 @@ idforge_status idforge_snowflake_bounds_at(const struct idforge_layout *layout,
  */
 idforge_status idforge_snowflake_new(const struct idforge_snowflake_config *config,
                                      struct idforge_snowflake **out);
+
+/**
+ * Creates a generator whose node id is leased from an idforge server (`IDF.WORKER`): the
+ * lowest id of `service` that no live process holds, renewed in the background every third of
+ * `ttl_ms` (0: 10 000) and released by `idforge_snowflake_free`. `config.node` is ignored;
+ * `idforge_snowflake_node` tells the id leased. If the lease is lost or cannot be renewed in
+ * time, every call fails with `IDFORGE_STATUS_LEASE_LOST`: create a new generator.
+ *
+ * `url` is `idforge://[user:pass@]host:port[,host:port…]`. Fails like `idforge_snowflake_new`,
+ * and with `INVALID_URL`, `SOURCE_UNAVAILABLE` (no server answered), `OVERFLOW` (every id of
+ * the service is held) or `INVALID_ARGUMENT` (a bad service name or TTL).
+ *
+ * # Safety
+ * `config` is NULL or readable, its `state_file` NULL or NUL-terminated; `url` and `service`
+ * are NULL or NUL-terminated; `out` is NULL or writable.
+ */
+idforge_status idforge_snowflake_new_leased(const struct idforge_snowflake_config *config,
+                                            const char *url,
+                                            const char *service,
+                                            uint32_t ttl_ms,
+                                            struct idforge_snowflake **out);
+
+/**
+ * Writes the generator's node id to `out_node` (for a leased generator, the id leased).
+ *
+ * # Safety
+ * `handle` is NULL or a live generator; `out_node` is NULL or writable.
+ */
+idforge_status idforge_snowflake_node(const struct idforge_snowflake *handle, uint64_t *out_node);
 
 /**
  * Creates a generator for a preset (an `idforge_preset`) and node id, with the default policy.

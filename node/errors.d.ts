@@ -42,6 +42,8 @@ export declare const ErrorCode: {
   readonly IO: 'IDFORGE_IO'
   /** A source URL could not be parsed or names an unsupported scheme. (C status 20) */
   readonly INVALID_URL: 'IDFORGE_INVALID_URL'
+  /** A worker-id lease was lost or ran out: the generator on it issues no more ids. (C status 21) */
+  readonly LEASE_LOST: 'IDFORGE_LEASE_LOST'
   /** A required pointer argument was NULL (C API only). (C status 100; the C API only) */
   readonly NULL_ARGUMENT: 'IDFORGE_NULL_ARGUMENT'
   /** A panic was caught at the API boundary (C API only). (C status 101; the C API only) */
@@ -73,6 +75,7 @@ export declare const ErrorCode: {
  * - `IDFORGE_SOURCE_UNAVAILABLE`: A segment source could not be reached or failed.
  * - `IDFORGE_IO`: An I/O error (for example on the state file).
  * - `IDFORGE_INVALID_URL`: A source URL could not be parsed or names an unsupported scheme.
+ * - `IDFORGE_LEASE_LOST`: A worker-id lease was lost or ran out: the generator on it issues no more ids.
  * - `IDFORGE_NULL_ARGUMENT`: A required pointer argument was NULL (C API only).
  * - `IDFORGE_PANIC`: A panic was caught at the API boundary (C API only).
  * - `IDFORGE_BUFFER_TOO_SMALL`: An output buffer is too small (C API only).

@@ -49,6 +49,8 @@ pub enum ErrorCode {
     Io = 19,
     /// A source URL could not be parsed or names an unsupported scheme.
     InvalidUrl = 20,
+    /// A worker-id lease was lost or ran out: the generator on it issues no more ids.
+    LeaseLost = 21,
     /// A required pointer argument was NULL (C API only).
     NullArgument = 100,
     /// A panic was caught at the API boundary (C API only).
@@ -59,7 +61,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 23] = [
+    pub const ALL: [ErrorCode; 24] = [
         ErrorCode::InvalidLayout,
         ErrorCode::NodeOutOfRange,
         ErrorCode::EpochInFuture,
@@ -80,6 +82,7 @@ impl ErrorCode {
         ErrorCode::SourceUnavailable,
         ErrorCode::Io,
         ErrorCode::InvalidUrl,
+        ErrorCode::LeaseLost,
         ErrorCode::NullArgument,
         ErrorCode::Panic,
         ErrorCode::BufferTooSmall,
@@ -118,6 +121,7 @@ impl ErrorCode {
             ErrorCode::SourceUnavailable => "SOURCE_UNAVAILABLE",
             ErrorCode::Io => "IO",
             ErrorCode::InvalidUrl => "INVALID_URL",
+            ErrorCode::LeaseLost => "LEASE_LOST",
             ErrorCode::NullArgument => "NULL_ARGUMENT",
             ErrorCode::Panic => "PANIC",
             ErrorCode::BufferTooSmall => "BUFFER_TOO_SMALL",
@@ -223,6 +227,9 @@ pub enum Error {
     /// A source URL could not be parsed or its scheme is not supported.
     #[error("invalid url: {0}")]
     InvalidUrl(&'static str),
+    /// The worker-id lease of a generator ended (lost, or not renewed in time).
+    #[error("worker-id lease lost: {0}")]
+    LeaseLost(&'static str),
 }
 
 impl Error {
@@ -249,6 +256,7 @@ impl Error {
             Error::SourceUnavailable(_) => ErrorCode::SourceUnavailable,
             Error::Io(_) => ErrorCode::Io,
             Error::InvalidUrl(_) => ErrorCode::InvalidUrl,
+            Error::LeaseLost(_) => ErrorCode::LeaseLost,
         }
     }
 }

@@ -27,6 +27,7 @@ __all__ = [
     "SourceUnavailableError",
     "IdforgeIOError",
     "InvalidUrlError",
+    "LeaseLostError",
     "NullArgumentError",
     "PanicError",
     "BufferTooSmallError",
@@ -180,6 +181,13 @@ class InvalidUrlError(IdforgeError, ValueError):
     name = "INVALID_URL"
 
 
+class LeaseLostError(IdforgeError, RuntimeError):
+    """A worker-id lease was lost or ran out: the generator on it issues no more ids."""
+
+    code = 21
+    name = "LEASE_LOST"
+
+
 class NullArgumentError(IdforgeError, TypeError):
     """A required pointer argument was NULL (C API only)."""
 
@@ -222,6 +230,7 @@ _BY_CODE: Dict[int, Type[IdforgeError]] = {
     18: SourceUnavailableError,
     19: IdforgeIOError,
     20: InvalidUrlError,
+    21: LeaseLostError,
     100: NullArgumentError,
     101: PanicError,
     102: BufferTooSmallError,

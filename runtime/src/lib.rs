@@ -18,6 +18,8 @@
 //! - [`ObjectIds`] and [`object_id`]: MongoDB ObjectIds.
 //! - [`Flake128s`]: 128-bit flake ids.
 //! - [`Segments`]: ids from ranges of a [`SegmentSource`], refilled in the background.
+//! - [`WorkerLease`]: a snowflake node id leased from an idforge server
+//!   ([`SnowflakeBuilder::lease`]).
 //!
 //! Every error has a stable [`ErrorCode`] shared with the C, Python and Node bindings.
 
@@ -26,6 +28,7 @@ mod entropy;
 mod error;
 mod flake128;
 pub mod fork;
+mod lease;
 mod objectid;
 mod policy;
 mod reseed;
@@ -42,6 +45,7 @@ pub use idforge_core::flake128::Flake128;
 pub use idforge_core::objectid::ObjectId;
 pub use idforge_core::segment::Segment;
 pub use idforge_core::snowflake::{Layout, Order, Parts};
+pub use lease::{DEFAULT_LEASE_TTL, WorkerLease};
 pub use objectid::{ObjectIds, object_id};
 pub use policy::Policy;
 pub use segments::{SegmentOptions, SegmentStats, Segments};

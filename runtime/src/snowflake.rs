@@ -10,6 +10,7 @@ use idforge_core::tick::Next;
 use crate::clock::{Clock, SystemClock};
 use crate::error::Result;
 use crate::fork;
+use crate::lease::{DEFAULT_LEASE_TTL, WorkerLease};
 use crate::policy::{self, Policy};
 use crate::state_file::StateFile;
 
@@ -24,6 +25,7 @@ pub struct Snowflake<C: Clock = SystemClock> {
     policy: Policy,
     born_in: u64,
     state: Option<StateFile>,
+    lease: Option<WorkerLease>,
 }
 
 /// Options for a [`Snowflake`]; start with [`Snowflake::builder`].
@@ -34,6 +36,15 @@ pub struct SnowflakeBuilder<C: Clock = SystemClock> {
     policy: Policy,
     clock: C,
     state_file: Option<(PathBuf, u64)>,
+    lease: Option<LeaseConfig>,
+}
+
+/// Where a builder leases its node id from.
+#[derive(Debug, Clone)]
+struct LeaseConfig {
+    url: String,
+    service: String,
+    ttl: Duration,
 }
 
 impl Snowflake {
@@ -50,6 +61,7 @@ impl Snowflake {
             policy: Policy::default(),
             clock: SystemClock::shared(),
             state_file: None,
+            lease: None,
         }
     }
 }
@@ -80,6 +92,39 @@ impl<C: Clock> SnowflakeBuilder<C> {
         self
     }
 
+    /// Leases the node id from an idforge server (`IDF.WORKER`) instead of [`node`]: the
+    /// lowest id of `service` no live process holds, renewed in the background and released
+    /// when the generator is dropped. If the lease is lost or cannot be renewed in time, every
+    /// call fails with `LEASE_LOST`: build a new generator. `url` is
+    /// `idforge://[user:pass@]host:port[,host:port…]`.
+    ///
+    /// [`node`]: Self::node
+    pub fn lease(mut self, url: impl Into<String>, service: impl Into<String>) -> Self {
+        let ttl = self.lease.as_ref().map_or(DEFAULT_LEASE_TTL, |l| l.ttl);
+        self.lease = Some(LeaseConfig {
+            url: url.into(),
+            service: service.into(),
+            ttl,
+        });
+        self
+    }
+
+    /// The lease's time to live (default 10 s; the lease is renewed every third of it). Takes
+    /// effect with [`lease`](Self::lease), before or after it.
+    pub fn lease_ttl(mut self, ttl: Duration) -> Self {
+        match &mut self.lease {
+            Some(l) => l.ttl = ttl,
+            None => {
+                self.lease = Some(LeaseConfig {
+                    url: String::new(),
+                    service: String::new(),
+                    ttl,
+                })
+            }
+        }
+        self
+    }
+
     /// Uses another clock (tests, simulations).
     pub fn clock<D: Clock>(self, clock: D) -> SnowflakeBuilder<D> {
         SnowflakeBuilder {
@@ -88,6 +133,7 @@ impl<C: Clock> SnowflakeBuilder<C> {
             policy: self.policy,
             clock,
             state_file: self.state_file,
+            lease: self.lease,
         }
     }
 
@@ -96,9 +142,24 @@ impl<C: Clock> SnowflakeBuilder<C> {
         let born_in = fork::register()?;
         let now = self.clock.now_ms();
         self.layout.check_epoch(now)?;
-        self.layout.check_node(self.node)?;
+        let lease = match &self.lease {
+            Some(l) if l.url.is_empty() => {
+                return Err(
+                    CoreError::InvalidArgument("lease_ttl without lease(url, service)").into(),
+                );
+            }
+            Some(l) => Some(WorkerLease::acquire(
+                &l.url,
+                &l.service,
+                l.ttl,
+                self.layout.max_node().saturating_add(1),
+            )?),
+            None => None,
+        };
+        let node = lease.as_ref().map_or(self.node, WorkerLease::id);
+        self.layout.check_node(node)?;
         let lead_ms = self.policy.max_lead().as_millis().min(u128::from(u64::MAX)) as u64;
-        let generator = SnowflakeGen::new(self.layout, self.node, lead_ms)?;
+        let generator = SnowflakeGen::new(self.layout, node, lead_ms)?;
         let state = match self.state_file {
             None => None,
             Some((path, window)) => {
@@ -114,6 +175,7 @@ impl<C: Clock> SnowflakeBuilder<C> {
             policy: self.policy,
             born_in,
             state,
+            lease,
         })
     }
 }
@@ -138,7 +200,7 @@ impl<C: Clock> Snowflake<C> {
         // Fast path, small enough to inline into callers (the C ABI, the bindings): no state
         // file, not forked, and the tick has room. A failed attempt issues nothing, so the slow
         // path simply starts over with the policy.
-        if self.state.is_none() && fork::current() == self.born_in {
+        if self.state.is_none() && self.lease.is_none() && fork::current() == self.born_in {
             if let Ok(Next::Id(id)) = self.generator.next(self.clock.now_ms()) {
                 return Ok(id);
             }
@@ -200,8 +262,12 @@ impl<C: Clock> Snowflake<C> {
         Ok(n)
     }
 
-    /// Covers `id`'s time in the state file, when there is one.
+    /// Covers `id`'s time in the state file, when there is one; refuses it when it is not
+    /// covered by the worker lease, when there is one.
     fn persist(&self, id: u64) -> Result<()> {
+        if let Some(lease) = &self.lease {
+            lease.check(self.layout().decompose(id)?.time_ms)?;
+        }
         if let Some(state) = &self.state {
             let time_ms = self.layout().decompose(id)?.time_ms;
             if state.needs_persist(time_ms) {
@@ -231,6 +297,11 @@ impl<C: Clock> Snowflake<C> {
         Ok(self.layout().decompose(id)?)
     }
 
+    /// The worker lease the node id comes from, if any.
+    pub fn lease(&self) -> Option<&WorkerLease> {
+        self.lease.as_ref()
+    }
+
     /// The high-water time persisted in the state file, if one is configured.
     pub fn persisted_ms(&self) -> Option<u64> {
         self.state.as_ref().map(StateFile::persisted_ms)
@@ -242,6 +313,15 @@ impl<C: Clock> Snowflake<C> {
             return Err(CoreError::Forked.into());
         }
         Ok(())
+    }
+}
+
+impl<C: Clock> Drop for Snowflake<C> {
+    fn drop(&mut self) {
+        // Tell the server the latest time used, so the id is free again as soon as it passed.
+        if let Some(lease) = &mut self.lease {
+            lease.release(self.generator.high_water_ms());
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::time::Duration;
 
 use idforge_core::snowflake::{Layout, Order, Parts};
-use runtime::{CoreError, Policy, Snowflake};
+use runtime::{CoreError, Policy, Snowflake, SnowflakeBuilder};
 
 use crate::error::{FfiError, guard};
 use crate::ptr;
@@ -331,16 +331,95 @@ pub unsafe extern "C" fn idforge_snowflake_new(
     guard(|| {
         // SAFETY: the caller's guarantees.
         let (config, out) = unsafe { (ptr::get(config, "config")?, ptr::out(out, "out")?) };
-        let mut builder = Snowflake::builder(config.layout.to_layout()?)
-            .node(config.node)
-            .policy(config.policy.to_policy()?);
-        if !config.state_file.is_null() {
-            // SAFETY: non-NULL, and the caller guarantees it is NUL-terminated.
-            let path = unsafe { ptr::cstr(config.state_file, "config.state_file") }?;
-            builder = builder.state_file(OsStr::from_bytes(path.to_bytes()));
-        }
-        let inner = builder.build()?;
+        // SAFETY: the caller's guarantees on `config`.
+        let inner = unsafe { builder(config) }?.build()?;
         out.write(ptr::into_handle(idforge_snowflake { inner }));
+        Ok(())
+    })
+}
+
+/// The builder of `config` (its node, policy and state file).
+///
+/// # Safety
+/// `config.state_file` is NULL or NUL-terminated.
+unsafe fn builder(config: &idforge_snowflake_config) -> Result<SnowflakeBuilder, FfiError> {
+    let mut builder = Snowflake::builder(config.layout.to_layout()?)
+        .node(config.node)
+        .policy(config.policy.to_policy()?);
+    if !config.state_file.is_null() {
+        // SAFETY: non-NULL, and the caller guarantees it is NUL-terminated.
+        let path = unsafe { ptr::cstr(config.state_file, "config.state_file") }?;
+        builder = builder.state_file(OsStr::from_bytes(path.to_bytes()));
+    }
+    Ok(builder)
+}
+
+/// Creates a generator whose node id is leased from an idforge server (`IDF.WORKER`): the
+/// lowest id of `service` that no live process holds, renewed in the background every third of
+/// `ttl_ms` (0: 10 000) and released by `idforge_snowflake_free`. `config.node` is ignored;
+/// `idforge_snowflake_node` tells the id leased. If the lease is lost or cannot be renewed in
+/// time, every call fails with `IDFORGE_STATUS_LEASE_LOST`: create a new generator.
+///
+/// `url` is `idforge://[user:pass@]host:port[,host:port…]`. Fails like `idforge_snowflake_new`,
+/// and with `INVALID_URL`, `SOURCE_UNAVAILABLE` (no server answered), `OVERFLOW` (every id of
+/// the service is held) or `INVALID_ARGUMENT` (a bad service name or TTL).
+///
+/// # Safety
+/// `config` is NULL or readable, its `state_file` NULL or NUL-terminated; `url` and `service`
+/// are NULL or NUL-terminated; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn idforge_snowflake_new_leased(
+    config: *const idforge_snowflake_config,
+    url: *const c_char,
+    service: *const c_char,
+    ttl_ms: u32,
+    out: *mut *mut idforge_snowflake,
+) -> idforge_status {
+    guard(|| {
+        // SAFETY: the caller's guarantees.
+        let (config, url, service, out) = unsafe {
+            (
+                ptr::get(config, "config")?,
+                ptr::cstr(url, "url")?,
+                ptr::cstr(service, "service")?,
+                ptr::out(out, "out")?,
+            )
+        };
+        let text = |s: &std::ffi::CStr, what: &'static str| {
+            s.to_str()
+                .map(str::to_owned)
+                .map_err(|_| FfiError::from(CoreError::InvalidArgument(what)))
+        };
+        let ttl = match ttl_ms {
+            0 => runtime::DEFAULT_LEASE_TTL,
+            ms => Duration::from_millis(u64::from(ms)),
+        };
+        // SAFETY: the caller's guarantees on `config`.
+        let inner = unsafe { builder(config) }?
+            .lease(
+                text(url, "url is not UTF-8")?,
+                text(service, "service is not UTF-8")?,
+            )
+            .lease_ttl(ttl)
+            .build()?;
+        out.write(ptr::into_handle(idforge_snowflake { inner }));
+        Ok(())
+    })
+}
+
+/// Writes the generator's node id to `out_node` (for a leased generator, the id leased).
+///
+/// # Safety
+/// `handle` is NULL or a live generator; `out_node` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn idforge_snowflake_node(
+    handle: *const idforge_snowflake,
+    out_node: *mut u64,
+) -> idforge_status {
+    guard(|| {
+        // SAFETY: the caller's guarantees.
+        let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out_node, "out_node")?) };
+        out.write(h.inner.node());
         Ok(())
     })
 }

@@ -53,6 +53,8 @@ pub enum idforge_status {
     Io = 19,
     /// A source URL is malformed or names an unknown scheme.
     InvalidUrl = 20,
+    /// A worker-id lease was lost or ran out: the generator on it issues no more ids.
+    LeaseLost = 21,
     /// A required pointer argument was NULL.
     NullArgument = 100,
     /// idforge panicked (a bug); the call had no effect. Please report it.
@@ -87,6 +89,7 @@ impl idforge_status {
             ErrorCode::SourceUnavailable => S::SourceUnavailable,
             ErrorCode::Io => S::Io,
             ErrorCode::InvalidUrl => S::InvalidUrl,
+            ErrorCode::LeaseLost => S::LeaseLost,
             ErrorCode::NullArgument => S::NullArgument,
             ErrorCode::Panic => S::Panic,
             ErrorCode::BufferTooSmall => S::BufferTooSmall,
@@ -144,6 +147,7 @@ fn c_name(code: ErrorCode) -> &'static [u8] {
         SourceUnavailable,
         Io,
         InvalidUrl,
+        LeaseLost,
         NullArgument,
         Panic,
         BufferTooSmall,

@@ -28,6 +28,7 @@ pub enum IdforgeError {
     SourceUnavailable(String),
     Io(String),
     InvalidUrl(String),
+    LeaseLost(String),
     NullArgument(String),
     Panic(String),
     BufferTooSmall(String),
@@ -58,6 +59,7 @@ impl IdforgeError {
             C::SourceUnavailable => IdforgeError::SourceUnavailable,
             C::Io => IdforgeError::Io,
             C::InvalidUrl => IdforgeError::InvalidUrl,
+            C::LeaseLost => IdforgeError::LeaseLost,
             C::NullArgument => IdforgeError::NullArgument,
             C::Panic => IdforgeError::Panic,
             C::BufferTooSmall => IdforgeError::BufferTooSmall,
@@ -95,6 +97,7 @@ impl IdforgeError {
             | E::SourceUnavailable(m)
             | E::Io(m)
             | E::InvalidUrl(m)
+            | E::LeaseLost(m)
             | E::NullArgument(m)
             | E::Panic(m)
             | E::BufferTooSmall(m) => m,

@@ -19,7 +19,7 @@ mod file;
 mod memory;
 mod per_process;
 mod remote;
-mod resp;
+pub(crate) mod resp;
 mod sql;
 mod url;
 

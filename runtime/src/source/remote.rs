@@ -149,14 +149,14 @@ fn moved_target(reply: &str) -> Option<(String, u16)> {
     Some((host.to_owned(), port.parse().ok()?))
 }
 
-impl SegmentSource for RemoteSource {
-    fn fetch(&self, tag: &str, step: u64) -> Result<Segment> {
-        validate_tag(tag)?;
-        check_step(step)?;
-        let step_text = step.to_string();
+impl RemoteSource {
+    /// Sends one command to the server that serves (following `MOVED`, re-opening a dead kept
+    /// connection once) and returns the address that answered with its reply, which is never
+    /// `MOVED`. `what` names the command in errors.
+    pub(crate) fn call(&self, args: &[&[u8]], what: &str) -> Result<(String, Reply)> {
         self.conn.with(|slot| {
             let mut redirects = 0;
-            // A connection kept from an earlier fetch may have died since (a server restart):
+            // A connection kept from an earlier call may have died since (a server restart):
             // one retry on a fresh one. A lost reply means a gap, never a repeat.
             let mut reused = slot.is_some();
             loop {
@@ -164,7 +164,7 @@ impl SegmentSource for RemoteSource {
                     Some(conn) => conn,
                     None => slot.insert(self.open_any()?),
                 };
-                let reply = match conn.call(&[b"INCRBY", tag.as_bytes(), step_text.as_bytes()]) {
+                let reply = match conn.call(args) {
                     Ok(reply) => reply,
                     Err(e) => {
                         *slot = None;
@@ -176,14 +176,6 @@ impl SegmentSource for RemoteSource {
                 };
                 let addr = conn.addr.clone();
                 match reply {
-                    Reply::Int(last) => {
-                        return leaf_range(last, step).map_err(|why| {
-                            source_error(
-                                ErrorCode::InvalidSegment,
-                                format!("{addr}: INCRBY {tag} {step} returned {last}: {why}"),
-                            )
-                        });
-                    }
                     Reply::Error(e) if e.starts_with("MOVED ") => {
                         *slot = None;
                         redirects += 1;
@@ -196,23 +188,45 @@ impl SegmentSource for RemoteSource {
                         if redirects > MAX_REDIRECTS {
                             return Err(source_error(
                                 ErrorCode::SourceUnavailable,
-                                format!("{addr}: more than {MAX_REDIRECTS} MOVED redirects: {e}"),
+                                format!(
+                                    "{addr}: {what}: more than {MAX_REDIRECTS} MOVED redirects: {e}"
+                                ),
                             ));
                         }
                         reused = false;
                         *slot = Some(self.open(&target.0, target.1)?);
                     }
-                    Reply::Error(e) => return Err(self.refused(&addr, tag, &e)),
-                    other => {
-                        *slot = None;
-                        return Err(source_error(
-                            ErrorCode::SourceUnavailable,
-                            format!("{addr}: INCRBY replied {other:?}, not an integer"),
-                        ));
-                    }
+                    other => return Ok((addr, other)),
                 }
             }
         })
+    }
+}
+
+impl SegmentSource for RemoteSource {
+    fn fetch(&self, tag: &str, step: u64) -> Result<Segment> {
+        validate_tag(tag)?;
+        check_step(step)?;
+        let step_text = step.to_string();
+        let (addr, reply) =
+            self.call(&[b"INCRBY", tag.as_bytes(), step_text.as_bytes()], "INCRBY")?;
+        match reply {
+            Reply::Int(last) => leaf_range(last, step).map_err(|why| {
+                source_error(
+                    ErrorCode::InvalidSegment,
+                    format!("{addr}: INCRBY {tag} {step} returned {last}: {why}"),
+                )
+            }),
+            Reply::Error(e) => Err(self.refused(&addr, tag, &e)),
+            other => {
+                // Not a counter reply: the connection's state is unknown, start afresh.
+                self.conn.with(|slot| *slot = None);
+                Err(source_error(
+                    ErrorCode::SourceUnavailable,
+                    format!("{addr}: INCRBY replied {other:?}, not an integer"),
+                ))
+            }
+        }
     }
 }
 
