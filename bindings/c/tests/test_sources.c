@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -176,6 +177,58 @@ static void test_fork_sqlite(void) {
   fork_from(url, "fork");
 }
 
+/* Snowflakes whose node ids are leased from the idforge server: two live ones never share an id,
+ * freeing one gives its id back, a forked child is refused, and bad settings are typed. */
+static void test_leased_snowflakes(void) {
+  const char *idf = service("IDFORGE_TEST_IDFORGE_URL");
+  idforge_snowflake_config config;
+  idforge_snowflake *a = NULL, *b = NULL;
+  uint64_t node_a = 99, node_b = 99, id = 0;
+  idforge_parts parts;
+  char svc[96];
+  pid_t pid;
+  int status = 0;
+  if (!idf) return;
+  unique_tag(svc, sizeof svc, "lease");
+  memset(&config, 0, sizeof config);
+  CHECK_OK(idforge_layout_preset(IDFORGE_PRESET_TWITTER, &config.layout));
+  CHECK_OK(idforge_snowflake_new_leased(&config, idf, svc, 2000, &a));
+  CHECK_OK(idforge_snowflake_new_leased(&config, idf, svc, 0, &b));
+  if (!a || !b) return;
+  CHECK_OK(idforge_snowflake_node(a, &node_a));
+  CHECK_OK(idforge_snowflake_node(b, &node_b));
+  CHECK(node_a == 0 && node_b == 1);
+  CHECK_OK(idforge_snowflake_next(b, &id));
+  CHECK_OK(idforge_snowflake_decode(b, id, &parts));
+  CHECK(parts.node == 1);
+  pid = fork();
+  if (pid == 0) {
+    /* The lease belongs to the parent: the child must not issue ids under it. */
+    _exit(idforge_snowflake_next(a, &id) == IDFORGE_STATUS_FORKED ? 0 : 1);
+  }
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+        WEXITSTATUS(status) == 0);
+  CHECK_OK(idforge_snowflake_next(a, &id)); /* the parent's lease is intact */
+  idforge_snowflake_free(a);
+  {
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    nanosleep(&pause, NULL); /* past the last time `a` used */
+  }
+  CHECK_OK(idforge_snowflake_new_leased(&config, idf, svc, 0, &a));
+  CHECK_OK(idforge_snowflake_node(a, &node_a));
+  CHECK(node_a == 0); /* given back by the free */
+  idforge_snowflake_free(a);
+  idforge_snowflake_free(b);
+  CHECK_STATUS(idforge_snowflake_new_leased(&config, "redis://127.0.0.1:1", svc, 0, &a),
+               "IDFORGE_STATUS_INVALID_URL");
+  CHECK_STATUS(idforge_snowflake_new_leased(&config, idf, "no spaces", 0, &a),
+               "IDFORGE_STATUS_INVALID_ARGUMENT");
+  CHECK_STATUS(idforge_snowflake_new_leased(&config, idf, svc, 5, &a),
+               "IDFORGE_STATUS_INVALID_ARGUMENT");
+  CHECK_STATUS(idforge_snowflake_new_leased(&config, NULL, svc, 0, &a),
+               "IDFORGE_STATUS_NULL_ARGUMENT");
+}
+
 int main(void) {
   char cmd[128];
   int rc;
@@ -190,6 +243,7 @@ int main(void) {
   RUN(test_failures_are_typed);
   RUN(test_fork_idforge);
   RUN(test_fork_sqlite);
+  RUN(test_leased_snowflakes);
   rc = SUMMARY();
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", sqlite_dir);
   if (system(cmd) != 0) rc = 1;
