@@ -123,6 +123,8 @@ start_services() {
   # shellcheck source=/dev/null
   . "$services_dir/env"
   export IDFORGE_REQUIRE_SERVICES=1
+  # Tests that must stop a server (a lost worker lease) start their own from this binary.
+  export IDFORGE_BIN="$CARGO_TARGET_DIR/debug/idforge"
 }
 
 step_fuzz() {

@@ -101,6 +101,14 @@ export declare class Snowflake {
   /** A generator (default: the Twitter layout, node 0, the `borrow` policy). */
   constructor(options?: SnowflakeOptions | undefined | null)
   /**
+   * A generator whose node id is leased from the idforge server at `url`
+   * (`idforge://[user:pass@]host:port[,…]`): the lowest id of `service` that no live process
+   * holds, renewed in the background and given back when the generator is garbage-collected.
+   * Resolves once leased (off the event loop); rejects with the error's `code`. If the lease
+   * is lost, every call throws `IDFORGE_LEASE_LOST`. `options.nodeId` is ignored.
+   */
+  static lease(url: string, service: string, options?: SnowflakeOptions | undefined | null): Promise<Snowflake>
+  /**
    * The next id. Never blocks: throws `IDFORGE_CLOCK_BEHIND` where the policy would wait
    * for the clock (use `nextAsync`).
    */
@@ -139,7 +147,7 @@ export declare class Snowflake {
   boundsAt(time: bigint | number | string | Date): IdBounds
   /** The layout. */
   get layout(): Layout
-  /** The node id. */
+  /** The node id (for a leased generator, the id leased). */
   get nodeId(): number
 }
 
@@ -289,6 +297,11 @@ export interface SnowflakeOptions {
    * repeat ids.
    */
   stateFile?: string
+  /**
+   * With `Snowflake.lease`: the lease's time to live in ms (default 10000; renewed every
+   * third of it).
+   */
+  leaseTtlMs?: number
 }
 
 /** The fields of a snowflake id. */

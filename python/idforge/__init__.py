@@ -66,6 +66,10 @@ class Snowflake(_native.Snowflake):
     ``policy``: ``"borrow"`` (default: run up to ``max_wait`` seconds, default 1, ahead of the
     clock under bursts), ``"wait"`` (wait for the next tick, at most ``max_wait``) or ``"error"``.
     ``state_file`` keeps a high-water mark so a restart with the clock set back never repeats ids.
+    ``lease="idforge://host:port", service="orders"`` leases the node id from the segment server
+    instead of ``node_id`` (the lowest id no live process of the service holds; renewed in the
+    background every third of ``lease_ttl`` seconds, default 10; given back when the generator is
+    garbage-collected). If the lease is lost, every call raises ``LeaseLostError``.
     """
 
     def next_many(self, n: int) -> "_array[int]":

@@ -69,6 +69,9 @@ class Snowflake:
         policy: str = "borrow",
         max_wait: Optional[float] = None,
         state_file: Union[str, PathLike[str], None] = None,
+        lease: Optional[str] = None,
+        service: Optional[str] = None,
+        lease_ttl: Optional[float] = None,
     ) -> Snowflake: ...
     def next(self) -> int: ...
     def next_many_bytes(self, n: int) -> bytes: ...

@@ -10,7 +10,7 @@ use napi::bindgen_prelude::{
     AsyncTask, BigInt, BigUint64Array, BigUint64ArraySlice, Either, Either3, Either4,
 };
 use napi_derive::napi;
-use runtime::{Policy, Snowflake as RtSnowflake};
+use runtime::{Policy, Snowflake as RtSnowflake, SnowflakeBuilder};
 
 use crate::args::{count, uint, uint64};
 use crate::error::{OrThrow, Result, invalid_argument, to_js};
@@ -33,6 +33,64 @@ pub struct SnowflakeOptions {
     /// A file that persists the high-water time, so a restart with the clock set back cannot
     /// repeat ids.
     pub state_file: Option<String>,
+    /// With `Snowflake.lease`: the lease's time to live in ms (default 10000; renewed every
+    /// third of it).
+    pub lease_ttl_ms: Option<f64>,
+}
+
+/// The builder and layout of `options` (without a lease).
+fn builder_of(options: Option<SnowflakeOptions>) -> Result<(SnowflakeBuilder, CoreLayout)> {
+    let o = options.unwrap_or(SnowflakeOptions {
+        layout: None,
+        node_id: None,
+        policy: None,
+        max_wait_ms: None,
+        state_file: None,
+        lease_ttl_ms: None,
+    });
+    let layout = match o.layout {
+        Some(l) => layout_of(l)?,
+        None => CoreLayout::TWITTER,
+    };
+    let node = match o.node_id {
+        Some(n) => uint64(n)?,
+        None => 0,
+    };
+    let policy = policy_of(o.policy.as_deref(), o.max_wait_ms)?;
+    let mut builder = RtSnowflake::builder(layout).node(node).policy(policy);
+    if let Some(path) = o.state_file {
+        builder = builder.state_file(path);
+    }
+    Ok((builder, layout))
+}
+
+/// `Snowflake.lease`: leases the node id (a round trip) on the libuv pool.
+pub struct Leasing {
+    builder: Option<SnowflakeBuilder>,
+    layout: CoreLayout,
+}
+
+impl napi::Task for Leasing {
+    type Output = std::result::Result<RtSnowflake, runtime::Error>;
+    type JsValue = Snowflake;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        // A task computes once; a second call has no builder and leases nothing.
+        Ok(self.builder.take().map_or_else(
+            || Err(runtime::CoreError::InvalidArgument("already leased").into()),
+            SnowflakeBuilder::build,
+        ))
+    }
+
+    fn resolve(&mut self, env: napi::Env, output: Self::Output) -> napi::Result<Snowflake> {
+        match output {
+            Ok(inner) => Ok(Snowflake {
+                inner: Arc::new(inner),
+                layout: self.layout,
+            }),
+            Err(e) => Err(crate::error::rejection(&env, e)),
+        }
+    }
 }
 
 fn policy_of(name: Option<&str>, max_wait_ms: Option<f64>) -> Result<Policy> {
@@ -63,30 +121,35 @@ impl Snowflake {
     /// A generator (default: the Twitter layout, node 0, the `borrow` policy).
     #[napi(constructor)]
     pub fn new(options: Option<SnowflakeOptions>) -> Result<Snowflake> {
-        let o = options.unwrap_or(SnowflakeOptions {
-            layout: None,
-            node_id: None,
-            policy: None,
-            max_wait_ms: None,
-            state_file: None,
-        });
-        let layout = match o.layout {
-            Some(l) => layout_of(l)?,
-            None => CoreLayout::TWITTER,
-        };
-        let node = match o.node_id {
-            Some(n) => uint64(n)?,
-            None => 0,
-        };
-        let policy = policy_of(o.policy.as_deref(), o.max_wait_ms)?;
-        let mut builder = RtSnowflake::builder(layout).node(node).policy(policy);
-        if let Some(path) = o.state_file {
-            builder = builder.state_file(path);
-        }
+        let (builder, layout) = builder_of(options)?;
         Ok(Snowflake {
             inner: Arc::new(builder.build().or_throw()?),
             layout,
         })
+    }
+
+    /// A generator whose node id is leased from the idforge server at `url`
+    /// (`idforge://[user:pass@]host:port[,…]`): the lowest id of `service` that no live process
+    /// holds, renewed in the background and given back when the generator is garbage-collected.
+    /// Resolves once leased (off the event loop); rejects with the error's `code`. If the lease
+    /// is lost, every call throws `IDFORGE_LEASE_LOST`. `options.nodeId` is ignored.
+    #[napi(ts_return_type = "Promise<Snowflake>")]
+    pub fn lease(
+        url: String,
+        service: String,
+        options: Option<SnowflakeOptions>,
+    ) -> Result<AsyncTask<Leasing>> {
+        let ttl = options.as_ref().and_then(|o| o.lease_ttl_ms);
+        let (mut builder, layout) = builder_of(options)?;
+        builder = builder.lease(url, service);
+        if let Some(ms) = ttl {
+            let ms = uint(ms, "leaseTtlMs must be a non-negative safe integer")?;
+            builder = builder.lease_ttl(Duration::from_millis(ms));
+        }
+        Ok(AsyncTask::new(Leasing {
+            builder: Some(builder),
+            layout,
+        }))
     }
 
     /// The next id. Never blocks: throws `IDFORGE_CLOCK_BEHIND` where the policy would wait
@@ -201,7 +264,7 @@ impl Snowflake {
         crate::layout::Layout { inner: self.layout }
     }
 
-    /// The node id.
+    /// The node id (for a leased generator, the id leased).
     #[napi(getter)]
     pub fn node_id(&self) -> f64 {
         self.inner.node() as f64

@@ -67,13 +67,18 @@ fn policy_of(name: &str, max_wait: Option<f64>) -> PyResult<Policy> {
 #[pymethods]
 impl Snowflake {
     #[new]
-    #[pyo3(signature = (layout = None, node_id = 0, *, policy = "borrow", max_wait = None, state_file = None))]
+    #[pyo3(signature = (layout = None, node_id = 0, *, policy = "borrow", max_wait = None, state_file = None, lease = None, service = None, lease_ttl = None))]
+    #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn new(
+        py: Python<'_>,
         layout: Option<&Bound<'_, PyAny>>,
         node_id: u64,
         policy: &str,
         max_wait: Option<f64>,
         state_file: Option<std::path::PathBuf>,
+        lease: Option<String>,
+        service: Option<String>,
+        lease_ttl: Option<f64>,
     ) -> PyResult<Self> {
         let layout = match layout {
             Some(l) => layout_of(l)?,
@@ -86,7 +91,27 @@ impl Snowflake {
         if let Some(path) = state_file {
             builder = builder.state_file(path);
         }
-        let inner = builder.build().or_raise()?;
+        match (lease, service) {
+            (Some(url), Some(service)) => builder = builder.lease(url, service),
+            (None, None) if lease_ttl.is_none() => {}
+            _ => {
+                return Err(crate::error::core_to_py(
+                    idforge_core::Error::InvalidArgument(
+                        "lease= and service= go together (lease_ttl= needs both)",
+                    ),
+                ));
+            }
+        }
+        if let Some(ttl) = lease_ttl {
+            if !(ttl.is_finite() && ttl > 0.0 && ttl < 1e9) {
+                return Err(crate::error::core_to_py(
+                    idforge_core::Error::InvalidArgument("lease_ttl is a positive number of seconds"),
+                ));
+            }
+            builder = builder.lease_ttl(Duration::from_secs_f64(ttl));
+        }
+        // Leasing the node id is a round trip to the server: without the GIL.
+        let inner = py.allow_threads(|| builder.build()).or_raise()?;
         Ok(Snowflake {
             inner,
             layout,
