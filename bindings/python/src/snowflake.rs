@@ -105,7 +105,9 @@ impl Snowflake {
         if let Some(ttl) = lease_ttl {
             if !(ttl.is_finite() && ttl > 0.0 && ttl < 1e9) {
                 return Err(crate::error::core_to_py(
-                    idforge_core::Error::InvalidArgument("lease_ttl is a positive number of seconds"),
+                    idforge_core::Error::InvalidArgument(
+                        "lease_ttl is a positive number of seconds",
+                    ),
                 ));
             }
             builder = builder.lease_ttl(Duration::from_secs_f64(ttl));

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use runtime::{Policy as RtPolicy, Snowflake as RtSnowflake};
+use runtime::{Policy as RtPolicy, Snowflake as RtSnowflake, SnowflakeBuilder};
 
 use crate::error::{IdforgeError, Result};
 use crate::layout::{IdBounds, Layout, SnowflakeParts, bounds};
@@ -35,6 +35,26 @@ pub struct Snowflake {
     layout: Arc<Layout>,
 }
 
+/// The builder of a layout, node and policy.
+fn builder(
+    layout: &Layout,
+    node_id: i64,
+    policy: Option<Policy>,
+    max_wait_ms: i64,
+) -> Result<SnowflakeBuilder> {
+    let budget = u64::try_from(max_wait_ms)
+        .map_err(|_| IdforgeError::argument("maxWaitMs cannot be negative"))?;
+    let d = Duration::from_millis(budget);
+    let policy = match policy.unwrap_or(Policy::Borrow) {
+        Policy::Borrow => RtPolicy::Borrow { max_lead: d },
+        Policy::Wait => RtPolicy::Wait { budget: d },
+        Policy::Error => RtPolicy::Error,
+    };
+    Ok(RtSnowflake::builder(layout.inner)
+        .node(node_id as u64)
+        .policy(policy))
+}
+
 #[uniffi::export]
 impl Snowflake {
     /// A generator for `layout` and `node_id` (`policy` defaults to `Borrow`); `state_file` persists the high-water time so a
@@ -47,20 +67,35 @@ impl Snowflake {
         max_wait_ms: i64,
         state_file: Option<String>,
     ) -> Result<Arc<Snowflake>> {
-        let budget = u64::try_from(max_wait_ms)
-            .map_err(|_| IdforgeError::argument("maxWaitMs cannot be negative"))?;
-        let d = Duration::from_millis(budget);
-        let policy = match policy.unwrap_or(Policy::Borrow) {
-            Policy::Borrow => RtPolicy::Borrow { max_lead: d },
-            Policy::Wait => RtPolicy::Wait { budget: d },
-            Policy::Error => RtPolicy::Error,
-        };
-        let mut builder = RtSnowflake::builder(layout.inner)
-            .node(node_id as u64)
-            .policy(policy);
+        let mut builder = builder(&layout, node_id, policy, max_wait_ms)?;
         if let Some(path) = state_file {
             builder = builder.state_file(path);
         }
+        Ok(Arc::new(Snowflake {
+            inner: builder.build()?,
+            layout,
+        }))
+    }
+
+    /// A generator whose node id is leased from the idforge server at `url`
+    /// (`idforge://[user:pass@]host:port[,…]`): the lowest id of `service` that no live process
+    /// holds, renewed in the background every third of `ttl_ms` and released when the generator
+    /// is destroyed (`close()`). If the lease is lost, every call throws
+    /// `IdforgeException.LeaseLost`. Blocks for one round trip to the server.
+    #[uniffi::constructor(default(policy = None, max_wait_ms = 1000, ttl_ms = 10000))]
+    pub fn leased(
+        layout: Arc<Layout>,
+        url: String,
+        service: String,
+        policy: Option<Policy>,
+        max_wait_ms: i64,
+        ttl_ms: i64,
+    ) -> Result<Arc<Snowflake>> {
+        let ttl = u64::try_from(ttl_ms)
+            .map_err(|_| IdforgeError::argument("ttlMs cannot be negative"))?;
+        let builder = builder(&layout, 0, policy, max_wait_ms)?
+            .lease(url, service)
+            .lease_ttl(Duration::from_millis(ttl));
         Ok(Arc::new(Snowflake {
             inner: builder.build()?,
             layout,

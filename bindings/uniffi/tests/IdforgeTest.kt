@@ -290,6 +290,26 @@ val tests = linkedMapOf<String, () -> Unit>(
         // A source that is down: the typed error, within the timeout.
         throwsCode("SOURCE_UNAVAILABLE") { Segments("idforge://127.0.0.1:9", "t", timeoutMs = 500).next() }
     },
+    "leased snowflakes" to {
+        val remote = System.getenv("IDFORGE_TEST_IDFORGE_URL")
+        if (remote == null) {
+            check(System.getenv("IDFORGE_REQUIRE_SERVICES") != "1") { "IDFORGE_TEST_IDFORGE_URL is not set" }
+            println("     (no IDFORGE_TEST_IDFORGE_URL: skipped)")
+        } else {
+            val service = "jvm-lease-${System.nanoTime()}"
+            val twitter = Layout.preset("twitter")
+            Snowflake.leased(twitter, remote, service).use { a ->
+                Snowflake.leased(twitter, remote, service, ttlMs = 2000).use { b ->
+                    assertEquals(0L, a.nodeId())
+                    assertEquals(1L, b.nodeId())
+                    assertEquals(1L, b.decode(b.next()).node)
+                }
+            }
+            throwsCode("INVALID_URL") { Snowflake.leased(twitter, "redis://127.0.0.1:1", "s") }
+            throwsCode("INVALID_ARGUMENT") { Snowflake.leased(twitter, remote, "bad name") }
+            throwsCode("INVALID_ARGUMENT") { Snowflake.leased(twitter, remote, "s", ttlMs = -1) }
+        }
+    },
 )
 
 fun main() {
