@@ -35,11 +35,79 @@ fn store_url(base: &str, name: &str) -> String {
 fn member(dir: &tempfile::TempDir, name: &str, store: &str) -> Server {
     let sub = dir.path().join(name);
     std::fs::create_dir_all(&sub).unwrap();
-    Server::spawn(
-        sub,
-        vec![format!("--store={store}"), "--default-step=100".into()],
-    )
+    let mut args = vec![format!("--store={store}"), "--default-step=100".into()];
+    if !store.starts_with("etcd://") {
+        args.push("--ha".into());
+    }
+    Server::spawn(sub, args)
 }
+
+/// Where the servers of one HA test meet: a fresh etcd prefix, a SQLite file of the test's own,
+/// or a PostgreSQL schema's worth of tables (a fresh database per test is not needed: the
+/// tables are the election's and each test uses its own tag names).
+fn shared_store(backend: &str, dir: &tempfile::TempDir, name: &str) -> Option<String> {
+    match backend {
+        "etcd" => etcd_url().map(|base| store_url(&base, name)),
+        "sqlite" => Some(format!(
+            "sqlite://{}?mode=rwc",
+            dir.path().join("shared.db").display()
+        )),
+        "postgres" => fresh_pg_database(name),
+        _ => unreachable!(),
+    }
+}
+
+/// A new database on the PostgreSQL of ci/services.sh, so the leader row is the test's own.
+fn fresh_pg_database(name: &str) -> Option<String> {
+    let base = match std::env::var("IDFORGE_TEST_POSTGRES_URL") {
+        Ok(url) => url,
+        Err(_) => {
+            assert!(
+                std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
+                "IDFORGE_TEST_POSTGRES_URL is not set but IDFORGE_REQUIRE_SERVICES is"
+            );
+            return None;
+        }
+    };
+    let db = format!(
+        "ha_{name}_{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    rt().block_on(async {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(&base).await.unwrap();
+        sqlx::query(&format!("CREATE DATABASE {db}"))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+    });
+    let (prefix, _) = base.rsplit_once('/').unwrap();
+    Some(format!("{prefix}/{db}"))
+}
+
+/// The three process tests, on each backend.
+macro_rules! on_every_store {
+    ($($test:ident),*) => {
+        mod sqlite {
+            $(#[test] fn $test() { super::$test("sqlite") })*
+        }
+        mod etcd {
+            $(#[test] fn $test() { super::$test("etcd") })*
+        }
+        mod postgres {
+            $(#[test] fn $test() { super::$test("postgres") })*
+        }
+    };
+}
+
+on_every_store!(
+    a_standby_redirects_to_the_leader_and_takes_over_after_a_kill_9,
+    a_paused_leader_serves_nothing_after_it_resumes,
+    failover_hands_over_without_a_gap
+);
 
 /// Waits until `server` answers `INCR tag` with an id, and returns it.
 fn first_served(server: &Server, tag: &str, within: Duration) -> i64 {
@@ -173,11 +241,11 @@ fn a_bad_etcd_url_or_an_absent_cluster_is_a_clear_startup_error() {
     }
 }
 
-#[test]
-fn a_standby_redirects_to_the_leader_and_takes_over_after_a_kill_9() {
-    let Some(base) = etcd_url() else { return };
+fn a_standby_redirects_to_the_leader_and_takes_over_after_a_kill_9(backend: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let store = store_url(&base, "kill");
+    let Some(store) = shared_store(backend, &dir, "kill") else {
+        return;
+    };
     let mut a = member(&dir, "a", &store);
     let first = first_served(&a, "orders", Duration::from_secs(10));
     assert_eq!(first, 1);
@@ -235,11 +303,11 @@ fn a_standby_redirects_to_the_leader_and_takes_over_after_a_kill_9() {
     assert!(String::from_utf8_lossy(&info).contains("role:master"));
 }
 
-#[test]
-fn a_paused_leader_serves_nothing_after_it_resumes() {
-    let Some(base) = etcd_url() else { return };
+fn a_paused_leader_serves_nothing_after_it_resumes(backend: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let store = store_url(&base, "pause");
+    let Some(store) = shared_store(backend, &dir, "pause") else {
+        return;
+    };
     let a = member(&dir, "a", &store);
     let last_a = first_served(&a, "orders", Duration::from_secs(10));
     let b = member(&dir, "b", &store);
@@ -269,11 +337,11 @@ fn a_paused_leader_serves_nothing_after_it_resumes() {
     assert!(later > next);
 }
 
-#[test]
-fn failover_hands_over_without_a_gap() {
-    let Some(base) = etcd_url() else { return };
+fn failover_hands_over_without_a_gap(backend: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let store = store_url(&base, "handover");
+    let Some(store) = shared_store(backend, &dir, "handover") else {
+        return;
+    };
     let a = member(&dir, "a", &store);
     first_served(&a, "orders", Duration::from_secs(10));
     let b = member(&dir, "b", &store);

@@ -73,13 +73,17 @@ pub struct ServeArgs {
     /// servers share an etcd store [default: the bind address and port].
     #[arg(long, env = "IDFORGE_ADVERTISE", value_name = "HOST:PORT")]
     pub advertise: Option<String>,
-    /// With an etcd store: the leader's lease, in whole seconds [default: 1].
+    /// With a SQL store: elect a leader among the servers sharing it (a lease row; etcd stores
+    /// always elect) [default: false].
+    #[arg(long, env = "IDFORGE_HA", value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub ha: Option<bool>,
+    /// With an etcd store (or --ha): the leader's lease, in whole seconds [default: 1].
     #[arg(long, env = "IDFORGE_LEASE_TTL", value_name = "SECS")]
     pub lease_ttl: Option<u32>,
-    /// With an etcd store: how often a standby looks for the leader [default: 50].
+    /// With an etcd store (or --ha): how often a standby looks for the leader [default: 50].
     #[arg(long, env = "IDFORGE_HA_POLL_MS", value_name = "MS")]
     pub ha_poll_ms: Option<u64>,
-    /// With an etcd store: a standby ends the lease of a leader whose port refuses
+    /// With an etcd store (or --ha): a standby ends the lease of a leader whose port refuses
     /// connections (it is gone), instead of waiting for the lease to run out [default: true].
     #[arg(long, env = "IDFORGE_TAKEOVER_PROBE", value_name = "BOOL")]
     pub takeover_probe: Option<bool>,
@@ -114,8 +118,10 @@ pub struct Config {
     pub log: String,
     /// `host:port` for redirects (`None`: the bound address).
     pub advertise: Option<(String, u16)>,
-    /// The election, with an etcd store.
+    /// The election, with an etcd store or `--ha`.
     pub election: ElectionConfig,
+    /// Elect a leader on a SQL store.
+    pub ha: bool,
 }
 
 impl ServeArgs {
@@ -139,6 +145,7 @@ impl ServeArgs {
             threads: self.threads.or(other.threads),
             log: self.log.or(other.log),
             advertise: self.advertise.or(other.advertise),
+            ha: self.ha.or(other.ha),
             lease_ttl: self.lease_ttl.or(other.lease_ttl),
             ha_poll_ms: self.ha_poll_ms.or(other.ha_poll_ms),
             takeover_probe: self.takeover_probe.or(other.takeover_probe),
@@ -234,6 +241,7 @@ impl ServeArgs {
                 poll,
                 probe: a.takeover_probe.unwrap_or(election_defaults.probe),
             },
+            ha: a.ha.unwrap_or(false),
         })
     }
 }

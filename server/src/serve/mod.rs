@@ -124,9 +124,11 @@ pub async fn serve(config: Config) -> Result<(), String> {
         .unwrap_or_else(|| (config.bind.clone(), addr.port()));
     let me = ha::Peer::new(&host, port);
     let etcd = store.etcd().cloned();
-    let leadership = Arc::new(match etcd {
-        Some(_) => ha::Leadership::elected(me),
-        None => ha::Leadership::alone(me),
+    let sql_ha = store.sql().filter(|_| config.ha).cloned();
+    let leadership = Arc::new(if etcd.is_some() || sql_ha.is_some() {
+        ha::Leadership::elected(me)
+    } else {
+        ha::Leadership::alone(me)
     });
     let engine = Arc::new(Engine::new(
         store,
@@ -154,14 +156,21 @@ pub async fn serve(config: Config) -> Result<(), String> {
     let stop_persister = Arc::new(Notify::new());
     let persister = tokio::spawn(engine.clone().persister(stop_persister.clone()));
     let (stop_election_tx, stop_election) = watch::channel(false);
-    let election = etcd.map(|etcd| {
-        tokio::spawn(ha::election::run(
+    let election = match (etcd, sql_ha) {
+        (Some(etcd), _) => Some(tokio::spawn(ha::election::run(
             shared.clone(),
             etcd,
             config.election.clone(),
             stop_election,
-        ))
-    });
+        ))),
+        (None, Some(sql)) => Some(tokio::spawn(ha::sql_election::run(
+            shared.clone(),
+            sql,
+            config.election.clone(),
+            stop_election,
+        ))),
+        (None, None) => None,
+    };
     if let Some(path) = &config.port_file {
         std::fs::write(path, format!("{}\n", addr.port()))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;

@@ -8,6 +8,7 @@
 //! to the leader they know.
 
 pub mod election;
+pub mod sql_election;
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -152,6 +152,14 @@ impl Store {
         }
     }
 
+    /// The SQL store, when this is one.
+    pub fn sql(&self) -> Option<&SqlStore> {
+        match self {
+            Store::Sql(s) => Some(s),
+            Store::Etcd(_) => None,
+        }
+    }
+
     /// One tag.
     pub async fn tag(&self, tag: &str) -> StoreResult<Option<TagRow>> {
         each!(self, s => s.tag(tag).await)

@@ -12,6 +12,20 @@ use sqlx::{AnyPool, Row};
 
 use super::{Kind, StoreError, StoreResult, TagMove, TagRow, UserRow, WorkerRow};
 
+mod leader;
+pub use leader::LeaderRow;
+
+/// Whether this server's writes of marks, clocks and leases are fenced by a leader term.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Fence {
+    /// A server alone (no `--ha`): nothing to check.
+    Off,
+    /// Elected, but not the leader now: every such write is refused.
+    Refuse,
+    /// The leader of term `token`, as `holder`.
+    Term { holder: String, token: i64 },
+}
+
 impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> StoreError {
         StoreError(e.to_string())
@@ -43,6 +57,7 @@ const SCHEMA: [&str; 3] = [
 pub struct SqlStore {
     pool: AnyPool,
     kind: Kind,
+    fence: std::sync::Arc<std::sync::Mutex<Fence>>,
 }
 
 impl SqlStore {
@@ -73,10 +88,14 @@ impl SqlStore {
             });
         }
         let pool = options.connect(url).await?;
-        let store = SqlStore { pool, kind };
+        let store = SqlStore {
+            pool,
+            kind,
+            fence: std::sync::Arc::new(std::sync::Mutex::new(Fence::Off)),
+        };
         let leaf = idforge::source::LEAF_DDL.replace("{table}", "leaf_alloc");
         sqlx::query(&leaf).execute(&store.pool).await?;
-        for ddl in SCHEMA {
+        for ddl in SCHEMA.iter().chain(&leader::DDL) {
             sqlx::query(ddl).execute(&store.pool).await?;
         }
         Ok(store)
@@ -85,6 +104,39 @@ impl SqlStore {
     /// The database kind.
     pub fn kind(&self) -> Kind {
         self.kind
+    }
+
+    /// Fences every later write of marks, clocks and worker leases: with `Some((holder,
+    /// token))` each must find that term still running, with `None` each is refused (elected,
+    /// not leading).
+    pub fn set_fence(&self, term: Option<(String, i64)>) {
+        *self.fence.lock().unwrap_or_else(|e| e.into_inner()) = match term {
+            Some((holder, token)) => Fence::Term { holder, token },
+            None => Fence::Refuse,
+        };
+    }
+
+    /// Checks the fence as the first statement of `tx` (which it then holds the leader row in).
+    async fn fenced(&self, tx: &mut sqlx::Transaction<'_, sqlx::Any>) -> StoreResult<()> {
+        let fence = self.fence.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        match fence {
+            Fence::Off => Ok(()),
+            Fence::Refuse => Err(StoreError("not the leader: write refused".into())),
+            Fence::Term { holder, token } => {
+                let done = sqlx::query(&self.fence_sql())
+                    .bind(holder)
+                    .bind(token)
+                    .execute(&mut **tx)
+                    .await?;
+                if done.rows_affected() == 1 {
+                    Ok(())
+                } else {
+                    Err(StoreError(
+                        "fenced: this server's leader term is over".into(),
+                    ))
+                }
+            }
+        }
     }
 
     /// `sql` with `?` placeholders in this dialect (`$1, $2, …` for PostgreSQL).
@@ -165,6 +217,7 @@ impl SqlStore {
             self.sql("UPDATE idforge_clock SET time_ms = ? WHERE name = ? AND time_ms <= ?");
         let insert_clock = self.insert_ignore("idforge_clock (name, time_ms) VALUES (?, ?)");
         let mut tx = self.pool.begin().await?;
+        self.fenced(&mut tx).await?;
         let mut conflicts = Vec::new();
         for m in tags {
             let done = sqlx::query(&update_tag)
@@ -274,6 +327,8 @@ impl SqlStore {
 
     /// Compare-and-set of one worker lease on its version.
     pub async fn put_worker(&self, service: &str, row: &WorkerRow) -> StoreResult<bool> {
+        let mut tx = self.pool.begin().await?;
+        self.fenced(&mut tx).await?;
         let done = if row.version == 0 {
             let sql = self.insert_ignore(
                 "idforge_workers (token, expires_ms, last_time_ms, ttl_ms, service, worker_id, \
@@ -290,9 +345,10 @@ impl SqlStore {
             );
             self.bind_worker(&sql, service, row)
                 .bind(row.version)
-                .execute(&self.pool)
+                .execute(&mut *tx)
                 .await?
         };
+        tx.commit().await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -385,6 +441,55 @@ mod tests {
         assert_eq!(store.users().await.unwrap(), [user]);
         assert!(store.delete_user("u").await.unwrap());
         assert!(!store.delete_user("u").await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn leader_terms_fence_the_writes() {
+        let (_dir, store) = sqlite().await;
+        let row = TagRow {
+            tag: "t".into(),
+            max_id: 1,
+            step: 10,
+            description: None,
+        };
+        store.create_tag(&row).await.unwrap();
+        let m = |old, new| TagMove {
+            tag: "t".into(),
+            old,
+            new,
+        };
+        // Alone (no --ha) nothing is checked.
+        assert!(store.persist(&[m(1, 11)], &[]).await.unwrap().is_empty());
+        // Elected but not leading: refused.
+        store.set_fence(None);
+        let refused = store.persist(&[m(11, 21)], &[]).await.unwrap_err();
+        assert!(refused.0.contains("not the leader"), "{refused}");
+        assert!(!store.leader().await.unwrap().live);
+        let token = store.campaign("a", "h:1", 60_000).await.unwrap().unwrap();
+        assert_eq!(
+            store.campaign("b", "h:2", 60_000).await.unwrap(),
+            None,
+            "a holds it"
+        );
+        let leader = store.leader().await.unwrap();
+        assert_eq!((leader.holder.as_str(), leader.live), ("a", true));
+        store.set_fence(Some(("a".into(), token)));
+        assert!(store.persist(&[m(11, 21)], &[]).await.unwrap().is_empty());
+        assert!(store.renew("a", token, 60_000).await.unwrap());
+        assert!(!store.renew("b", token, 60_000).await.unwrap());
+        // The term ends (a takeover): the old leader's writes fail and change nothing.
+        store.end_term(token).await.unwrap();
+        assert!(
+            !store.renew("a", token, 60_000).await.unwrap(),
+            "never brought back"
+        );
+        let fenced = store.persist(&[m(21, 31)], &[]).await.unwrap_err();
+        assert!(fenced.0.contains("fenced"), "{fenced}");
+        assert_eq!(store.tag("t").await.unwrap().unwrap().max_id, 21);
+        let next = store.campaign("b", "h:2", 60_000).await.unwrap().unwrap();
+        assert!(next > token);
+        let members = store.members("b", "h:2", 1000).await.unwrap();
+        assert_eq!(members, [("b".to_string(), "h:2".to_string())]);
     }
 
     #[test]

@@ -1,0 +1,221 @@
+//! Leader election on a SQL store (`--ha`), for teams without etcd: the lease is the row of
+//! [`SqlStore::campaign`], timed by the database's clock and renewed every quarter of the TTL.
+//! The leader serves until the send time of its last successful renewal plus 90% of the TTL
+//! (on its monotonic clock), so it stops before the database can let another server take the
+//! row. Standbys read the row every `poll` and campaign when its lease ran out; with `probe` on,
+//! a standby ends the term of a leader whose port refuses connections, as on etcd.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use super::Peer;
+use super::election::ElectionConfig;
+use crate::serve::Shared;
+use crate::serve::store::SqlStore;
+
+struct Election {
+    shared: Arc<Shared>,
+    store: SqlStore,
+    config: ElectionConfig,
+    /// Our term's token while we lead.
+    token: Option<i64>,
+    renewed: Instant,
+    refused: u32,
+    quiet_until: Instant,
+    polls: u64,
+}
+
+/// Runs the election until `stop` turns true; then a leader resigns.
+pub async fn run(
+    shared: Arc<Shared>,
+    store: SqlStore,
+    config: ElectionConfig,
+    mut stop: watch::Receiver<bool>,
+) {
+    store.set_fence(None);
+    let mut e = Election {
+        shared: shared.clone(),
+        store,
+        config,
+        token: None,
+        renewed: Instant::now(),
+        refused: 0,
+        quiet_until: Instant::now(),
+        polls: 0,
+    };
+    loop {
+        let leading = e.token.is_some();
+        let pause = if leading {
+            e.lead().await
+        } else {
+            e.stand_by().await
+        };
+        tokio::select! {
+            () = tokio::time::sleep(pause) => {}
+            () = shared.engine.leadership().failover.notified(), if leading => {
+                shared.engine.leadership().stop_serving();
+                shared.engine.release().await;
+                e.quiet_until = Instant::now() + e.config.poll * 4;
+                e.step_down("handing over").await;
+                shared.engine.leadership().failover_done.notify_waiters();
+            }
+            _ = stop.changed() => break,
+        }
+        if *stop.borrow() {
+            break;
+        }
+    }
+    if e.token.is_some() {
+        e.step_down("shutting down").await;
+    }
+}
+
+impl Election {
+    fn ttl_ms(&self) -> i64 {
+        self.config.lease_ttl.max(1) * 1000
+    }
+
+    fn usable(&self) -> Duration {
+        Duration::from_millis(self.ttl_ms() as u64).mul_f64(0.9)
+    }
+
+    fn me(&self) -> &Peer {
+        self.shared.engine.leadership().me()
+    }
+
+    async fn lead(&mut self) -> Duration {
+        let every = Duration::from_millis(self.ttl_ms() as u64) / 4;
+        if self.renewed.elapsed() < every {
+            return every - self.renewed.elapsed();
+        }
+        let Some(token) = self.token else {
+            return Duration::ZERO;
+        };
+        let sent = Instant::now();
+        match self.store.renew(&self.me().id, token, self.ttl_ms()).await {
+            Ok(true) => {
+                self.renewed = sent;
+                self.shared
+                    .engine
+                    .leadership()
+                    .serve_until(sent + self.usable());
+                self.refresh_members().await;
+                every
+            }
+            Ok(false) => {
+                self.step_down("the lease ran out").await;
+                Duration::ZERO
+            }
+            Err(err) => {
+                if sent >= self.renewed + self.usable() {
+                    tracing::warn!(error = %err, "lease renewal failing past the lease");
+                    self.step_down("the lease could not be renewed").await;
+                    return Duration::ZERO;
+                }
+                Duration::from_millis(50)
+            }
+        }
+    }
+
+    async fn stand_by(&mut self) -> Duration {
+        let poll = self.config.poll;
+        self.polls += 1;
+        if self.polls % 40 == 1 {
+            self.shared.auth.reload(self.shared.engine.store()).await;
+        }
+        if self.polls % 10 == 1 {
+            self.refresh_members().await;
+        }
+        let row = match self.store.leader().await {
+            Ok(row) => row,
+            Err(err) => {
+                tracing::debug!(error = %err, "cannot read the leader row");
+                return poll;
+            }
+        };
+        let shared = self.shared.clone();
+        let leadership = shared.engine.leadership();
+        if row.live {
+            let peer = Peer::decode(&format!("{} {}", row.holder, row.addr));
+            if self.config.probe {
+                let me = self.me().id.clone();
+                if let Some(p) = peer.as_ref().filter(|p| p.id != me) {
+                    self.probe(p, row.token).await;
+                }
+            }
+            leadership.set_leader(peer);
+            return poll;
+        }
+        leadership.set_leader(None);
+        self.refused = 0;
+        if Instant::now() < self.quiet_until {
+            return poll;
+        }
+        let sent = Instant::now();
+        let me = self.me().clone();
+        match self.store.campaign(&me.id, &me.addr(), self.ttl_ms()).await {
+            Ok(Some(token)) => {
+                self.token = Some(token);
+                self.renewed = sent;
+                self.store.set_fence(Some((me.id.clone(), token)));
+                self.shared.engine.reset().await;
+                self.shared.auth.reload(self.shared.engine.store()).await;
+                leadership.serve_until(sent + self.usable());
+                tracing::info!(token, "elected leader");
+                Duration::ZERO
+            }
+            Ok(None) => poll,
+            Err(err) => {
+                tracing::debug!(error = %err, "campaign failed");
+                poll
+            }
+        }
+    }
+
+    async fn refresh_members(&mut self) {
+        let me = self.me().clone();
+        let ttl = self.ttl_ms() * 3;
+        if let Ok(rows) = self.store.members(&me.id, &me.addr(), ttl).await {
+            let members = rows
+                .into_iter()
+                .filter_map(|(id, addr)| Peer::decode(&format!("{id} {addr}")))
+                .collect();
+            self.shared.engine.leadership().set_members(members);
+        }
+    }
+
+    async fn probe(&mut self, leader: &Peer, token: i64) {
+        let connect = tokio::net::TcpStream::connect((leader.host.as_str(), leader.port));
+        let refused = matches!(
+            tokio::time::timeout(Duration::from_millis(200), connect).await,
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused
+        );
+        self.refused = if refused { self.refused + 1 } else { 0 };
+        if self.refused >= 2 {
+            tracing::warn!(leader = %leader.addr(), "leader's port refuses connections; ending its term");
+            if let Err(err) = self.store.end_term(token).await {
+                tracing::debug!(error = %err, "could not end the term");
+            }
+            self.refused = 0;
+        }
+    }
+
+    async fn step_down(&mut self, why: &str) {
+        let leadership = self.shared.engine.leadership();
+        leadership.stop_serving();
+        self.store.set_fence(None);
+        self.shared.engine.reset().await;
+        leadership.set_leader(None);
+        if let Some(token) = self.token.take() {
+            let end = self.store.end_term(token);
+            let _ = tokio::time::timeout(Duration::from_millis(500), end).await;
+        }
+        if matches!(why, "handing over" | "shutting down") {
+            tracing::info!(why, "stepped down");
+        } else {
+            tracing::warn!(why, "stepped down");
+        }
+    }
+}
