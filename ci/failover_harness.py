@@ -269,6 +269,7 @@ def main():
     stop = threading.Event()
     clients = []
     failures = []
+    handovers = []
     try:
         for i in range(3):
             etcd.start(i)
@@ -348,6 +349,33 @@ def main():
         if not (answer.startswith("-MOVED") or answer.startswith("-CLUSTERDOWN")
                 or leader_of(servers) is leader):
             failures.append(f"the resumed leader answered {answer!r}")
+        # A graceful handover: IDF.FAILOVER on the leader, timed to the next id any client gets
+        # from another server.
+        time.sleep(0.5)
+        handovers = []
+        for _ in range(5):
+            leader = wait_leader(servers)
+            c = socket.create_connection(("127.0.0.1", leader.port), timeout=5)
+            t0 = time.monotonic()
+            c.sendall(resp("IDF.FAILOVER"))
+            answer = c.recv(200).decode(errors="replace")
+            c.close()
+            if not answer.startswith("+OK"):
+                failures.append(f"IDF.FAILOVER answered {answer!r}")
+                break
+            deadline = t0 + 5
+            served = None
+            while served is None and time.monotonic() < deadline:
+                time.sleep(0.002)
+                served = first_reply_after(clients, t0, leader.port)
+            if served is None:
+                failures.append("no server served within 5 s of IDF.FAILOVER")
+                break
+            handovers.append(served - t0)
+            time.sleep(0.3)
+        if handovers:
+            print("handover: IDF.FAILOVER to the next id from the new leader: "
+                  + ", ".join(f"{h * 1000:.0f} ms" for h in handovers), flush=True)
     finally:
         stop.set()
         for c in clients:
@@ -387,6 +415,7 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"takeovers_ms": [round(t * 1000) for t in takeovers],
+                       "handovers_ms": [round(h * 1000) for h in handovers],
                        "p50_ms": round(p50 * 1000), "max_ms": round(worst * 1000),
                        "replies": replies, "ids": total, "duplicates": duplicates}, f)
     for msg in failures[:20]:
