@@ -82,6 +82,7 @@ fn every_error() -> Vec<Error> {
         Error::SourceUnavailable("x"),
         Error::Io("x"),
         Error::InvalidUrl("x"),
+        Error::LeaseLost("x"),
     ]
 }
 

@@ -62,7 +62,7 @@ pub struct ServeArgs {
     /// The node id in `IDF.SNOWFLAKE` ids [default: 0].
     #[arg(long, env = "IDFORGE_NODE_ID", value_name = "N")]
     pub node_id: Option<u64>,
-    /// Worker threads [default: the number of CPUs].
+    /// Worker threads; 1 runs everything on one event-loop thread [default: the number of CPUs].
     #[arg(long, env = "IDFORGE_THREADS", value_name = "N")]
     pub threads: Option<usize>,
     /// Log filter (tracing's env-filter syntax, e.g. `info` or `idforge_server=debug`)

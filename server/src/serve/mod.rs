@@ -79,10 +79,17 @@ pub fn run(args: ServeArgs, err: &mut dyn Write) -> u8 {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = config.threads {
-        builder.worker_threads(n);
-    }
+    // One thread: the current-thread scheduler, as Redis's event loop (no cross-thread wake-ups
+    // per request); more: the work-stealing one.
+    let mut builder = match config.threads {
+        Some(1) => tokio::runtime::Builder::new_current_thread(),
+        Some(n) => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(n);
+            b
+        }
+        None => tokio::runtime::Builder::new_multi_thread(),
+    };
     let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
