@@ -362,3 +362,22 @@ fn postgres_store() {
 fn mysql_store() {
     sql_store_round_trip("IDFORGE_TEST_MYSQL_URL");
 }
+
+#[test]
+fn one_thread_serves_and_verifies_passwords_off_the_loop() {
+    // `--threads 1` runs on tokio's current-thread scheduler; argon2 still runs on the blocking
+    // pool.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--threads=1", "--requirepass=pw"]);
+    let mut c = server.client();
+    assert!(c.cmd(&["INCR", "t"]).error().starts_with("NOAUTH"));
+    assert_eq!(c.cmd(&["AUTH", "pw"]), Value::Simple("OK".into()));
+    assert_eq!(
+        c.cmd(&["IDF.USER", "SET", "u", "secret", "admin"]),
+        Value::Simple("OK".into())
+    );
+    let mut d = server.client();
+    assert_eq!(d.cmd(&["AUTH", "u", "secret"]), Value::Simple("OK".into()));
+    assert_eq!(d.cmd(&["INCR", "t"]).int(), 1);
+    assert_eq!(c.cmd(&["INCRBY", "t", "10"]).int(), 11);
+}

@@ -16,9 +16,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use etcd_client::{
-    Compare, CompareOp, GetOptions, LeaseKeepAliveStream, LeaseKeeper, PutOptions, Txn, TxnOp,
-};
+use etcd_client::{Compare, CompareOp, LeaseKeepAliveStream, LeaseKeeper, PutOptions, Txn, TxnOp};
 use tokio::sync::watch;
 
 type Result<T> = std::result::Result<T, etcd_client::Error>;
@@ -312,18 +310,8 @@ impl Election {
 
     /// Reads the members (every server with a live lease), for `CLUSTER SLOTS` and the like.
     async fn refresh_members(&mut self) {
-        let root = self.store.key("member/");
-        let root = &root;
-        let read = self
-            .store
-            .call(|mut c| async move {
-                c.get(root.as_str(), Some(GetOptions::new().with_prefix()))
-                    .await
-            })
-            .await;
-        if let Ok(resp) = read {
-            let members = resp
-                .kvs()
+        if let Ok((_, kvs)) = self.store.under("member/").await {
+            let members = kvs
                 .iter()
                 .filter_map(|kv| kv.value_str().ok().and_then(Peer::decode))
                 .collect();

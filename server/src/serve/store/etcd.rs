@@ -386,18 +386,24 @@ impl EtcdStore {
             .transpose()
     }
 
-    /// Every user, sorted by name.
-    pub async fn users(&self) -> StoreResult<Vec<UserRow>> {
-        let root = self.key("user/");
-        let root = &root;
-        let resp = self
+    /// The keys under `name` (a prefix below the root), and that prefix in full.
+    pub async fn under(&self, name: &str) -> StoreResult<(String, Vec<etcd_client::KeyValue>)> {
+        let root = self.key(name);
+        let prefix = &root;
+        let mut resp = self
             .call(|mut c| async move {
-                c.get(root.clone(), Some(GetOptions::new().with_prefix()))
+                c.get(prefix.as_str(), Some(GetOptions::new().with_prefix()))
                     .await
             })
             .await?;
+        Ok((root, resp.take_kvs()))
+    }
+
+    /// Every user, sorted by name.
+    pub async fn users(&self) -> StoreResult<Vec<UserRow>> {
+        let (root, kvs) = self.under("user/").await?;
         let mut users = Vec::new();
-        for kv in resp.kvs() {
+        for kv in &kvs {
             let name = String::from_utf8_lossy(&kv.key()[root.len()..]).into_owned();
             let meta: UserMeta = serde_json::from_slice(kv.value())
                 .map_err(|e| StoreError(format!("etcd user {name}: {e}")))?;
@@ -438,16 +444,9 @@ impl EtcdStore {
 
     /// The worker-id leases of `service` (`worker/{service}/{id:010}`), by id.
     pub async fn workers(&self, service: &str) -> StoreResult<Vec<WorkerRow>> {
-        let root = self.key(&format!("worker/{service}/"));
-        let root = &root;
-        let resp = self
-            .call(|mut c| async move {
-                c.get(root.as_str(), Some(GetOptions::new().with_prefix()))
-                    .await
-            })
-            .await?;
+        let (root, kvs) = self.under(&format!("worker/{service}/")).await?;
         let mut rows = Vec::new();
-        for kv in resp.kvs() {
+        for kv in &kvs {
             let key = String::from_utf8_lossy(kv.key()).into_owned();
             let id = parse_int(&key, &kv.key()[root.len()..])?;
             let meta: WorkerMeta = serde_json::from_slice(kv.value())
