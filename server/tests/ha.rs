@@ -43,8 +43,7 @@ fn member(dir: &tempfile::TempDir, name: &str, store: &str) -> Server {
 }
 
 /// Where the servers of one HA test meet: a fresh etcd prefix, a SQLite file of the test's own,
-/// or a PostgreSQL schema's worth of tables (a fresh database per test is not needed: the
-/// tables are the election's and each test uses its own tag names).
+/// or a fresh PostgreSQL or MariaDB database.
 fn shared_store(backend: &str, dir: &tempfile::TempDir, name: &str) -> Option<String> {
     match backend {
         "etcd" => etcd_url().map(|base| store_url(&base, name)),
@@ -52,19 +51,21 @@ fn shared_store(backend: &str, dir: &tempfile::TempDir, name: &str) -> Option<St
             "sqlite://{}?mode=rwc",
             dir.path().join("shared.db").display()
         )),
-        "postgres" => fresh_pg_database(name),
+        "postgres" => fresh_database("IDFORGE_TEST_POSTGRES_URL", name),
+        "mysql" => fresh_database("IDFORGE_TEST_MYSQL_URL", name),
         _ => unreachable!(),
     }
 }
 
-/// A new database on the PostgreSQL of ci/services.sh, so the leader row is the test's own.
-fn fresh_pg_database(name: &str) -> Option<String> {
-    let base = match std::env::var("IDFORGE_TEST_POSTGRES_URL") {
+/// A new database on the PostgreSQL or MariaDB of ci/services.sh (`var` names its URL), so the
+/// leader row is the test's own.
+fn fresh_database(var: &str, name: &str) -> Option<String> {
+    let base = match std::env::var(var) {
         Ok(url) => url,
         Err(_) => {
             assert!(
                 std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
-                "IDFORGE_TEST_POSTGRES_URL is not set but IDFORGE_REQUIRE_SERVICES is"
+                "{var} is not set but IDFORGE_REQUIRE_SERVICES is"
             );
             return None;
         }
@@ -78,11 +79,14 @@ fn fresh_pg_database(name: &str) -> Option<String> {
     );
     rt().block_on(async {
         use sqlx::Connection;
-        let mut conn = sqlx::PgConnection::connect(&base).await.unwrap();
-        sqlx::query(&format!("CREATE DATABASE {db}"))
-            .execute(&mut conn)
-            .await
-            .unwrap();
+        let create = format!("CREATE DATABASE {db}");
+        if base.starts_with("mysql") {
+            let mut conn = sqlx::MySqlConnection::connect(&base).await.unwrap();
+            sqlx::query(&create).execute(&mut conn).await.unwrap();
+        } else {
+            let mut conn = sqlx::PgConnection::connect(&base).await.unwrap();
+            sqlx::query(&create).execute(&mut conn).await.unwrap();
+        }
     });
     let (prefix, _) = base.rsplit_once('/').unwrap();
     Some(format!("{prefix}/{db}"))
@@ -99,6 +103,9 @@ macro_rules! on_every_store {
         }
         mod postgres {
             $(#[test] fn $test() { super::$test("postgres") })*
+        }
+        mod mysql {
+            $(#[test] fn $test() { super::$test("mysql") })*
         }
     };
 }
