@@ -181,21 +181,27 @@ impl WorkerLease {
         if self.shared.valid_until_ms.swap(0, Ordering::AcqRel) == 0 {
             return;
         }
-        let s = &self.shared;
-        let (id, time) = (s.id.to_string(), last_time_ms.to_string());
         // Best effort: a lease not released simply expires.
-        let _ = s.source.call(
+        let _ = self.shared.tell("RELEASE", last_time_ms);
+    }
+}
+
+impl Shared {
+    /// `IDF.WORKER RENEW|RELEASE service id token TIME time_ms`.
+    fn tell(&self, sub: &str, time_ms: u64) -> Result<(String, Reply)> {
+        let (id, time) = (self.id.to_string(), time_ms.to_string());
+        self.source.call(
             &[
                 b"IDF.WORKER",
-                b"RELEASE",
-                s.service.as_bytes(),
+                sub.as_bytes(),
+                self.service.as_bytes(),
                 id.as_bytes(),
-                s.token.as_bytes(),
+                self.token.as_bytes(),
                 b"TIME",
                 time.as_bytes(),
             ],
-            "IDF.WORKER RELEASE",
-        );
+            "IDF.WORKER",
+        )
     }
 }
 
@@ -203,7 +209,6 @@ impl WorkerLease {
 fn renew(s: &Shared) {
     let every = Duration::from_millis(s.ttl_ms / 3);
     let mut wait = every;
-    let id = s.id.to_string();
     loop {
         {
             let stop = s.stop.lock().unwrap_or_else(|e| e.into_inner());
@@ -220,19 +225,7 @@ fn renew(s: &Shared) {
             return;
         }
         let sent = wall_ms();
-        let time = until.to_string();
-        let reply = s.source.call(
-            &[
-                b"IDF.WORKER",
-                b"RENEW",
-                s.service.as_bytes(),
-                id.as_bytes(),
-                s.token.as_bytes(),
-                b"TIME",
-                time.as_bytes(),
-            ],
-            "IDF.WORKER RENEW",
-        );
+        let reply = s.tell("RENEW", until);
         match reply {
             Ok((_, Reply::Int(_))) => {
                 // Only forward: a slow reply must not shorten what a faster one granted.

@@ -320,10 +320,6 @@ impl EtcdStore {
         tags: &[TagMove],
         clocks: &[(String, i64)],
     ) -> StoreResult<Vec<String>> {
-        let fence = self.fence.load(Ordering::SeqCst);
-        if fence == 0 {
-            return Err(StoreError("not the leader: persist refused".into()));
-        }
         let mut ops = Vec::with_capacity(tags.len() + clocks.len());
         for m in tags {
             let key = self.key(&format!("max/{}", m.tag));
@@ -351,9 +347,28 @@ impl EtcdStore {
                     .or_else([TxnOp::txn(create)]),
             ));
         }
-        let leader = self.key("leader");
+        let results = self.fenced(ops).await?.op_responses();
+        Ok(tags
+            .iter()
+            .zip(&results)
+            .filter(|(_, r)| !matches!(r, TxnOpResponse::Txn(t) if t.succeeded()))
+            .map(|(m, _)| m.tag.clone())
+            .collect())
+    }
+
+    /// Runs `ops` in one transaction that requires the leader key this server created (the
+    /// fence); fails, writing nothing, when it is gone or another server's.
+    async fn fenced(&self, ops: Vec<TxnOp>) -> StoreResult<etcd_client::TxnResponse> {
+        let fence = self.fence.load(Ordering::SeqCst);
+        if fence == 0 {
+            return Err(StoreError("not the leader: write refused".into()));
+        }
         let txn = Txn::new()
-            .when([Compare::create_revision(leader, CompareOp::Equal, fence)])
+            .when([Compare::create_revision(
+                self.key("leader"),
+                CompareOp::Equal,
+                fence,
+            )])
             .and_then(ops);
         let txn = &txn;
         let resp = self
@@ -364,13 +379,7 @@ impl EtcdStore {
                 "fenced: this server no longer holds the leader key".into(),
             ));
         }
-        let results = resp.op_responses();
-        Ok(tags
-            .iter()
-            .zip(&results)
-            .filter(|(_, r)| !matches!(r, TxnOpResponse::Txn(t) if t.succeeded()))
-            .map(|(m, _)| m.tag.clone())
-            .collect())
+        Ok(resp)
     }
 
     /// The persisted time of a snowflake clock.
@@ -466,10 +475,6 @@ impl EtcdStore {
     /// Compare-and-set of one worker lease on the key's version, fenced like
     /// [`EtcdStore::persist`].
     pub async fn put_worker(&self, service: &str, row: &WorkerRow) -> StoreResult<bool> {
-        let fence = self.fence.load(Ordering::SeqCst);
-        if fence == 0 {
-            return Err(StoreError("not the leader: write refused".into()));
-        }
         let key = self.key(&format!("worker/{service}/{:010}", row.id));
         let value = serde_json::to_vec(&WorkerMeta {
             token: row.token.clone(),
@@ -481,22 +486,7 @@ impl EtcdStore {
         let put = Txn::new()
             .when([Compare::version(key.clone(), CompareOp::Equal, row.version)])
             .and_then([TxnOp::put(key, value, None)]);
-        let txn = Txn::new()
-            .when([Compare::create_revision(
-                self.key("leader"),
-                CompareOp::Equal,
-                fence,
-            )])
-            .and_then([TxnOp::txn(put)]);
-        let txn = &txn;
-        let resp = self
-            .call(|mut c| async move { c.txn(txn.clone()).await })
-            .await?;
-        if !resp.succeeded() {
-            return Err(StoreError(
-                "fenced: this server no longer holds the leader key".into(),
-            ));
-        }
+        let resp = self.fenced(vec![TxnOp::txn(put)]).await?;
         Ok(matches!(resp.op_responses().first(), Some(TxnOpResponse::Txn(t)) if t.succeeded()))
     }
 
