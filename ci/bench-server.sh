@@ -5,7 +5,8 @@
 # before the reply, the durability idforge gives). Loopback only; every server is stopped by PID.
 # Writes the table and ratios to BENCHMARKS.md between <!-- serverbench:begin/end -->.
 #
-#   ci/bench-server.sh            (BENCH_N=50000 requests per run, times -P)
+#   ci/bench-server.sh            (BENCH_N=50000 requests per run, times -P; ROUNDS=3 runs of
+#                                 each configuration, the median is reported)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -14,6 +15,7 @@ bash ci/install-deps.sh services
 cargo build --release --locked -p idforge-server
 bin="$CARGO_TARGET_DIR/release/idforge"
 n=${BENCH_N:-50000}
+rounds=${ROUNDS:-3}
 
 # shellcheck source=ci/bench-common.sh
 . ci/bench-common.sh
@@ -35,25 +37,32 @@ pids+=($!)
 for s in idforge redis-memory redis-fsync; do wait_port "${port[$s]}"; done
 
 results="$work/results.csv"
-# Interleaved (each configuration on the three servers back to back), so drift in the machine's
-# speed falls on all three alike.
-for c in 1 50; do
-  for p in 1 16; do
-    for cmd in INCR INCRBY; do
-      for s in idforge redis-memory redis-fsync; do
-        if [ "$cmd" = INCR ]; then args=(INCR orders); else args=(INCRBY orders 1000); fi
-        rps=$(redis-benchmark -p "${port[$s]}" -n $((n * p)) -c "$c" -P "$p" --csv "${args[@]}" \
-          | tail -1 | cut -d, -f2 | tr -d '"')
-        echo "$s,$cmd,$c,$p,$rps" | tee -a "$results"
+# Interleaved (each configuration on the three servers back to back, and every configuration once
+# per round), so drift in the machine's speed falls on all three alike; one run of under a second
+# moves ±15% on a shared 2-core machine, so each result is the median of the rounds.
+for round in $(seq "$rounds"); do
+  for c in 1 50; do
+    for p in 1 16; do
+      for cmd in INCR INCRBY; do
+        for s in idforge redis-memory redis-fsync; do
+          if [ "$cmd" = INCR ]; then args=(INCR orders); else args=(INCRBY orders 1000); fi
+          rps=$(redis-benchmark -p "${port[$s]}" -n $((n * p)) -c "$c" -P "$p" --csv "${args[@]}" \
+            | tail -1 | cut -d, -f2 | tr -d '"')
+          echo "$s,$cmd,$c,$p,$rps" | tee -a "$results"
+        done
       done
     done
   done
+  echo "round $round of $rounds done" >&2
 done
 
-python3 - "$results" BENCHMARKS.md "$(redis-server --version | cut -d' ' -f3)" "$(nproc)" <<'PY'
-import sys, re
+python3 - "$results" BENCHMARKS.md "$(redis-server --version | cut -d' ' -f3)" "$(nproc)" "$rounds" <<'PY'
+import sys, re, statistics
 rows = [l.strip().split(",") for l in open(sys.argv[1]) if l.strip()]
-rps = {(s, cmd, c, p): float(v) for s, cmd, c, p, v in rows}
+runs = {}
+for s, cmd, c, p, v in rows:
+    runs.setdefault((s, cmd, c, p), []).append(float(v))
+rps = {k: statistics.median(v) for k, v in runs.items()}
 configs = sorted({(cmd, c, p) for _, cmd, c, p, _ in rows}, key=lambda k: (k[0], int(k[1]), int(k[2])))
 out = ["| command | -c | -P | idforge req/s | redis (memory) req/s | redis (fsync always) req/s "
        "| ÷ memory | ÷ fsync always |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -72,7 +81,8 @@ out += ["", "| target | worst ratio over the 4 configurations | verdict |", "| -
         f"| INCR ≥ 1.0× in-memory Redis | {incr:.2f}× | {'PASS' if incr >= 1 else 'MISS'} |",
         f"| INCRBY 1000 ≥ 2× Redis with appendfsync always | {incrby:.2f}× | {'PASS' if incrby >= 2 else 'MISS'} |",
         "", f"redis-server {sys.argv[3]}, {sys.argv[4]} CPUs shared by the server and redis-benchmark; "
-        "idforge on the embedded SQLite store (synchronous=FULL), one worker thread (`--threads 1`) as Redis has one. Command: `bash ci/bench-server.sh`."]
+        "idforge on the embedded SQLite store (synchronous=FULL), one worker thread (`--threads 1`) as Redis has one; "
+        f"each figure is the median of {sys.argv[5]} interleaved runs. Command: `bash ci/bench-server.sh`."]
 text = "\n".join(out)
 print(text)
 md = open(sys.argv[2]).read()

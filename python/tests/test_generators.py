@@ -1,5 +1,6 @@
 """Generators: order, decode, batches, threads, fork."""
 import datetime as dt
+import inspect
 import multiprocessing
 import os
 import threading
@@ -139,3 +140,18 @@ def test_fixed_node_snowflake_raises_forked_in_child():
     os.waitpid(pid, 0)
     os.close(r)
     assert ids.next() > 0
+
+
+def test_next_is_a_checked_method():
+    # Snowflake.next is a hand-made C method: CPython's descriptor must still check `self`.
+    with pytest.raises(TypeError):
+        idforge.Snowflake.next(object())  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        idforge.Snowflake("twitter").next(1)  # type: ignore[call-arg]
+    ids = idforge.Snowflake("twitter", node_id=5)
+    assert str(inspect.signature(idforge.Snowflake.next)) == "(self, /)"
+    assert idforge.Snowflake.next.__doc__ == "The next id."
+    a = idforge.Snowflake.next(ids)
+    b = ids.next()
+    assert b > a and ids.decode(b).node == 5
+

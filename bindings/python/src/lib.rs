@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 
 mod buffer;
 mod error;
+mod fast_next;
 mod flake128;
 mod layout;
 mod objectid;
@@ -21,6 +22,7 @@ fn _idforge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<layout::Layout>()?;
     m.add_class::<snowflake::Snowflake>()?;
+    fast_next::install(&m.py().get_type::<snowflake::Snowflake>())?;
     m.add_class::<objectid::ObjectId>()?;
     m.add_class::<flake128::Flake128>()?;
     m.add_class::<flake128::Flake128Generator>()?;

@@ -64,6 +64,18 @@ fn policy_of(name: &str, max_wait: Option<f64>) -> PyResult<Policy> {
     }
 }
 
+impl Snowflake {
+    /// The runtime generator.
+    pub(crate) fn inner(&self) -> &RtSnowflake {
+        &self.inner
+    }
+
+    /// Whether a call may sleep for the clock (then the GIL must be released around it).
+    pub(crate) fn may_wait(&self) -> bool {
+        self.may_wait
+    }
+}
+
 #[pymethods]
 impl Snowflake {
     #[new]
@@ -121,14 +133,7 @@ impl Snowflake {
         })
     }
 
-    /// The next id.
-    fn next(&self, py: Python<'_>) -> PyResult<u64> {
-        if self.may_wait {
-            py.allow_threads(|| self.inner.next()).or_raise()
-        } else {
-            self.inner.next().or_raise()
-        }
-    }
+    // `next` is added by `fast_next::install`: a hand-made method, cheaper than pyo3's.
 
     /// `n` fresh ids as the native-endian bytes of `n` uint64 (the package wraps them in an
     /// `array('Q')`). The GIL is released while they are made.

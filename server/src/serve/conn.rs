@@ -36,7 +36,10 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, mut stop: watch::
             break;
         }
         buf.reserve(16 * 1024);
+        // Biased, the read first: when a request is already there, the stop signal's waiter
+        // is never registered (and unregistered) for it.
         let read = tokio::select! {
+            biased;
             r = stream.read_buf(&mut buf) => r,
             _ = stop.changed() => break,
         };

@@ -92,6 +92,11 @@ impl Engine {
     /// timeout) only when the tag's cache is exhausted.
     pub async fn alloc(&self, tag: &str, n: i64) -> Result<i64, AllocError> {
         debug_assert!(n > 0);
+        // The common case first, with no deadline (a clock read) and no waiter to register:
+        // the tag is loaded and its cache holds the ids.
+        if let Some(taken) = self.take(&mut lock(&self.tags), tag, n) {
+            return taken;
+        }
         let deadline = tokio::time::Instant::now() + self.policy.alloc_timeout;
         loop {
             let persisted = self.persisted.notified();
@@ -99,31 +104,12 @@ impl Engine {
             // The lock is taken and released within this block: never held across an await.
             let missing = {
                 let mut tags = lock(&self.tags);
-                // Checked under the lock, at the moment the ids are taken.
-                if !self.leadership.serving() {
-                    return Err(AllocError::NotLeader);
+                if let Some(taken) = self.take(&mut tags, tag, n) {
+                    return taken;
                 }
                 match tags.get_mut(tag) {
                     None => true,
                     Some(t) => {
-                        if n > i64::MAX - t.next {
-                            return Err(AllocError::Overflow);
-                        }
-                        if t.limit - t.next >= n {
-                            let first = t.next;
-                            t.next += n;
-                            let low = t.limit - t.next < t.step / 2 + 1;
-                            let ask = low && !t.wanted && t.in_flight.is_none();
-                            if ask {
-                                t.wanted = true;
-                            }
-                            drop(tags);
-                            if ask {
-                                self.wake.notify_one();
-                            }
-                            self.metrics.ids(n as u64);
-                            return Ok(first);
-                        }
                         t.need = t.need.max(n);
                         t.wanted = true;
                         // Registered before the lock is released, so a persist landing in
@@ -145,6 +131,36 @@ impl Engine {
                 return Err(AllocError::Store(why));
             }
         }
+    }
+
+    /// Takes `n` ids of `tag` from its cache: `None` when the tag is not loaded or its cache
+    /// holds fewer (then nothing was taken). Asks the persister for more at the watermark.
+    fn take(
+        &self,
+        tags: &mut std::collections::HashMap<Box<str>, Tag>,
+        tag: &str,
+        n: i64,
+    ) -> Option<Result<i64, AllocError>> {
+        // Checked under the lock, at the moment the ids are taken.
+        if !self.leadership.serving() {
+            return Some(Err(AllocError::NotLeader));
+        }
+        let t = tags.get_mut(tag)?;
+        if n > i64::MAX - t.next {
+            return Some(Err(AllocError::Overflow));
+        }
+        if t.limit - t.next < n {
+            return None;
+        }
+        let first = t.next;
+        t.next += n;
+        let low = t.limit - t.next < t.step / 2 + 1;
+        if low && !t.wanted && t.in_flight.is_none() {
+            t.wanted = true;
+            self.wake.notify_one();
+        }
+        self.metrics.ids(n as u64);
+        Some(Ok(first))
     }
 
     /// Loads `tag` from the store (creating it when the policy allows).
