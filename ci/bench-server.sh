@@ -46,9 +46,15 @@ for round in $(seq "$rounds"); do
       for cmd in INCR INCRBY; do
         for s in idforge redis-memory redis-fsync; do
           if [ "$cmd" = INCR ]; then args=(INCR orders); else args=(INCRBY orders 1000); fi
-          rps=$(redis-benchmark -p "${port[$s]}" -n $((n * p)) -c "$c" -P "$p" --csv "${args[@]}" \
-            | tail -1 | cut -d, -f2 | tr -d '"')
-          echo "$s,$cmd,$c,$p,$rps" | tee -a "$results"
+          # The client's CPU share of the run (bash's `time`, %P): near 100% the client, not the
+          # server, sets the rate.
+          cpu=$({
+            TIMEFORMAT=%P
+            time redis-benchmark -p "${port[$s]}" -n $((n * p)) -c "$c" -P "$p" --csv "${args[@]}" \
+              >"$work/run.csv" 2>/dev/null
+          } 2>&1)
+          rps=$(tail -1 "$work/run.csv" | cut -d, -f2 | tr -d '"')
+          echo "$s,$cmd,$c,$p,$rps,$cpu" | tee -a "$results"
         done
       done
     done
@@ -59,20 +65,24 @@ done
 python3 - "$results" BENCHMARKS.md "$(redis-server --version | cut -d' ' -f3)" "$(nproc)" "$rounds" <<'PY'
 import sys, re, statistics
 rows = [l.strip().split(",") for l in open(sys.argv[1]) if l.strip()]
-runs = {}
-for s, cmd, c, p, v in rows:
+runs, cpus = {}, {}
+for s, cmd, c, p, v, cpu in rows:
     runs.setdefault((s, cmd, c, p), []).append(float(v))
+    cpus.setdefault((s, cmd, c, p), []).append(float(cpu))
 rps = {k: statistics.median(v) for k, v in runs.items()}
-configs = sorted({(cmd, c, p) for _, cmd, c, p, _ in rows}, key=lambda k: (k[0], int(k[1]), int(k[2])))
+cpu = {k: statistics.median(v) for k, v in cpus.items()}
+configs = sorted({(cmd, c, p) for _, cmd, c, p, _, _ in rows}, key=lambda k: (k[0], int(k[1]), int(k[2])))
 out = ["| command | -c | -P | idforge req/s | redis (memory) req/s | redis (fsync always) req/s "
-       "| ÷ memory | ÷ fsync always |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+       "| ÷ memory | ÷ fsync always | redis-benchmark CPU (idforge / memory) |",
+       "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
 worst = {}
 for cmd, c, p in configs:
     ours = rps[("idforge", cmd, c, p)]
     mem = rps[("redis-memory", cmd, c, p)]
     fs = rps[("redis-fsync", cmd, c, p)]
     out.append(f"| {'INCRBY orders 1000' if cmd == 'INCRBY' else 'INCR orders'} | {c} | {p} "
-               f"| {ours:,.0f} | {mem:,.0f} | {fs:,.0f} | {ours / mem:.2f}× | {ours / fs:.2f}× |")
+               f"| {ours:,.0f} | {mem:,.0f} | {fs:,.0f} | {ours / mem:.2f}× | {ours / fs:.2f}× "
+               f"| {cpu[('idforge', cmd, c, p)]:.0f}% / {cpu[('redis-memory', cmd, c, p)]:.0f}% |")
     worst.setdefault(("INCR", "mem"), []).append(ours / mem) if cmd == "INCR" else None
     worst.setdefault(("INCRBY", "fsync"), []).append(ours / fs) if cmd == "INCRBY" else None
 incr = min(worst[("INCR", "mem")])

@@ -381,3 +381,36 @@ fn one_thread_serves_and_verifies_passwords_off_the_loop() {
     assert_eq!(d.cmd(&["INCR", "t"]).int(), 1);
     assert_eq!(c.cmd(&["INCRBY", "t", "10"]).int(), 11);
 }
+
+/// CPU time (user + system, in clock ticks) the process `pid` has used.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command name (in parentheses, which may hold spaces).
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+#[test]
+fn one_thread_busy_polls_only_after_requests() {
+    // `--threads 1` polls for requests for a while after each one instead of sleeping; past that
+    // window an idle server must use (almost) no CPU, whatever the window.
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path(), &["--threads=1", "--busy-poll-us=20000"]);
+    let mut c = server.client();
+    for i in 1..=2000 {
+        assert_eq!(c.cmd(&["INCR", "t"]).int(), i);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let pid = server.child.id();
+    let before = cpu_ticks(pid);
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let idle = cpu_ticks(pid) - before;
+    // A poller that never stopped would use ~100 ticks (a whole core) in that second.
+    assert!(idle < 20, "idle server used {idle} ticks in 1 s");
+    // And it still answers at once, then stops cleanly on SIGTERM.
+    assert_eq!(c.cmd(&["INCR", "t"]).int(), 2001);
+    drop(c);
+    server.signal("TERM");
+}

@@ -77,6 +77,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, mut stop: watch::
             }
         }
         buf.drain(..at);
+        shared.busy_poll.active();
         if !out.buf.is_empty() {
             if stream.write_all(&out.buf).await.is_err() {
                 break 'conn;

@@ -10,8 +10,10 @@
 //! - [`ha`], [`cluster`]: leader election on etcd, `-MOVED` and `CLUSTER SLOTS` for clients.
 //! - [`workers`]: worker-id leases (`IDF.WORKER`).
 //! - [`auth`], [`glob`]: users and permissions; [`metrics`], [`http`]: observability.
+//! - [`busy_poll`]: the event loop polls for a short while after requests instead of sleeping.
 
 pub mod auth;
+pub mod busy_poll;
 pub mod clocks;
 pub mod cluster;
 pub mod commands;
@@ -55,6 +57,8 @@ pub struct Shared {
     pub port: u16,
     /// The next `CLIENT ID`.
     pub next_client: AtomicU64,
+    /// Keeps the event loop polling for a while after each request.
+    pub busy_poll: busy_poll::BusyPoll,
 }
 
 impl Shared {
@@ -149,6 +153,18 @@ pub async fn serve(config: Config) -> Result<(), String> {
         auth,
         port: addr.port(),
         next_client: AtomicU64::new(1),
+        // Only on the one-thread event loop: on the work-stealing scheduler the polling task
+        // holds a worker that the connections and the client need (measured: -c 50 -P 16 fell
+        // from 1.1-1.4 M to 0.9 M requests/s on 2 cores).
+        busy_poll: busy_poll::BusyPoll::new(if config.threads == Some(1) {
+            config.busy_poll
+        } else {
+            Duration::ZERO
+        }),
+    });
+    let poller = tokio::spawn({
+        let shared = shared.clone();
+        async move { shared.busy_poll.run().await }
     });
     let metrics_task = match config.metrics_port {
         Some(port) => {
@@ -207,6 +223,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
         }
     }
     drop(listener);
+    poller.abort();
     let _ = stop_tx.send(true);
     let drained = tokio::time::timeout(Duration::from_secs(10), async {
         while conns.join_next().await.is_some() {}
