@@ -8,18 +8,21 @@
 #                              # _REDIS_URL, _ETCD_URL, and _IDFORGE_URL (with the password in it)
 #   ci/services.sh stop DIR
 #
-# Ports: $IDFORGE_PG_PORT (55432), $IDFORGE_MYSQL_PORT (53306), $IDFORGE_REDIS_PORT (56379),
-# $IDFORGE_SERVE_PORT (57379), $IDFORGE_ETCD_PORT (52379, and the next one for its peers). Needs the `services` group of ci/install-deps.sh. PostgreSQL
+# Ports: $IDFORGE_PG_PORT (25432), $IDFORGE_MYSQL_PORT (23306), $IDFORGE_REDIS_PORT (26379),
+# $IDFORGE_SERVE_PORT (27379), $IDFORGE_ETCD_PORT (22379, and the next one for its peers): all
+# below Linux's ephemeral range (32768-60999), where a client socket or one in TIME_WAIT left by
+# an earlier run could hold the port and fail the bind. Needs the `services` group of
+# ci/install-deps.sh. PostgreSQL
 # refuses to run as root, so as root it runs as user postgres.
 set -euo pipefail
 
 cmd=${1:?usage: ci/services.sh start|stop DIR}
 dir=$(realpath -m "${2:?usage: ci/services.sh start|stop DIR}")
-pg_port=${IDFORGE_PG_PORT:-55432}
-my_port=${IDFORGE_MYSQL_PORT:-53306}
-redis_port=${IDFORGE_REDIS_PORT:-56379}
-serve_port=${IDFORGE_SERVE_PORT:-57379}
-etcd_port=${IDFORGE_ETCD_PORT:-52379}
+pg_port=${IDFORGE_PG_PORT:-25432}
+my_port=${IDFORGE_MYSQL_PORT:-23306}
+redis_port=${IDFORGE_REDIS_PORT:-26379}
+serve_port=${IDFORGE_SERVE_PORT:-27379}
+etcd_port=${IDFORGE_ETCD_PORT:-22379}
 
 as_pg() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
