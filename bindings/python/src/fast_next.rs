@@ -1,8 +1,8 @@
 //! `Snowflake.next` as a hand-made `METH_NOARGS` method.
 //!
 //! A pyo3 method pays, per call, its trampoline (GIL-count bookkeeping in thread-local storage)
-//! and a second type check of `self` through the lazily made type object, about 6 ns of a
-//! 60 ns call. CPython has already checked `self` when it bound the method descriptor to the
+//! and a second type check of `self` through the lazily made type object: 62 -> 51 ns a call
+//! without them (`timeit`). CPython has already checked `self` when it bound the method descriptor to the
 //! instance (or when an unbound call went through the descriptor), so this function goes straight
 //! to the generator and builds the `int`. Only the common case runs here: an id made without
 //! waiting. A generator that may wait (its GIL is released) and every error go through pyo3's
