@@ -2,11 +2,11 @@
 //!
 //! A pyo3 method pays, per call, its trampoline (GIL-count bookkeeping in thread-local storage)
 //! and a second type check of `self` through the lazily made type object: 62 -> 51 ns a call
-//! without them (`timeit`). CPython has already checked `self` when it bound the method descriptor to the
-//! instance (or when an unbound call went through the descriptor), so this function goes straight
-//! to the generator and builds the `int`. Only the common case runs here: an id made without
-//! waiting. A generator that may wait (its GIL is released) and every error go through pyo3's
-//! usual machinery under `Python::with_gil`.
+//! without them (`timeit`). CPython has already checked `self` when it bound the method
+//! descriptor to the instance (or when an unbound call went through the descriptor), so this
+//! function goes straight to the generator and builds the `int`. Only the common case runs here:
+//! an id made without waiting. A generator that may wait (its GIL is released) and every error go
+//! through pyo3's usual machinery under `Python::with_gil`.
 #![allow(unsafe_code)]
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
