@@ -127,13 +127,6 @@ impl Cmd {
 
     /// The command `name` names (any case).
     pub fn parse(name: &[u8]) -> Cmd {
-        // The id commands are nearly all the traffic: tried before the scan of every name.
-        if name.eq_ignore_ascii_case(b"incr") {
-            return Cmd::Incr;
-        }
-        if name.eq_ignore_ascii_case(b"incrby") {
-            return Cmd::IncrBy;
-        }
         Cmd::ALL[..Cmd::COUNT - 1]
             .iter()
             .copied()

@@ -92,12 +92,9 @@ impl Engine {
     /// timeout) only when the tag's cache is exhausted.
     pub async fn alloc(&self, tag: &str, n: i64) -> Result<i64, AllocError> {
         debug_assert!(n > 0);
-        // The common case first, with no deadline (a clock read) and no waiter to register:
-        // the tag is loaded and its cache holds the ids.
-        if let Some(taken) = self.take(&mut lock(&self.tags), tag, n) {
-            return taken;
-        }
-        let deadline = tokio::time::Instant::now() + self.policy.alloc_timeout;
+        // Read only when a request must wait: the common case (the cache holds the ids) reads
+        // no clock.
+        let mut deadline = None;
         loop {
             let persisted = self.persisted.notified();
             tokio::pin!(persisted);
@@ -124,6 +121,8 @@ impl Engine {
                 continue;
             }
             self.wake.notify_one();
+            let deadline = *deadline
+                .get_or_insert_with(|| tokio::time::Instant::now() + self.policy.alloc_timeout);
             if tokio::time::timeout_at(deadline, persisted).await.is_err() {
                 let why = self
                     .failing()
