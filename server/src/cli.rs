@@ -38,6 +38,8 @@ pub enum Command {
     Compose(ComposeArgs),
     /// Run the segment server: per-tag increasing ids over the Redis protocol (`INCR tag`).
     Serve(Box<crate::serve::ServeArgs>),
+    /// Check a server's store against its guard, or repair a store that went back.
+    Store(crate::store_cmd::StoreArgs),
     /// List the preset snowflake layouts and their fields.
     Layouts {
         /// Print one JSON array instead of a table.
@@ -192,8 +194,8 @@ pub fn execute(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Command::Decode(args) => decode::run(out, &args),
         Command::Compose(args) => compose::run(out, &args),
         Command::Layouts { json } => crate::layout_arg::write_presets(out, json),
-        // Handled by `run` (it owns the process until a signal).
-        Command::Serve(_) => Ok(()),
+        // Handled by `run` (they own the process and their exit status).
+        Command::Serve(_) | Command::Store(_) => Ok(()),
     }
 }
 
@@ -212,9 +214,11 @@ where
         Ok(cli) => cli,
         Err(e) => return report_clap(&e, out, err),
     };
-    if let Command::Serve(args) = cli.command {
-        return crate::serve::run(*args, err);
-    }
+    let cli = match cli.command {
+        Command::Serve(args) => return crate::serve::run(*args, err),
+        Command::Store(args) => return crate::store_cmd::run(args, out, err),
+        command => Cli { command },
+    };
     let result = execute(cli, out).and_then(|()| out.flush().map_err(CliError::from));
     match result {
         Ok(()) => EXIT_OK,

@@ -17,6 +17,7 @@
 //! - [`time_arg`]: RFC 3339 and Unix-millisecond times, in and out.
 //! - [`generate`], [`decode`], [`compose`]: the commands.
 //! - [`serve`]: the segment server.
+//! - [`store_cmd`]: `idforge store verify|repair`, a store against its guard.
 //! - [`error`]: the one-line error with its stable code and exit status.
 #![forbid(unsafe_code)]
 
@@ -27,6 +28,7 @@ pub mod error;
 pub mod generate;
 pub mod layout_arg;
 pub mod serve;
+pub mod store_cmd;
 pub mod time_arg;
 
 pub use cli::run;

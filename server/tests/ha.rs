@@ -113,7 +113,8 @@ macro_rules! on_every_store {
 on_every_store!(
     a_standby_redirects_to_the_leader_and_takes_over_after_a_kill_9,
     a_paused_leader_serves_nothing_after_it_resumes,
-    failover_hands_over_without_a_gap
+    failover_hands_over_without_a_gap,
+    a_standby_whose_guard_finds_the_store_behind_never_leads
 );
 
 /// Waits until `server` answers `INCR tag` with an id, and returns it.
@@ -379,4 +380,70 @@ fn failover_hands_over_without_a_gap(backend: &str) {
     assert_eq!(cb.cmd(&["IDF.FAILOVER"]), Value::Simple("OK".into()));
     let again = first_served(&a, "orders", Duration::from_secs(5));
     assert_eq!(again, next + 1);
+}
+
+/// Moves `tag`'s mark in the shared store to `value`, behind the servers' backs (a restored
+/// backup).
+fn set_mark(store: &str, tag: &str, value: i64) {
+    rt().block_on(async {
+        if store.starts_with("etcd://") {
+            let Store::Etcd(etcd) = Store::open(store).await.unwrap() else {
+                unreachable!()
+            };
+            let key = etcd.key(&format!("max/{tag}"));
+            let key = &key;
+            etcd.call(|mut c| async move { c.put(key.clone(), value.to_string(), None).await })
+                .await
+                .unwrap();
+        } else {
+            sqlx::any::install_default_drivers();
+            let pool = sqlx::AnyPool::connect(store).await.unwrap();
+            sqlx::query(&format!(
+                "UPDATE leaf_alloc SET max_id = {value} WHERE biz_tag = '{tag}'"
+            ))
+            .execute(&pool)
+            .await
+            .unwrap();
+            pool.close().await;
+        }
+    });
+}
+
+fn a_standby_whose_guard_finds_the_store_behind_never_leads(backend: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(store) = shared_store(backend, &dir, "behind") else {
+        return;
+    };
+    let mut a = member(&dir, "a", &store);
+    first_served(&a, "orders", Duration::from_secs(10));
+    let b = member(&dir, "b", &store);
+    assert_eq!(
+        a.client().cmd(&["IDF.FAILOVER"]),
+        Value::Simple("OK".into())
+    );
+    first_served(&b, "orders", Duration::from_secs(5));
+    // b persists marks of its own (its guard records them), then hands back to a.
+    let mut cb = b.client();
+    let last_b = (0..20)
+        .map(|_| cb.cmd(&["INCRBY", "orders", "50"]).int())
+        .last()
+        .unwrap();
+    assert_eq!(cb.cmd(&["IDF.FAILOVER"]), Value::Simple("OK".into()));
+    let next = first_served(&a, "orders", Duration::from_secs(5));
+    assert!(next > last_b);
+    a.signal("KILL");
+    // The store goes back below what b handed out.
+    set_mark(&store, "orders", 5);
+    // b's guard catches it: it never serves, through several lease terms.
+    let until = Instant::now() + Duration::from_secs(4);
+    while Instant::now() < until {
+        match b.client().cmd(&["INCR", "orders"]) {
+            Value::Error(e) => assert!(
+                e.starts_with("CLUSTERDOWN") || e.starts_with("MOVED"),
+                "{e}"
+            ),
+            other => panic!("a store behind its guard served {other:?} (after {last_b})"),
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -32,12 +32,17 @@ pub struct ServeArgs {
     /// Write the port actually bound to this file once listening (useful with --port 0).
     #[arg(long, env = "IDFORGE_PORT_FILE", value_name = "FILE")]
     pub port_file: Option<PathBuf>,
-    /// Where the embedded SQLite store keeps `idforge.db` [default: ./idforge-data].
+    /// Where the embedded SQLite store keeps `idforge.db`, and the guard file is kept (also with
+    /// --store) [default: ./idforge-data].
     #[arg(long, env = "IDFORGE_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
     /// A store URL instead of the embedded one: sqlite://PATH, postgres://…, mysql://….
     #[arg(long, env = "IDFORGE_STORE", value_name = "URL")]
     pub store: Option<String>,
+    /// The guard file, which catches a store that went back (`none`: no guard) [default:
+    /// idforge.guard in the data dir; none with --store and no --data-dir].
+    #[arg(long, env = "IDFORGE_GUARD", value_name = "FILE|none")]
+    pub guard: Option<String>,
     /// Require this password (user `default`, every right) before any command.
     #[arg(long, env = "IDFORGE_REQUIREPASS", value_name = "PASSWORD")]
     pub requirepass: Option<String>,
@@ -105,8 +110,10 @@ pub struct Config {
     pub port_file: Option<PathBuf>,
     /// The store URL.
     pub store: String,
-    /// The data directory to create for the embedded store, if that is the store.
+    /// The data directory to create (the embedded store's, or the guard's).
     pub data_dir: Option<PathBuf>,
+    /// The guard file (see [`super::guard`]).
+    pub guard: Option<PathBuf>,
     /// The `default` user's password.
     pub requirepass: Option<String>,
     /// The metrics port.
@@ -141,6 +148,7 @@ impl ServeArgs {
             port_file: self.port_file.or(other.port_file),
             data_dir: self.data_dir.or(other.data_dir),
             store: self.store.or(other.store),
+            guard: self.guard.or(other.guard),
             requirepass: self.requirepass.or(other.requirepass),
             metrics_port: self.metrics_port.or(other.metrics_port),
             auto_create: self.auto_create.or(other.auto_create),
@@ -216,11 +224,17 @@ impl ServeArgs {
             return Err("ha-poll-ms must be between 1 and 10000".into());
         }
         let (store, data_dir) = match a.store {
-            Some(url) => (url, None),
+            Some(url) => (url, a.data_dir),
             None => {
                 let dir = a.data_dir.unwrap_or_else(|| PathBuf::from("idforge-data"));
                 (sqlite_url(&dir.join("idforge.db")), Some(dir))
             }
+        };
+        let guard = match a.guard.as_deref() {
+            Some("none") => None,
+            Some("") => return Err("guard: give a file, or none".into()),
+            Some(path) => Some(PathBuf::from(path)),
+            None => data_dir.as_ref().map(|d| d.join("idforge.guard")),
         };
         Ok(Config {
             bind: a.bind.unwrap_or_else(|| "127.0.0.1".into()),
@@ -228,6 +242,7 @@ impl ServeArgs {
             port_file: a.port_file,
             store,
             data_dir,
+            guard,
             requirepass: a.requirepass.filter(|p| !p.is_empty()),
             metrics_port: a.metrics_port,
             policy: Policy {

@@ -14,9 +14,10 @@ use idforge::SystemClock;
 use tokio::sync::Notify;
 
 use super::clocks::ClockState;
+use super::guard::{Guard, Mark};
 use super::ha::Leadership;
 use super::metrics::Metrics;
-use super::store::{Store, TagMove};
+use super::store::{Store, StoreError, TagMove};
 use super::tags::Tag;
 
 /// How tags are created and how far ahead they persist.
@@ -73,6 +74,10 @@ pub struct Engine {
     /// Held by each persist and by role changes, so a persist of one term never lands in the
     /// next term's cache.
     pub(super) persist_gate: tokio::sync::Mutex<()>,
+    /// The record outside the store of what it must hold (see [`super::guard`]).
+    pub(super) guard: Option<Arc<Guard>>,
+    /// Why this server refuses to lead (its store went back), once it found out.
+    pub(super) refusal: Mutex<Option<String>>,
 }
 
 /// Locks a mutex; a panic while it was held cannot leave the maps half-updated (every update is
@@ -105,7 +110,67 @@ impl Engine {
             started: Instant::now(),
             leadership,
             persist_gate: tokio::sync::Mutex::new(()),
+            guard: None,
+            refusal: Mutex::new(None),
         }
+    }
+
+    /// Records every persist in `guard` (and checks the store against it on taking the lead).
+    pub fn with_guard(mut self, guard: Option<Arc<Guard>>) -> Engine {
+        self.guard = guard;
+        self
+    }
+
+    /// Checks the store against the guard (at start and when taking the lead): `Err` with the
+    /// refusal when the store went back.
+    pub async fn verify_store(&self) -> Result<(), String> {
+        if let Some(why) = lock(&self.refusal).clone() {
+            return Err(why);
+        }
+        let Some(g) = &self.guard else {
+            return Ok(());
+        };
+        let checked = g.verify(&self.store).await;
+        if let Err(why) = &checked {
+            // Until an operator repaired the store and restarted this server.
+            tracing::error!("{why}");
+            *lock(&self.refusal) = Some(why.clone());
+        }
+        checked
+    }
+
+    /// Why this server refuses to lead, if it does.
+    pub fn refusing(&self) -> Option<String> {
+        lock(&self.refusal).clone()
+    }
+
+    /// [`Store::persist`] with the guard kept: a mark that goes down (unused ids given back)
+    /// is lowered in the guard before the store; one that goes up is recorded after the store
+    /// committed and before any id it covers is served. So every id served is below the
+    /// guard's mark, and the guard's mark is never above the store's.
+    pub(super) async fn persist_marks(
+        &self,
+        moves: &[TagMove],
+        clocks: &[(String, i64)],
+    ) -> Result<Vec<String>, StoreError> {
+        let Some(guard) = &self.guard else {
+            return self.store.persist(moves, clocks).await;
+        };
+        let down = moves
+            .iter()
+            .filter(|m| m.new < m.old)
+            .map(|m| Mark::Tag(m.tag.clone(), m.new))
+            .collect();
+        guard.record(down).await?;
+        let conflicts = self.store.persist(moves, clocks).await?;
+        let up = moves
+            .iter()
+            .filter(|m| m.new > m.old && !conflicts.contains(&m.tag))
+            .map(|m| Mark::Tag(m.tag.clone(), m.new))
+            .chain(clocks.iter().map(|(n, ms)| Mark::Clock(n.clone(), *ms)))
+            .collect();
+        guard.record(up).await?;
+        Ok(conflicts)
     }
 
     /// Whether this server serves, and the leader it knows.
@@ -183,7 +248,7 @@ impl Engine {
             return Ok(false);
         }
         let started = Instant::now();
-        match self.store.persist(&moves, &clocks).await {
+        match self.persist_marks(&moves, &clocks).await {
             Ok(conflicts) => {
                 self.metrics.persisted(started.elapsed());
                 *lock(&self.last_failure) = None;
@@ -223,7 +288,7 @@ impl Engine {
         if moves.is_empty() {
             return;
         }
-        match self.store.persist(&moves, &[]).await {
+        match self.persist_marks(&moves, &[]).await {
             Ok(conflicts) => {
                 let mut tags = lock(&self.tags);
                 for m in moves.iter().filter(|m| !conflicts.contains(&m.tag)) {

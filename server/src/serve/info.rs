@@ -55,6 +55,16 @@ pub fn text(shared: &Shared, section: Option<&[u8]>) -> String {
         line("store", &engine.store().kind().name());
         line("persists", &metrics.persists_total());
         line("persist_failing", &u8::from(engine.failing().is_some()));
+        // Where the guard is, and whether it found the store behind (then this server never
+        // leads until repaired).
+        line(
+            "guard",
+            &engine
+                .guard
+                .as_ref()
+                .map_or("none".to_owned(), |g| g.path().display().to_string()),
+        );
+        line("store_behind_guard", &u8::from(engine.refusing().is_some()));
     }
     if want("stats") {
         line("# Stats", &"");

@@ -21,6 +21,7 @@ pub mod config;
 pub mod conn;
 pub mod engine;
 pub mod glob;
+pub mod guard;
 pub mod ha;
 pub mod http;
 pub mod idf;
@@ -121,6 +122,19 @@ pub async fn serve(config: Config) -> Result<(), String> {
     let store = Store::open(&config.store)
         .await
         .map_err(|e| format!("cannot open the store: {e}"))?;
+    let guard = match &config.guard {
+        Some(path) => {
+            let alone = store.etcd().is_none() && !config.ha;
+            Some(Arc::new(guard::Guard::attach(&store, path, alone).await?))
+        }
+        None => {
+            tracing::warn!(
+                "no guard file (give --data-dir or --guard): a store that goes back (a restored \
+                 backup, a replaced database) cannot be detected"
+            );
+            None
+        }
+    };
     let auth = Auth::load(&store, config.requirepass.clone())
         .await
         .map_err(|e| format!("cannot load users: {e}"))?;
@@ -141,13 +155,16 @@ pub async fn serve(config: Config) -> Result<(), String> {
     } else {
         ha::Leadership::alone(me)
     });
-    let engine = Arc::new(Engine::new(
-        store,
-        config.policy.clone(),
-        config.layout,
-        config.node_id,
-        leadership,
-    ));
+    let engine = Arc::new(
+        Engine::new(
+            store,
+            config.policy.clone(),
+            config.layout,
+            config.node_id,
+            leadership,
+        )
+        .with_guard(guard),
+    );
     let shared = Arc::new(Shared {
         engine: engine.clone(),
         auth,

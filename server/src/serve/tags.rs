@@ -240,6 +240,12 @@ impl Engine {
     /// over from its new start, so this is an administrator's decision.
     pub async fn drop_tag(&self, tag: &str) -> Result<bool, AllocError> {
         lock(&self.tags).remove(tag);
+        // Out of the guard first: a crash between the two leaves a tag the guard no longer
+        // checks, never a guard that refuses a store an administrator changed on purpose.
+        if let Some(g) = &self.guard {
+            g.record(vec![super::guard::Mark::Dropped(tag.to_owned())])
+                .await?;
+        }
         Ok(self.store.drop_tag(tag).await?)
     }
 

@@ -324,6 +324,10 @@ impl Election {
         let Some(lease) = &self.lease else {
             return Ok(false);
         };
+        // A server whose store went back never leads again until repaired and restarted.
+        if self.shared.engine.refusing().is_some() {
+            return Ok(false);
+        }
         let me = self.shared.engine.leadership().me().encode();
         let txn = Txn::new()
             .when([Compare::create_revision(
@@ -358,6 +362,11 @@ impl Election {
         self.store.set_fence(fence);
         // Whatever was cached in an earlier term is stale: start from the store.
         self.shared.engine.reset().await;
+        if self.shared.engine.verify_store().await.is_err() {
+            self.step_down("the store is behind this server's guard")
+                .await;
+            return;
+        }
         self.shared.auth.reload(self.shared.engine.store()).await;
         self.shared.engine.leadership().serve_until(until);
         self.refused = 0;

@@ -150,7 +150,8 @@ impl Election {
         }
         leadership.set_leader(None);
         self.refused = 0;
-        if Instant::now() < self.quiet_until {
+        // A server whose store went back never leads again until repaired and restarted.
+        if Instant::now() < self.quiet_until || self.shared.engine.refusing().is_some() {
             return poll;
         }
         let sent = Instant::now();
@@ -161,6 +162,11 @@ impl Election {
                 self.renewed = sent;
                 self.store.set_fence(Some((me.id.clone(), token)));
                 self.shared.engine.reset().await;
+                if self.shared.engine.verify_store().await.is_err() {
+                    self.step_down("the store is behind this server's guard")
+                        .await;
+                    return poll;
+                }
                 self.shared.auth.reload(self.shared.engine.store()).await;
                 leadership.serve_until(sent + self.usable());
                 tracing::info!(token, "elected leader");

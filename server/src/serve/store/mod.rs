@@ -6,7 +6,11 @@
 //! above it has been.
 
 pub mod etcd;
+mod etcd_meta;
+pub mod meta;
 pub mod sql;
+
+pub use meta::redacted;
 
 pub use etcd::EtcdStore;
 pub use sql::SqlStore;

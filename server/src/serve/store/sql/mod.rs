@@ -13,6 +13,7 @@ use sqlx::{AnyPool, Row};
 use super::{Kind, StoreError, StoreResult, TagMove, TagRow, UserRow, WorkerRow};
 
 mod leader;
+mod meta;
 pub use leader::LeaderRow;
 
 /// Whether this server's writes of marks, clocks and leases are fenced by a leader term.
@@ -52,6 +53,14 @@ const SCHEMA: [&str; 3] = [
         PRIMARY KEY (service, worker_id))",
 ];
 
+/// Every SQLite connection: busy_timeout first, so the others wait for a lock too; every commit
+/// reaches the disk before its ids are served; readers never block the writer.
+const SQLITE_PRAGMAS: [&str; 3] = [
+    "PRAGMA busy_timeout=5000",
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=FULL",
+];
+
 /// A connection pool to one database, with the schema in place.
 #[derive(Debug, Clone)]
 pub struct SqlStore {
@@ -76,17 +85,20 @@ impl SqlStore {
             options = options.after_connect(|conn, _| {
                 Box::pin(async move {
                     // busy_timeout first, so the other pragmas wait for a lock too.
-                    for pragma in [
-                        "PRAGMA busy_timeout=5000",
-                        "PRAGMA journal_mode=WAL",
-                        "PRAGMA synchronous=FULL",
-                    ] {
+                    for pragma in SQLITE_PRAGMAS {
                         sqlx::query(pragma).execute(&mut *conn).await?;
                     }
                     Ok(())
                 })
             });
         }
+        // One connection first, so a store that cannot be used says why at once.
+        let pragmas: &[&str] = if kind == Kind::Sqlite {
+            &SQLITE_PRAGMAS
+        } else {
+            &[]
+        };
+        meta::first_connection(url, pragmas).await?;
         let pool = options.connect(url).await?;
         let store = SqlStore {
             pool,
@@ -375,6 +387,7 @@ impl SqlStore {
 
     /// Closes the pool (waits for connections to finish).
     pub async fn close(&self) {
+        self.checkpoint().await;
         self.pool.close().await;
     }
 }

@@ -1,0 +1,352 @@
+//! The guard: a record kept outside the store of what the store must at least hold, so that a
+//! store that went back is caught before it serves an id twice.
+//!
+//! After every persist the server appends the new marks to a small checksummed file in its data
+//! dir and fsyncs it before serving any id the persist covers ([`log`]). At start and whenever
+//! it takes the lead, it compares the store with the guard: a store with another identity, an
+//! empty one (no identity) where the guard says ids were served, a tag or clock below its mark,
+//! or (SQLite) a file that fails `quick_check` makes the server refuse to serve, with the way
+//! out in the message (`idforge store verify`, `idforge store repair`).
+//!
+//! A guard that is new (or was deleted by an operator) trusts the store as it is and takes it
+//! as the baseline.
+
+pub mod log;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+pub use log::{Log, LogError, Mark, Marks};
+
+use super::store::{Store, StoreError, StoreResult};
+
+/// A difference between the store and its guard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finding {
+    /// The database's own check failed.
+    Damaged(String),
+    /// The store has another identity than the guard recorded, or none (empty, replaced).
+    OtherStore {
+        /// What the guard recorded.
+        guard: String,
+        /// What the store holds (`None`: no identity: an empty or new database).
+        store: Option<String>,
+    },
+    /// A tag's `max_id` is below its mark (or the tag is gone).
+    TagBehind {
+        /// The tag.
+        tag: String,
+        /// The store's `max_id` (`None`: missing).
+        store: Option<i64>,
+        /// The guard's mark.
+        guard: i64,
+    },
+    /// A snowflake clock is behind its mark (or gone).
+    ClockBehind {
+        /// The clock.
+        name: String,
+        /// The store's time (`None`: missing).
+        store: Option<i64>,
+        /// The guard's mark.
+        guard: i64,
+    },
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let or_missing = |v: &Option<i64>| v.map_or("missing".to_owned(), |v| v.to_string());
+        match self {
+            Finding::Damaged(why) => write!(f, "the database fails its integrity check: {why}"),
+            Finding::OtherStore { guard, store: None } => write!(
+                f,
+                "the store has no identity (empty or new) but the guard recorded store {guard}"
+            ),
+            Finding::OtherStore {
+                guard,
+                store: Some(s),
+            } => write!(f, "the store is {s}, the guard recorded store {guard}"),
+            Finding::TagBehind { tag, store, guard } => write!(
+                f,
+                "tag {tag}: max_id {} in the store, the guard recorded {guard}",
+                or_missing(store)
+            ),
+            Finding::ClockBehind { name, store, guard } => write!(
+                f,
+                "clock {name}: {} in the store, the guard recorded {guard}",
+                or_missing(store)
+            ),
+        }
+    }
+}
+
+/// The one-paragraph refusal for logs and errors: what was found (the first few) and the way
+/// out.
+pub fn refusal(findings: &[Finding], guard: &Path) -> String {
+    let shown: Vec<String> = findings.iter().take(3).map(Finding::to_string).collect();
+    let more = findings.len().saturating_sub(shown.len());
+    format!(
+        "the store went back or was replaced: {}{}; serving would repeat ids, so this server \
+         refuses to. The guard is {}. Check with `idforge store verify`, then raise the store \
+         above the guard with `idforge store repair` (same --data-dir/--store/--guard); see the \
+         README, \"When the store goes back\"",
+        shown.join("; "),
+        if more > 0 {
+            format!(" (and {more} more)")
+        } else {
+            String::new()
+        },
+        guard.display()
+    )
+}
+
+/// Compares the store with `marks`.
+pub async fn inspect(store: &Store, marks: &Marks) -> StoreResult<Vec<Finding>> {
+    let mut findings = Vec::new();
+    if let Some(why) = store.quick_check().await? {
+        findings.push(Finding::Damaged(why));
+    }
+    if let Some(guard) = &marks.identity {
+        let have = store.identity().await?;
+        if have.as_ref() != Some(guard) {
+            findings.push(Finding::OtherStore {
+                guard: guard.clone(),
+                store: have,
+            });
+        }
+    }
+    if !marks.tags.is_empty() {
+        let rows: std::collections::HashMap<String, i64> = store
+            .tags()
+            .await?
+            .into_iter()
+            .map(|r| (r.tag, r.max_id))
+            .collect();
+        let mut behind: Vec<Finding> = marks
+            .tags
+            .iter()
+            .filter_map(|(tag, &guard)| {
+                let have = rows.get(tag).copied();
+                (have.is_none_or(|v| v < guard)).then(|| Finding::TagBehind {
+                    tag: tag.clone(),
+                    store: have,
+                    guard,
+                })
+            })
+            .collect();
+        behind.sort_by_key(Finding::to_string);
+        findings.extend(behind);
+    }
+    if !marks.clocks.is_empty() {
+        let clocks: std::collections::HashMap<String, i64> =
+            store.clocks().await?.into_iter().collect();
+        for (name, &guard) in &marks.clocks {
+            let have = clocks.get(name).copied();
+            if have.is_none_or(|v| v < guard) {
+                findings.push(Finding::ClockBehind {
+                    name: name.clone(),
+                    store: have,
+                    guard,
+                });
+            }
+        }
+    }
+    Ok(findings)
+}
+
+/// What the store holds now, as a guard baseline (with its identity, claimed when missing).
+///
+/// With `with_marks` false only the identity: a server elected among several must not take
+/// the marks it sees as bounds, since the leader may still give back part of its cached range
+/// (a handover lowers a mark to the next unused id); it records only the marks it writes.
+pub async fn baseline(store: &Store, with_marks: bool) -> StoreResult<Marks> {
+    let identity = store.claim_identity(&new_identity()).await?;
+    if !with_marks {
+        return Ok(Marks {
+            identity: Some(identity),
+            ..Marks::default()
+        });
+    }
+    Ok(Marks {
+        identity: Some(identity),
+        tags: store
+            .tags()
+            .await?
+            .into_iter()
+            .map(|r| (r.tag, r.max_id))
+            .collect(),
+        clocks: store.clocks().await?.into_iter().collect(),
+    })
+}
+
+fn new_identity() -> String {
+    let mut raw = [0u8; 16];
+    if getrandom::fill(&mut raw).is_err() {
+        // Unique enough without entropy: the time and the process.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        raw.copy_from_slice(&(t ^ u128::from(std::process::id()) << 96).to_le_bytes());
+    }
+    raw.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The guard of a running server.
+#[derive(Debug)]
+pub struct Guard {
+    log: Arc<Mutex<Log>>,
+    path: std::path::PathBuf,
+}
+
+impl Guard {
+    /// Opens the guard at `path` and checks `store` against it: the guard when the store holds
+    /// at least every mark, else the refusal. A new guard takes the store as its baseline
+    /// (its marks too when this server is alone: see [`baseline`]).
+    pub async fn attach(store: &Store, path: &Path, alone: bool) -> Result<Guard, String> {
+        let log = Log::open(path).map_err(|e| e.to_string())?;
+        if log.marks().identity.is_none() {
+            let mut log = log;
+            // Damage is refused even with a new guard: there is nothing to trust.
+            if let Some(why) = store.quick_check().await.map_err(|e| e.to_string())? {
+                return Err(refusal(&[Finding::Damaged(why)], path));
+            }
+            let base = baseline(store, alone).await.map_err(|e| e.to_string())?;
+            tracing::info!(
+                guard = %path.display(),
+                tags = base.tags.len(),
+                "new guard: the store as it is now is the baseline"
+            );
+            log.reset(base).map_err(|e| e.to_string())?;
+            return Ok(Guard::new(log, path));
+        }
+        let guard = Guard::new(log, path);
+        guard.verify(store).await?;
+        Ok(guard)
+    }
+
+    fn new(log: Log, path: &Path) -> Guard {
+        Guard {
+            log: Arc::new(Mutex::new(log)),
+            path: path.to_owned(),
+        }
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Checks the store against the guard now (at start, and when taking the lead).
+    pub async fn verify(&self, store: &Store) -> Result<(), String> {
+        let marks = self.lock().marks().clone();
+        let findings = inspect(store, &marks).await.map_err(|e| e.to_string())?;
+        if findings.is_empty() {
+            Ok(())
+        } else {
+            Err(refusal(&findings, &self.path))
+        }
+    }
+
+    /// Appends `marks` and waits until they are on disk (off the event loop).
+    pub async fn record(&self, marks: Vec<Mark>) -> StoreResult<()> {
+        if marks.is_empty() {
+            return Ok(());
+        }
+        let log = self.log.clone();
+        tokio::task::spawn_blocking(move || {
+            log.lock().unwrap_or_else(|e| e.into_inner()).append(&marks)
+        })
+        .await
+        .map_err(|e| StoreError(format!("guard: {e}")))?
+        .map_err(|e| {
+            tracing::error!(error = %e, "cannot write the guard");
+            StoreError(format!("guard: {e}"))
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Log> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::store::{TagMove, TagRow};
+
+    async fn sqlite(dir: &Path) -> Store {
+        let url = format!("sqlite://{}?mode=rwc", dir.join("s.db").display());
+        Store::open(&url).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_store_behind_its_guard_is_refused_and_a_repair_raises_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = sqlite(dir.path()).await;
+        let row = TagRow {
+            tag: "orders".into(),
+            max_id: 1,
+            step: 10,
+            description: None,
+        };
+        store.create_tag(&row).await.unwrap();
+        let path = dir.path().join("g");
+        let guard = Guard::attach(&store, &path, true).await.unwrap();
+        store
+            .persist(
+                &[TagMove {
+                    tag: "orders".into(),
+                    old: 1,
+                    new: 500,
+                }],
+                &[("ids".into(), 1000)],
+            )
+            .await
+            .unwrap();
+        guard
+            .record(vec![
+                Mark::Tag("orders".into(), 500),
+                Mark::Clock("ids".into(), 1000),
+            ])
+            .await
+            .unwrap();
+        guard.verify(&store).await.unwrap();
+        // The store goes back (a restored backup).
+        sqlx_set(&store, "UPDATE leaf_alloc SET max_id = 100").await;
+        sqlx_set(&store, "DELETE FROM idforge_clock").await;
+        let why = guard.verify(&store).await.unwrap_err();
+        assert!(why.contains("tag orders: max_id 100"), "{why}");
+        assert!(why.contains("clock ids: missing"), "{why}");
+        drop(guard);
+        // A restart refuses too; a repair raises the store and the guard accepts it again.
+        assert!(Guard::attach(&store, &path, true).await.is_err());
+        assert_eq!(store.raise_tag("orders", 500, 10).await.unwrap(), Some(100));
+        store.raise_clock("ids", 1000).await.unwrap();
+        Guard::attach(&store, &path, true).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn another_or_an_empty_store_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g");
+        {
+            let store = sqlite(dir.path()).await;
+            Guard::attach(&store, &path, true).await.unwrap();
+            store.close().await;
+        }
+        // The database is deleted: a new, empty one has no identity.
+        for f in ["s.db", "s.db-wal", "s.db-shm"] {
+            let _ = std::fs::remove_file(dir.path().join(f));
+        }
+        let store = sqlite(dir.path()).await;
+        let why = Guard::attach(&store, &path, true).await.unwrap_err();
+        assert!(why.contains("no identity"), "{why}");
+        store.claim_identity("someone-else").await.unwrap();
+        let why = Guard::attach(&store, &path, true).await.unwrap_err();
+        assert!(why.contains("the store is someone-else"), "{why}");
+    }
+
+    async fn sqlx_set(store: &Store, sql: &str) {
+        let Store::Sql(s) = store else { unreachable!() };
+        s.execute_raw(sql).await.unwrap();
+    }
+}

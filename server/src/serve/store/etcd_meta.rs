@@ -1,0 +1,85 @@
+//! The etcd side of [`super::meta`]: the identity in `meta/identity`, clocks under `clock/`,
+//! and unfenced compare-and-swap raises for a repair.
+
+use etcd_client::{Compare, CompareOp, Txn, TxnOp};
+
+use super::etcd::EtcdStore;
+use super::{StoreError, StoreResult};
+
+impl EtcdStore {
+    /// The store's identity, if it has one.
+    pub async fn identity(&self) -> StoreResult<Option<String>> {
+        let key = self.key("meta/identity");
+        let key = &key;
+        let resp = self
+            .call(|mut c| async move { c.get(key.clone(), None).await })
+            .await?;
+        Ok(resp
+            .kvs()
+            .first()
+            .map(|kv| String::from_utf8_lossy(kv.value()).into_owned()))
+    }
+
+    /// Gives the store the identity `candidate` unless it has one; returns the one it has.
+    pub async fn claim_identity(&self, candidate: &str) -> StoreResult<String> {
+        let key = self.key("meta/identity");
+        let txn = Txn::new()
+            .when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)])
+            .and_then([TxnOp::put(key, candidate, None)]);
+        let txn = &txn;
+        self.call(|mut c| async move { c.txn(txn.clone()).await })
+            .await?;
+        self.identity()
+            .await?
+            .ok_or_else(|| StoreError("the store's identity could not be written".into()))
+    }
+
+    /// Every snowflake clock.
+    pub async fn clocks(&self) -> StoreResult<Vec<(String, i64)>> {
+        let (root, kvs) = self.under("clock/").await?;
+        kvs.iter()
+            .map(|kv| {
+                let name = String::from_utf8_lossy(&kv.key()[root.len()..]).into_owned();
+                let ms = std::str::from_utf8(kv.value())
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or_else(|| StoreError(format!("etcd clock {name} holds no integer")))?;
+                Ok((name, ms))
+            })
+            .collect()
+    }
+
+    /// Moves a tag's mark from `old` to `new` by compare-and-swap (unfenced; for a repair).
+    pub async fn cas_mark(&self, tag: &str, old: i64, new: i64) -> StoreResult<bool> {
+        let key = self.key(&format!("max/{tag}"));
+        let txn = Txn::new()
+            .when([Compare::value(
+                key.clone(),
+                CompareOp::Equal,
+                old.to_string(),
+            )])
+            .and_then([TxnOp::put(key, new.to_string(), None)]);
+        let txn = &txn;
+        Ok(self
+            .call(|mut c| async move { c.txn(txn.clone()).await })
+            .await?
+            .succeeded())
+    }
+
+    /// Raises a clock to at least `ms` (unfenced; for a repair).
+    pub async fn raise_clock(&self, name: &str, ms: i64) -> StoreResult<()> {
+        let key = self.key(&format!("clock/{name}"));
+        let value = format!("{:020}", ms.max(0));
+        let txn = Txn::new()
+            .when([Compare::value(
+                key.clone(),
+                CompareOp::Greater,
+                value.clone(),
+            )])
+            .or_else([TxnOp::put(key, value, None)]);
+        let txn = &txn;
+        self.call(|mut c| async move { c.txn(txn.clone()).await })
+            .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,222 @@
+//! `idforge store verify|repair`: compare a store with its guard, and raise a store that went
+//! back above every id it may have handed out (with every server of the store stopped).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use crate::serve::guard::{self, Finding, Log};
+use crate::serve::store::Store;
+use crate::serve::{Config, ServeArgs};
+
+/// `idforge store`.
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: StoreAction,
+}
+
+/// The `idforge store` commands.
+#[derive(Debug, Subcommand)]
+pub enum StoreAction {
+    /// Compare the store with its guard; exit status 0 when the store holds every mark, 1 when
+    /// it went back (the findings are listed), 2 when it cannot be checked.
+    Verify(StoreTarget),
+    /// Raise every tag and clock the store is behind its guard to the guard's mark (re-create
+    /// missing tags there), optionally every tag to at least --above + 1, then take the store
+    /// as the guard's new baseline. Stop every server of this store first.
+    Repair {
+        /// Which store and guard.
+        #[command(flatten)]
+        target: StoreTarget,
+        /// Ids up to N may have been handed out (for tags the guard does not know, or a lost
+        /// guard): every tag's next id becomes at least N + 1.
+        #[arg(long, value_name = "N")]
+        above: Option<i64>,
+    },
+}
+
+/// The store and guard, named as `idforge serve` names them.
+#[derive(Debug, Args)]
+pub struct StoreTarget {
+    /// The server's TOML config file.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The server's data dir.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// The server's store URL.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// The guard file.
+    #[arg(long, value_name = "FILE")]
+    pub guard: Option<String>,
+}
+
+impl StoreTarget {
+    fn resolve(&self) -> Result<(Config, PathBuf), String> {
+        let config = ServeArgs {
+            config: self.config.clone(),
+            data_dir: self.data_dir.clone(),
+            store: self.store.clone(),
+            guard: self.guard.clone(),
+            ..ServeArgs::default()
+        }
+        .resolve()?;
+        let guard = config
+            .guard
+            .clone()
+            .ok_or("no guard file: give --data-dir or --guard")?;
+        if !guard.exists() {
+            return Err(format!("no guard file at {}", guard.display()));
+        }
+        Ok((config, guard))
+    }
+}
+
+/// Runs `idforge store …`; returns the exit status.
+pub fn run(args: StoreArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = writeln!(err, "idforge: error: cannot start the runtime: {e}");
+            return 1;
+        }
+    };
+    let result = runtime.block_on(async {
+        match args.action {
+            StoreAction::Verify(target) => verify(&target, out).await,
+            StoreAction::Repair { target, above } => repair(&target, above, out).await,
+        }
+    });
+    let _ = out.flush();
+    match result {
+        Ok(status) => status,
+        Err(e) => {
+            let _ = writeln!(err, "idforge: error: {e}");
+            2
+        }
+    }
+}
+
+async fn open(target: &StoreTarget) -> Result<(Config, Store, Log), String> {
+    let (config, path) = target.resolve()?;
+    // Taken first: a running server holds it, and must not run during a check or repair.
+    let log = Log::open(&path).map_err(|e| format!("{e}; stop the server first"))?;
+    let store = Store::open(&config.store)
+        .await
+        .map_err(|e| format!("cannot open the store: {e}"))?;
+    Ok((config, store, log))
+}
+
+async fn verify(target: &StoreTarget, out: &mut dyn Write) -> Result<u8, String> {
+    let (_, store, log) = open(target).await?;
+    let marks = log.marks();
+    let findings = guard::inspect(&store, marks)
+        .await
+        .map_err(|e| e.to_string())?;
+    store.close().await;
+    let w = |out: &mut dyn Write, line: String| writeln!(out, "{line}").map_err(|e| e.to_string());
+    for f in &findings {
+        w(out, format!("behind: {f}"))?;
+    }
+    w(
+        out,
+        format!(
+            "{}: {} tags and {} clocks checked against {}",
+            if findings.is_empty() {
+                "ok"
+            } else {
+                "WENT BACK"
+            },
+            marks.tags.len(),
+            marks.clocks.len(),
+            log.path().display()
+        ),
+    )?;
+    Ok(if findings.is_empty() { 0 } else { 1 })
+}
+
+async fn repair(
+    target: &StoreTarget,
+    above: Option<i64>,
+    out: &mut dyn Write,
+) -> Result<u8, String> {
+    let (config, store, mut log) = open(target).await?;
+    let s = |e: crate::serve::store::StoreError| e.to_string();
+    let w = |out: &mut dyn Write, line: String| writeln!(out, "{line}").map_err(|e| e.to_string());
+    if let Some(why) = store.quick_check().await.map_err(s)? {
+        return Err(format!(
+            "the database fails its integrity check ({why}); recover or restore the file \
+             first (e.g. sqlite3's .recover), then run the repair"
+        ));
+    }
+    let marks = log.marks().clone();
+    if let (Some(id), None) = (&marks.identity, store.identity().await.map_err(s)?) {
+        // An empty or new database takes the guard's identity: it is this server's store now.
+        store.claim_identity(id).await.map_err(s)?;
+    }
+    let step = config.policy.default_step;
+    let floor = match above {
+        Some(n) if n < 0 || n == i64::MAX => return Err(format!("--above {n} is out of range")),
+        Some(n) => Some(n + 1),
+        None => None,
+    };
+    let mut targets: std::collections::BTreeMap<String, i64> =
+        marks.tags.iter().map(|(t, m)| (t.clone(), *m)).collect();
+    if let Some(floor) = floor {
+        for row in store.tags().await.map_err(s)? {
+            let at = targets.entry(row.tag).or_insert(floor);
+            *at = (*at).max(floor);
+        }
+        for m in targets.values_mut() {
+            *m = (*m).max(floor);
+        }
+    }
+    let mut raised = 0;
+    for (tag, mark) in &targets {
+        let before = store.raise_tag(tag, *mark, step).await.map_err(s)?;
+        if before.is_none_or(|b| b < *mark) {
+            raised += 1;
+            let was = before.map_or("missing".to_owned(), |b| b.to_string());
+            w(out, format!("raised: tag {tag}: max_id {was} -> {mark}"))?;
+        }
+    }
+    let before = store.clocks().await.map_err(s)?;
+    for (name, ms) in &marks.clocks {
+        if before.iter().all(|(n, v)| n != name || v < ms) {
+            store.raise_clock(name, *ms).await.map_err(s)?;
+            raised += 1;
+            w(out, format!("raised: clock {name} -> {ms}"))?;
+        }
+    }
+    let findings = guard::inspect(&store, &marks).await.map_err(s)?;
+    let other = findings
+        .iter()
+        .any(|f| matches!(f, Finding::OtherStore { .. }));
+    // Every server of the store is stopped: no cached range can be given back any more.
+    let base = guard::baseline(&store, true).await.map_err(s)?;
+    log.reset(base).map_err(|e| e.to_string())?;
+    store.close().await;
+    if other {
+        w(
+            out,
+            "note: the store has another identity than the guard recorded; it is the guard's \
+             store from now on"
+                .into(),
+        )?;
+    }
+    w(
+        out,
+        format!(
+            "repaired: {raised} marks raised; the guard {} now holds the store's marks",
+            log.path().display()
+        ),
+    )?;
+    Ok(0)
+}
