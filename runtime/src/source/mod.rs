@@ -42,6 +42,14 @@ use crate::error::Result;
 pub trait SegmentSource: Send + Sync + 'static {
     /// Allocates `step` fresh ids of `tag`.
     fn fetch(&self, tag: &str, step: u64) -> Result<Segment>;
+
+    /// A name of the counters behind this source, without credentials (`redis://host:6379/0`):
+    /// [`Segments`](crate::Segments) of one tag on sources with the same identity share one
+    /// high-water mark in the process, so none accepts a range below ids another already
+    /// took. `None` (the default): each generator keeps its own mark.
+    fn identity(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Checks a tag: 1-128 characters of `A-Za-z0-9_-.:` (safe as a file name and a Redis key).

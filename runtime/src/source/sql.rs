@@ -349,6 +349,20 @@ fn sqlite_busy(e: &Error) -> bool {
 }
 
 impl SegmentSource for SqlSource {
+    fn identity(&self) -> Option<String> {
+        // The URL without user, password and driver parameters, and the table.
+        let head = self.url.split('?').next().unwrap_or("");
+        let bare = match head.split_once("://") {
+            Some((scheme, rest)) => {
+                let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+                let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+                format!("{scheme}://{host}/{path}")
+            }
+            None => head.to_owned(),
+        };
+        Some(format!("{bare}#{}", self.table))
+    }
+
     fn fetch(&self, tag: &str, step: u64) -> Result<Segment> {
         validate_tag(tag)?;
         check_step(step)?;
@@ -400,6 +414,9 @@ mod tests {
             .unwrap();
         assert_eq!(s.url, "postgres://u@h/db?sslmode=disable");
         assert_eq!(s.table, "ids.leaf");
+        let with_password = SqlSource::new("postgres://u:secret@h/db?table=ids.leaf").unwrap();
+        assert_eq!(s.identity().as_deref(), Some("postgres://h/db#ids.leaf"));
+        assert_eq!(with_password.identity(), s.identity());
         assert_eq!(s.timeout, Duration::from_millis(9));
         assert!(s.auto_create);
         let s = SqlSource::new("mariadb://root@h:3306/x?auto_create=false").unwrap();
