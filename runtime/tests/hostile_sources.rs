@@ -270,6 +270,38 @@ fn timeout_ms_bounds_the_whole_request() {
     }
 }
 
+#[test]
+fn timeout_ms_bounds_connecting_to_a_silent_sql_server() {
+    // Accepts connections and never says a word: the driver's handshake waits for it.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopping = stop.clone();
+    let server = std::thread::spawn(move || {
+        let mut held = Vec::new();
+        let until = Instant::now() + Duration::from_secs(30);
+        while !stopping.load(Ordering::Relaxed) && Instant::now() < until {
+            if let Ok((stream, _)) = listener.accept() {
+                held.push(stream);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    });
+    for scheme in ["postgres", "mysql"] {
+        let url = format!("{scheme}://u:p@127.0.0.1:{port}/db?timeout_ms=500");
+        let source = idforge::source::open(&url).unwrap();
+        let started = Instant::now();
+        let e = source.fetch("t", 10).unwrap_err();
+        let took = started.elapsed();
+        assert_eq!(e.code(), ErrorCode::Timeout, "{scheme}: {e}");
+        assert!(took < Duration::from_secs(5), "{scheme}: {took:?}");
+        eprintln!("{scheme}: TIMEOUT after {took:?} with timeout_ms=500");
+    }
+    stop.store(true, Ordering::Relaxed);
+    server.join().unwrap();
+}
+
 /// The URL of the test Redis, or `None` (skipping) unless services are required.
 fn redis_url() -> Option<String> {
     match std::env::var("IDFORGE_TEST_REDIS_URL") {
