@@ -85,15 +85,16 @@ impl RemoteSource {
 
     /// Connects to `host:port` and authenticates (and selects the database).
     fn open(&self, host: &str, port: u16, deadline: Deadline) -> Result<Conn> {
-        self.handshake(Conn::connect(host, port, deadline)?, deadline)
+        self.handshake(Conn::connect(host, port, deadline, 0)?, deadline)
     }
 
     /// Connects to the first listed host that answers. A refused handshake is not retried on
     /// the next host: the credentials are the same there.
     fn open_any(&self, deadline: Deadline) -> Result<Conn> {
         let mut last = None;
-        for (host, port) in &self.url.hosts {
-            match Conn::connect(host, *port, deadline) {
+        let hosts = &self.url.hosts;
+        for (i, (host, port)) in hosts.iter().enumerate() {
+            match Conn::connect(host, *port, deadline, hosts.len() - i - 1) {
                 Ok(conn) => return self.handshake(conn, deadline),
                 Err(e) => last = Some(e),
             }

@@ -151,21 +151,33 @@ struct Budget {
 
 impl Conn {
     /// Connects to `host:port`, trying each address it resolves to, before `deadline`.
-    pub(crate) fn connect(host: &str, port: u16, deadline: Deadline) -> Result<Conn> {
+    ///
+    /// `others` more hosts wait to be tried after this one: each address gets an equal share
+    /// of the time left, so a host that drops connection attempts cannot use up the whole
+    /// deadline and keep the client from ever failing over.
+    pub(crate) fn connect(
+        host: &str,
+        port: u16,
+        deadline: Deadline,
+        others: usize,
+    ) -> Result<Conn> {
         let addr = if host.contains(':') {
             format!("[{host}]:{port}")
         } else {
             format!("{host}:{port}")
         };
-        let addrs = (host, port)
+        let addrs: Vec<_> = (host, port)
             .to_socket_addrs()
-            .map_err(|e| io_error(&addr, "resolve", &e))?;
+            .map_err(|e| io_error(&addr, "resolve", &e))?
+            .collect();
         let mut last = None;
-        for sa in addrs {
+        for (i, sa) in addrs.iter().enumerate() {
             let left = deadline
                 .left()
                 .map_err(|e| io_error(&addr, "connect", &e))?;
-            match TcpStream::connect_timeout(&sa, left) {
+            let tries_left = (addrs.len() - i + others) as u32;
+            let share = (left / tries_left).max(Duration::from_millis(1)).min(left);
+            match TcpStream::connect_timeout(sa, share) {
                 Ok(tcp) => {
                     tcp.set_nodelay(true)
                         .map_err(|e| io_error(&addr, "connect", &e))?;
@@ -174,6 +186,8 @@ impl Conn {
                         addr,
                     });
                 }
+                // Only its share may be over: then the connect's own error says so.
+                Err(e) if deadline.left().is_ok() => last = Some(e),
                 Err(e) => last = Some(deadline.explain(e)),
             }
         }
@@ -328,7 +342,7 @@ mod tests {
             let _ = s.read(&mut buf);
         });
         let deadline = Deadline::after(Duration::from_secs(10));
-        let mut conn = Conn::connect("127.0.0.1", port, deadline)?;
+        let mut conn = Conn::connect("127.0.0.1", port, deadline, 0)?;
         let result = conn.call(&[b"PING"], deadline);
         drop(conn);
         server.join().unwrap();
