@@ -8,12 +8,15 @@
 //! | `file:///dir` | [`FileSource`]: a locked counter file per tag, for one host | yes |
 //! | `memory:` | [`MemorySource`]: this process only | no |
 //!
-//! Network URLs take `timeout_ms` (how long one range may take, default 5000); SQL URLs also
-//! `table` (default `leaf_alloc`) and `auto_create` (default `true`).
+//! Network URLs take `timeout_ms` (how long one request may take, all of it: connecting,
+//! sending, the whole reply, redirects; default 5000); SQL URLs also `table` (default
+//! `leaf_alloc`) and `auto_create` (default `true`).
 //!
 //! A Redis restart without `appendfsync always`, or a failover to a replica that had not yet
-//! seen the last `INCRBY`, can hand out a range again: use `redis://` only where that is
-//! acceptable, and `idforge://` or SQL where it is not.
+//! seen the last `INCRBY`, can hand out a range again. [`Segments`](crate::Segments) refuses
+//! such a range (`INVALID_SEGMENT`) in a process that already took ids above it, but another
+//! process cannot tell: use `redis://` only where that is acceptable, and `idforge://` or SQL
+//! where it is not.
 
 mod file;
 mod memory;

@@ -216,6 +216,7 @@ impl SegmentSource for RemoteSource {
             .hosts
             .iter()
             .map(|(h, p)| {
+                let h = h.to_ascii_lowercase();
                 if h.contains(':') {
                     format!("[{h}]:{p}")
                 } else {
@@ -294,7 +295,7 @@ mod tests {
     fn identities_carry_no_credentials() {
         let id = |url: &str| RemoteSource::new(url).unwrap().identity().unwrap();
         assert_eq!(id("redis://:pw@h"), "redis://h:6379/0");
-        assert_eq!(id("redis://u:pw@h:7/0"), "redis://h:7/0");
+        assert_eq!(id("redis://u:pw@H:7/0"), "redis://h:7/0");
         assert_eq!(id("redis://h/3"), "redis://h:6379/3");
         assert_eq!(
             id("idforge://u:pw@a,[::1]:7000?timeout_ms=9"),
