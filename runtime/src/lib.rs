@@ -29,6 +29,7 @@ mod error;
 mod flake128;
 pub mod fork;
 mod lease;
+mod marks;
 mod objectid;
 mod policy;
 mod reseed;

@@ -14,6 +14,7 @@ use idforge_core::Error as CoreError;
 use idforge_core::segment::{SegmentBuffer, StepPolicy, Take};
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::marks::{self, Mark};
 use crate::reseed::ForkGuard;
 use crate::source::{self, SegmentSource};
 
@@ -105,6 +106,9 @@ struct Shared {
     buffer: SegmentBuffer,
     source: Arc<dyn SegmentSource>,
     tag: String,
+    /// The ids this process already took for the tag from the source: a range that is not
+    /// above them is refused.
+    mark: Arc<Mark>,
     options: SegmentOptions,
     step: AtomicU64,
     counters: Counters,
@@ -121,6 +125,11 @@ impl std::fmt::Debug for dyn SegmentSource {
 ///
 /// In a forked child the parent's buffered ranges are dropped and fresh ones fetched, so the
 /// child never returns a value the parent may also return.
+///
+/// A source is not trusted to go up: a range that is not entirely above every id this process
+/// already took for the tag from that source (by any `Segments`) is refused whole with
+/// `INVALID_SEGMENT`, which callers see once the buffered ids run out; the worker keeps
+/// fetching, so a counter that went back is used again once it has passed the mark.
 #[derive(Debug)]
 pub struct Segments {
     shared: Arc<Shared>,
@@ -144,10 +153,12 @@ impl Segments {
         if options.step == 0 || options.max_step < options.step {
             return Err(CoreError::InvalidArgument("need 1 <= step <= max_step").into());
         }
+        let mark = marks::mark_for(source.as_ref(), tag)?;
         let shared = Arc::new(Shared {
             buffer: SegmentBuffer::new(options.prefetch_pct)?,
             source,
             tag: tag.to_owned(),
+            mark,
             options,
             step: AtomicU64::new(options.step),
             counters: Counters::default(),
@@ -302,6 +313,7 @@ impl Shared {
         while self.buffer.has_free_slot() {
             let step = self.step.load(Ordering::Relaxed);
             let started = Instant::now();
+            let ticket = self.mark.ticket();
             let fetched = self.source.fetch(&self.tag, step);
             let micros = started.elapsed().as_micros() as u64;
             self.counters.micros_last.store(micros, Ordering::Relaxed);
@@ -309,7 +321,11 @@ impl Shared {
                 .micros_total
                 .fetch_add(micros, Ordering::Relaxed);
             let worker = self.worker.load_full();
-            match fetched.and_then(|segment| Ok(self.buffer.install(segment)?)) {
+            let admitted = fetched.and_then(|segment| {
+                self.mark.admit(ticket, segment, &self.tag)?;
+                Ok(self.buffer.install(segment)?)
+            });
+            match admitted {
                 Ok(()) => {
                     self.counters.ranges.fetch_add(1, Ordering::Relaxed);
                     if self.options.dynamic_step {

@@ -81,6 +81,13 @@ fn a_forked_child_never_repeats_its_parent() {
     let parent_oid = oids.next().unwrap();
     let parent_worker = flakes.next().unwrap().worker();
     let mut parent_ids: Vec<u64> = (0..500).map(|_| segs.next().unwrap()).collect();
+    // The prefetch of the second range runs in the background: let it land before the fork,
+    // or the child may fetch that range itself (no repeat, but not what this test checks).
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while segs.stats().ranges_fetched < 2 && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert!(segs.stats().ranges_fetched >= 2, "{:?}", segs.stats());
 
     let (mut parent_end, child_end) = UnixStream::pair().unwrap();
     // SAFETY: the child only runs Rust code that allocates and makes syscalls, which glibc's

@@ -25,11 +25,17 @@ impl FileSource {
             path: dir.clone(),
             source,
         })?;
+        // Canonical, so two spellings of one folder share a high-water mark.
+        let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
         Ok(FileSource { dir })
     }
 }
 
 impl SegmentSource for FileSource {
+    fn identity(&self) -> Option<String> {
+        Some(format!("file://{}", self.dir.display()))
+    }
+
     fn fetch(&self, tag: &str, step: u64) -> Result<Segment> {
         validate_tag(tag)?;
         check_step(step)?;

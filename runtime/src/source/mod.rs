@@ -8,12 +8,15 @@
 //! | `file:///dir` | [`FileSource`]: a locked counter file per tag, for one host | yes |
 //! | `memory:` | [`MemorySource`]: this process only | no |
 //!
-//! Network URLs take `timeout_ms` (how long one range may take, default 5000); SQL URLs also
-//! `table` (default `leaf_alloc`) and `auto_create` (default `true`).
+//! Network URLs take `timeout_ms` (how long one request may take, all of it: connecting,
+//! sending, the whole reply, redirects; default 5000); SQL URLs also `table` (default
+//! `leaf_alloc`) and `auto_create` (default `true`).
 //!
 //! A Redis restart without `appendfsync always`, or a failover to a replica that had not yet
-//! seen the last `INCRBY`, can hand out a range again: use `redis://` only where that is
-//! acceptable, and `idforge://` or SQL where it is not.
+//! seen the last `INCRBY`, can hand out a range again. [`Segments`](crate::Segments) refuses
+//! such a range (`INVALID_SEGMENT`) in a process that already took ids above it, but another
+//! process cannot tell: use `redis://` only where that is acceptable, and `idforge://` or SQL
+//! where it is not.
 
 mod file;
 mod memory;
@@ -42,6 +45,14 @@ use crate::error::Result;
 pub trait SegmentSource: Send + Sync + 'static {
     /// Allocates `step` fresh ids of `tag`.
     fn fetch(&self, tag: &str, step: u64) -> Result<Segment>;
+
+    /// A name of the counters behind this source, without credentials (`redis://host:6379/0`):
+    /// [`Segments`](crate::Segments) of one tag on sources with the same identity share one
+    /// high-water mark in the process, so none accepts a range below ids another already
+    /// took. `None` (the default): each generator keeps its own mark.
+    fn identity(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Checks a tag: 1-128 characters of `A-Za-z0-9_-.:` (safe as a file name and a Redis key).

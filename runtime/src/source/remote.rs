@@ -10,14 +10,15 @@ use std::time::Duration;
 use idforge_core::segment::Segment;
 
 use super::per_process::PerProcess;
-use super::resp::{Conn, Reply};
+use super::resp::{Conn, Deadline, Reply};
 use super::url::{self, SourceUrl};
 use super::{SegmentSource, check_step, validate_tag};
 use crate::error::{Error, ErrorCode, Result};
 
 /// How many `MOVED` replies one fetch follows before it gives up.
 const MAX_REDIRECTS: u32 = 5;
-/// How long one request may take unless the URL says otherwise (`timeout_ms`).
+/// How long one request may take unless the URL says otherwise (`timeout_ms`): connecting,
+/// sending, the whole reply and any `MOVED` redirects, together.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Which server a [`RemoteSource`] talks to.
@@ -83,17 +84,18 @@ impl RemoteSource {
     }
 
     /// Connects to `host:port` and authenticates (and selects the database).
-    fn open(&self, host: &str, port: u16) -> Result<Conn> {
-        self.handshake(Conn::connect(host, port, self.timeout)?)
+    fn open(&self, host: &str, port: u16, deadline: Deadline) -> Result<Conn> {
+        self.handshake(Conn::connect(host, port, deadline, 0)?, deadline)
     }
 
     /// Connects to the first listed host that answers. A refused handshake is not retried on
     /// the next host: the credentials are the same there.
-    fn open_any(&self) -> Result<Conn> {
+    fn open_any(&self, deadline: Deadline) -> Result<Conn> {
         let mut last = None;
-        for (host, port) in &self.url.hosts {
-            match Conn::connect(host, *port, self.timeout) {
-                Ok(conn) => return self.handshake(conn),
+        let hosts = &self.url.hosts;
+        for (i, (host, port)) in hosts.iter().enumerate() {
+            match Conn::connect(host, *port, deadline, hosts.len() - i - 1) {
+                Ok(conn) => return self.handshake(conn, deadline),
                 Err(e) => last = Some(e),
             }
         }
@@ -102,11 +104,13 @@ impl RemoteSource {
         }))
     }
 
-    fn handshake(&self, mut conn: Conn) -> Result<Conn> {
+    fn handshake(&self, mut conn: Conn, deadline: Deadline) -> Result<Conn> {
         if let Some(password) = &self.url.password {
             let reply = match &self.url.user {
-                Some(user) => conn.call(&[b"AUTH", user.as_bytes(), password.as_bytes()])?,
-                None => conn.call(&[b"AUTH", password.as_bytes()])?,
+                Some(user) => {
+                    conn.call(&[b"AUTH", user.as_bytes(), password.as_bytes()], deadline)?
+                }
+                None => conn.call(&[b"AUTH", password.as_bytes()], deadline)?,
             };
             if let Reply::Error(e) = reply {
                 return Err(source_error(
@@ -117,7 +121,7 @@ impl RemoteSource {
         }
         if self.db != 0 {
             let db = self.db.to_string();
-            if let Reply::Error(e) = conn.call(&[b"SELECT", db.as_bytes()])? {
+            if let Reply::Error(e) = conn.call(&[b"SELECT", db.as_bytes()], deadline)? {
                 return Err(source_error(
                     ErrorCode::SourceUnavailable,
                     format!("{}: SELECT {db}: {e}", conn.addr),
@@ -152,8 +156,9 @@ fn moved_target(reply: &str) -> Option<(String, u16)> {
 impl RemoteSource {
     /// Sends one command to the server that serves (following `MOVED`, re-opening a dead kept
     /// connection once) and returns the address that answered with its reply, which is never
-    /// `MOVED`. `what` names the command in errors.
+    /// `MOVED`. `what` names the command in errors. All of it within one `timeout_ms`.
     pub(crate) fn call(&self, args: &[&[u8]], what: &str) -> Result<(String, Reply)> {
+        let deadline = Deadline::after(self.timeout);
         self.conn.with(|slot| {
             let mut redirects = 0;
             // A connection kept from an earlier call may have died since (a server restart):
@@ -162,13 +167,14 @@ impl RemoteSource {
             loop {
                 let conn = match slot {
                     Some(conn) => conn,
-                    None => slot.insert(self.open_any()?),
+                    None => slot.insert(self.open_any(deadline)?),
                 };
-                let reply = match conn.call(args) {
+                let reply = match conn.call(args, deadline) {
                     Ok(reply) => reply,
                     Err(e) => {
                         *slot = None;
-                        if std::mem::take(&mut reused) {
+                        // Not after a timeout: the request's time is used up.
+                        if e.code() != ErrorCode::Timeout && std::mem::take(&mut reused) {
                             continue;
                         }
                         return Err(e);
@@ -194,7 +200,7 @@ impl RemoteSource {
                             ));
                         }
                         reused = false;
-                        *slot = Some(self.open(&target.0, target.1)?);
+                        *slot = Some(self.open(&target.0, target.1, deadline)?);
                     }
                     other => return Ok((addr, other)),
                 }
@@ -204,6 +210,27 @@ impl RemoteSource {
 }
 
 impl SegmentSource for RemoteSource {
+    fn identity(&self) -> Option<String> {
+        let hosts: Vec<String> = self
+            .url
+            .hosts
+            .iter()
+            .map(|(h, p)| {
+                let h = h.to_ascii_lowercase();
+                if h.contains(':') {
+                    format!("[{h}]:{p}")
+                } else {
+                    format!("{h}:{p}")
+                }
+            })
+            .collect();
+        let db = match self.flavor {
+            Flavor::Redis => format!("/{}", self.db),
+            Flavor::Idforge => String::new(),
+        };
+        Some(format!("{}://{}{db}", self.url.scheme, hosts.join(",")))
+    }
+
     fn fetch(&self, tag: &str, step: u64) -> Result<Segment> {
         validate_tag(tag)?;
         check_step(step)?;
@@ -262,6 +289,18 @@ mod tests {
         assert_eq!(leaf_range(25, 5).unwrap(), Segment::new(21, 26).unwrap());
         assert!(leaf_range(4, 5).is_err());
         assert!(leaf_range(-5, 1).is_err());
+    }
+
+    #[test]
+    fn identities_carry_no_credentials() {
+        let id = |url: &str| RemoteSource::new(url).unwrap().identity().unwrap();
+        assert_eq!(id("redis://:pw@h"), "redis://h:6379/0");
+        assert_eq!(id("redis://u:pw@H:7/0"), "redis://h:7/0");
+        assert_eq!(id("redis://h/3"), "redis://h:6379/3");
+        assert_eq!(
+            id("idforge://u:pw@a,[::1]:7000?timeout_ms=9"),
+            "idforge://a:7379,[::1]:7000"
+        );
     }
 
     #[test]

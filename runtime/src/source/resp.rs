@@ -1,17 +1,28 @@
-//! A small blocking RESP2 client: one request, one reply, with timeouts.
+//! A small blocking RESP2 client: one request, one reply, within one deadline.
 //!
 //! Written by hand rather than with the `redis` crate: the sources need four commands on a
 //! blocking socket they own (so a forked child can drop it), and every binding would otherwise
 //! compile a full async-capable client.
+//!
+//! The server is not trusted: a reply is read without recursion and within [`MAX_DEPTH`]
+//! nested arrays, [`MAX_ELEMENTS`] array elements and [`MAX_REPLY_BYTES`] bytes; past a bound
+//! it is a protocol error (`SOURCE_UNAVAILABLE`). Every socket read and write gets the time
+//! left before the request's deadline, so a server trickling bytes cannot stretch a request.
 
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorCode, Result};
 
-/// Longest bulk reply accepted (the sources only read short ones).
-const MAX_BULK: usize = 1 << 20;
+/// Most arrays nested in one reply (the sources read at most one level).
+pub(crate) const MAX_DEPTH: usize = 8;
+/// Most array elements in one reply, all levels together.
+pub(crate) const MAX_ELEMENTS: usize = 1024;
+/// Most bytes in one reply, framing included (the sources only read short ones).
+pub(crate) const MAX_REPLY_BYTES: usize = 1 << 20;
+/// Longest line (a simple string, an error, a header).
+const MAX_LINE: usize = 64 * 1024;
 
 /// A reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,10 +41,79 @@ pub(crate) enum Reply {
     Array(Vec<Reply>),
 }
 
+/// When a request must be over: its start plus the source's `timeout_ms`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Deadline {
+    at: Instant,
+    timeout: Duration,
+}
+
+impl Deadline {
+    /// `timeout` from now.
+    pub(crate) fn after(timeout: Duration) -> Deadline {
+        Deadline {
+            at: Instant::now() + timeout,
+            timeout,
+        }
+    }
+
+    /// The time left, or a `TimedOut` error once it has passed.
+    fn left(&self) -> std::io::Result<Duration> {
+        let left = self.at.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(self.passed());
+        }
+        Ok(left)
+    }
+
+    fn passed(&self) -> std::io::Error {
+        std::io::Error::new(
+            ErrorKind::TimedOut,
+            format!(
+                "the request took longer than timeout_ms ({} ms)",
+                self.timeout.as_millis()
+            ),
+        )
+    }
+
+    /// `e`, or the deadline's own error when `e` is a socket timeout.
+    fn explain(&self, e: std::io::Error) -> std::io::Error {
+        match e.kind() {
+            ErrorKind::TimedOut | ErrorKind::WouldBlock => self.passed(),
+            _ => e,
+        }
+    }
+}
+
+/// The socket, with each read and write bounded by the current request's deadline.
+#[derive(Debug)]
+struct Timed {
+    tcp: TcpStream,
+    deadline: Deadline,
+}
+
+impl Read for Timed {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.tcp.set_read_timeout(Some(self.deadline.left()?))?;
+        self.tcp.read(buf).map_err(|e| self.deadline.explain(e))
+    }
+}
+
+impl Write for Timed {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.tcp.set_write_timeout(Some(self.deadline.left()?))?;
+        self.tcp.write(buf).map_err(|e| self.deadline.explain(e))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.tcp.flush()
+    }
+}
+
 /// One connection.
 #[derive(Debug)]
 pub(crate) struct Conn {
-    reader: BufReader<TcpStream>,
+    reader: BufReader<Timed>,
     /// Where it is connected (`host:port`), for messages.
     pub(crate) addr: String,
 }
@@ -57,40 +137,68 @@ fn protocol(addr: &str, what: &str) -> Error {
     }
 }
 
+/// One element of a reply as read: a value, or the header of a non-empty array.
+enum Item {
+    Value(Reply),
+    Array(usize),
+}
+
+/// What a reply may still use of its bounds.
+struct Budget {
+    bytes: usize,
+    elements: usize,
+}
+
 impl Conn {
-    /// Connects to `host:port`, trying each address it resolves to, within `timeout` each.
-    pub(crate) fn connect(host: &str, port: u16, timeout: Duration) -> Result<Conn> {
+    /// Connects to `host:port`, trying each address it resolves to, before `deadline`.
+    ///
+    /// `others` more hosts wait to be tried after this one: each address gets an equal share
+    /// of the time left, so a host that drops connection attempts cannot use up the whole
+    /// deadline and keep the client from ever failing over.
+    pub(crate) fn connect(
+        host: &str,
+        port: u16,
+        deadline: Deadline,
+        others: usize,
+    ) -> Result<Conn> {
         let addr = if host.contains(':') {
             format!("[{host}]:{port}")
         } else {
             format!("{host}:{port}")
         };
-        let addrs = (host, port)
+        let addrs: Vec<_> = (host, port)
             .to_socket_addrs()
-            .map_err(|e| io_error(&addr, "resolve", &e))?;
+            .map_err(|e| io_error(&addr, "resolve", &e))?
+            .collect();
         let mut last = None;
-        for sa in addrs {
-            match TcpStream::connect_timeout(&sa, timeout) {
-                Ok(stream) => {
-                    let setup = stream
-                        .set_read_timeout(Some(timeout))
-                        .and_then(|()| stream.set_write_timeout(Some(timeout)))
-                        .and_then(|()| stream.set_nodelay(true));
-                    setup.map_err(|e| io_error(&addr, "connect", &e))?;
+        for (i, sa) in addrs.iter().enumerate() {
+            let left = deadline
+                .left()
+                .map_err(|e| io_error(&addr, "connect", &e))?;
+            let tries_left = (addrs.len() - i + others) as u32;
+            let share = (left / tries_left).max(Duration::from_millis(1)).min(left);
+            match TcpStream::connect_timeout(sa, share) {
+                Ok(tcp) => {
+                    tcp.set_nodelay(true)
+                        .map_err(|e| io_error(&addr, "connect", &e))?;
                     return Ok(Conn {
-                        reader: BufReader::new(stream),
+                        reader: BufReader::new(Timed { tcp, deadline }),
                         addr,
                     });
                 }
-                Err(e) => last = Some(e),
+                // Only its share may be over: then the connect's own error says so.
+                Err(e) if deadline.left().is_ok() => last = Some(e),
+                Err(e) => last = Some(deadline.explain(e)),
             }
         }
         let e = last.unwrap_or_else(|| std::io::Error::other("no address"));
         Err(io_error(&addr, "connect", &e))
     }
 
-    /// Sends one command and reads its reply (an error reply is `Ok(Reply::Error)`).
-    pub(crate) fn call(&mut self, args: &[&[u8]]) -> Result<Reply> {
+    /// Sends one command and reads its reply before `deadline` (an error reply is
+    /// `Ok(Reply::Error)`).
+    pub(crate) fn call(&mut self, args: &[&[u8]], deadline: Deadline) -> Result<Reply> {
+        self.reader.get_mut().deadline = deadline;
         let mut req = Vec::with_capacity(64);
         req.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
         for a in args {
@@ -105,30 +213,72 @@ impl Conn {
         self.read()
     }
 
-    fn line(&mut self) -> Result<String> {
+    fn line(&mut self, budget: &mut Budget) -> Result<String> {
         let mut line = Vec::new();
+        let limit = MAX_LINE.min(budget.bytes) as u64;
         let n = (&mut self.reader)
-            .take(64 * 1024)
+            .take(limit)
             .read_until(b'\n', &mut line)
             .map_err(|e| io_error(&self.addr, "read", &e))?;
         if n == 0 {
             return Err(protocol(&self.addr, "connection closed"));
         }
+        budget.bytes -= n;
         if !line.ends_with(b"\r\n") {
-            return Err(protocol(&self.addr, "a reply line without CRLF"));
+            return Err(protocol(
+                &self.addr,
+                "a reply line without CRLF (or longer than the bounds)",
+            ));
         }
         line.truncate(line.len() - 2);
         String::from_utf8(line).map_err(|_| protocol(&self.addr, "a reply line is not UTF-8"))
     }
 
+    /// One reply, without recursion: arrays under construction wait on a stack.
     fn read(&mut self) -> Result<Reply> {
-        let line = self.line()?;
+        let mut budget = Budget {
+            bytes: MAX_REPLY_BYTES,
+            elements: MAX_ELEMENTS,
+        };
+        // Each open array: its elements so far and how many it has.
+        let mut open: Vec<(Vec<Reply>, usize)> = Vec::new();
+        loop {
+            let mut reply = match self.item(&mut budget)? {
+                Item::Value(reply) => reply,
+                Item::Array(n) => {
+                    if open.len() >= MAX_DEPTH {
+                        return Err(protocol(
+                            &self.addr,
+                            &format!("a reply nests more than {MAX_DEPTH} arrays"),
+                        ));
+                    }
+                    open.push((Vec::with_capacity(n.min(64)), n));
+                    continue;
+                }
+            };
+            // Close every array this value completes.
+            loop {
+                let Some((items, len)) = open.last_mut() else {
+                    return Ok(reply);
+                };
+                items.push(reply);
+                if items.len() < *len {
+                    break;
+                }
+                reply = Reply::Array(std::mem::take(items));
+                open.pop();
+            }
+        }
+    }
+
+    fn item(&mut self, budget: &mut Budget) -> Result<Item> {
+        let line = self.line(budget)?;
         let (kind, rest) = line.split_at(line.len().min(1));
         let int = |addr: &str| {
             rest.parse::<i64>()
                 .map_err(|_| protocol(addr, "a bad integer"))
         };
-        Ok(match kind {
+        Ok(Item::Value(match kind {
             "+" => Reply::Simple(rest.to_owned()),
             "-" => Reply::Error(rest.to_owned()),
             ":" => Reply::Int(int(&self.addr)?),
@@ -136,28 +286,107 @@ impl Conn {
             "$" | "*" => {
                 let n = int(&self.addr)?;
                 if n < 0 {
-                    return Ok(Reply::Nil);
+                    return Ok(Item::Value(Reply::Nil));
                 }
-                let n = n as usize;
-                if n > MAX_BULK {
-                    return Err(protocol(&self.addr, "a reply is too long"));
-                }
+                let n = usize::try_from(n).unwrap_or(usize::MAX);
                 if kind == "*" {
-                    let mut items = Vec::with_capacity(n.min(64));
-                    for _ in 0..n {
-                        items.push(self.read()?);
+                    if n > budget.elements {
+                        return Err(protocol(
+                            &self.addr,
+                            &format!("a reply has more than {MAX_ELEMENTS} elements"),
+                        ));
                     }
-                    Reply::Array(items)
-                } else {
-                    let mut data = vec![0; n + 2];
-                    self.reader
-                        .read_exact(&mut data)
-                        .map_err(|e| io_error(&self.addr, "read", &e))?;
-                    data.truncate(n);
-                    Reply::Bulk(data)
+                    budget.elements -= n;
+                    if n == 0 {
+                        return Ok(Item::Value(Reply::Array(Vec::new())));
+                    }
+                    return Ok(Item::Array(n));
                 }
+                if n.saturating_add(2) > budget.bytes {
+                    return Err(protocol(
+                        &self.addr,
+                        &format!("a reply is longer than {MAX_REPLY_BYTES} bytes"),
+                    ));
+                }
+                budget.bytes -= n + 2;
+                let mut data = vec![0; n + 2];
+                self.reader
+                    .read_exact(&mut data)
+                    .map_err(|e| io_error(&self.addr, "read", &e))?;
+                if !data.ends_with(b"\r\n") {
+                    return Err(protocol(&self.addr, "a bulk reply without CRLF"));
+                }
+                data.truncate(n);
+                Reply::Bulk(data)
             }
             _ => return Err(protocol(&self.addr, "an unknown reply type")),
-        })
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// A connection to a one-shot server that answers any request with `reply`.
+    fn ask(reply: Vec<u8>) -> Result<Reply> {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 256];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(&reply);
+            // Keep the socket open until the client is done, so EOF is not the error.
+            let _ = s.read(&mut buf);
+        });
+        let deadline = Deadline::after(Duration::from_secs(10));
+        let mut conn = Conn::connect("127.0.0.1", port, deadline, 0)?;
+        let result = conn.call(&[b"PING"], deadline);
+        drop(conn);
+        server.join().unwrap();
+        result
+    }
+
+    #[test]
+    fn reads_nested_replies() {
+        let r = ask(b"*2\r\n:1\r\n*3\r\n$2\r\nab\r\n+OK\r\n*0\r\n".to_vec()).unwrap();
+        assert_eq!(
+            r,
+            Reply::Array(vec![
+                Reply::Int(1),
+                Reply::Array(vec![
+                    Reply::Bulk(b"ab".to_vec()),
+                    Reply::Simple("OK".into()),
+                    Reply::Array(vec![])
+                ])
+            ])
+        );
+        assert_eq!(ask(b"$-1\r\n".to_vec()).unwrap(), Reply::Nil);
+        let deep = [b"*1\r\n".repeat(MAX_DEPTH), b":7\r\n".to_vec()].concat();
+        assert!(matches!(ask(deep).unwrap(), Reply::Array(_)));
+    }
+
+    #[test]
+    fn refuses_replies_past_the_bounds() {
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            (
+                [b"*1\r\n".repeat(10_000), b":1\r\n".to_vec()].concat(),
+                "nests more than",
+            ),
+            (b"*1000000000\r\n".to_vec(), "more than 1024 elements"),
+            (b"*1000\r\n*1000\r\n".to_vec(), "more than 1024 elements"),
+            (b"$999999999999\r\n".to_vec(), "longer than"),
+            (vec![b'+'; MAX_LINE + 10], "without CRLF"),
+            (b"$3\r\nabcde".to_vec(), "without CRLF"),
+            (b"%1\r\n".to_vec(), "unknown reply type"),
+        ];
+        for (reply, why) in cases {
+            let e = ask(reply).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::SourceUnavailable, "{e}");
+            assert!(e.to_string().contains("protocol error"), "{e}");
+            assert!(e.to_string().contains(why), "{e} / {why}");
+        }
     }
 }

@@ -6,7 +6,7 @@
 //! above it). So idforge clients and Leaf's own servers can share one table, and a team moves
 //! from Leaf without moving data.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use idforge_core::Error as CoreError;
 use idforge_core::segment::Segment;
@@ -178,34 +178,42 @@ impl SqlSource {
         }
     }
 
-    fn connect(&self) -> Result<Link> {
+    /// A connection, made before `deadline`.
+    fn connect(&self, deadline: Instant) -> Result<Link> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| unavailable(format!("could not start the SQL runtime: {e}")))?;
-        let conn = runtime.block_on(async {
-            let mut conn = AnyConnection::connect(&self.url).await?;
-            if self.kind == SqlKind::Sqlite {
-                // busy_timeout first: another connection closing the file (its WAL checkpoint)
-                // holds a lock that would fail the next pragmas at once with SQLITE_BUSY.
-                for pragma in [
-                    "PRAGMA busy_timeout=5000",
-                    "PRAGMA journal_mode=WAL",
-                    "PRAGMA synchronous=FULL",
-                ] {
-                    sqlx::query(pragma).execute(&mut conn).await?;
-                }
-            }
-            if self.auto_create {
-                sqlx::query(&self.sql(LEAF_DDL)).execute(&mut conn).await?;
-            }
-            Ok::<_, sqlx::Error>(conn)
-        });
-        let conn = conn.map_err(|e| self.db_error(e))?;
+        // The timer is made inside the runtime (it needs its clock).
+        let conn = runtime
+            .block_on(async { tokio::time::timeout_at(deadline.into(), self.open_conn()).await });
+        let conn = conn
+            .map_err(|_elapsed| self.timed_out())?
+            .map_err(|e| self.db_error(e))?;
         Ok(Link {
             conn: Some(conn),
             runtime,
         })
+    }
+
+    /// Connects, sets SQLite up and creates the table when asked.
+    async fn open_conn(&self) -> sqlx::Result<AnyConnection> {
+        let mut conn = AnyConnection::connect(&self.url).await?;
+        if self.kind == SqlKind::Sqlite {
+            // busy_timeout first: another connection closing the file (its WAL checkpoint)
+            // holds a lock that would fail the next pragmas at once with SQLITE_BUSY.
+            for pragma in [
+                "PRAGMA busy_timeout=5000",
+                "PRAGMA journal_mode=WAL",
+                "PRAGMA synchronous=FULL",
+            ] {
+                sqlx::query(pragma).execute(&mut conn).await?;
+            }
+        }
+        if self.auto_create {
+            sqlx::query(&self.sql(LEAF_DDL)).execute(&mut conn).await?;
+        }
+        Ok(conn)
     }
 
     fn db_error(&self, e: sqlx::Error) -> Error {
@@ -287,11 +295,29 @@ impl SqlSource {
         Ok(())
     }
 
-    fn fetch_on(&self, link: &mut Link, tag: &str, step: u64) -> Result<Segment> {
+    fn timed_out(&self) -> Error {
+        Error::Source {
+            code: ErrorCode::Timeout,
+            message: format!(
+                "{:?}: no range within timeout_ms ({} ms)",
+                self.kind,
+                self.timeout.as_millis()
+            ),
+        }
+    }
+
+    /// One range on `link`, before `deadline`.
+    fn fetch_on(
+        &self,
+        link: &mut Link,
+        tag: &str,
+        step: u64,
+        deadline: Instant,
+    ) -> Result<Segment> {
         let step = step as i64; // check_step bounds it to 2^38
         let conn = link.conn.as_mut().expect("a link holds its connection");
         let outcome = link.runtime.block_on(async {
-            tokio::time::timeout(self.timeout, async {
+            tokio::time::timeout_at(deadline.into(), async {
                 let mut bumped = self.bump(conn, tag, step).await?;
                 if bumped.is_none() && self.auto_create {
                     self.create_row(conn, tag, step).await?;
@@ -302,12 +328,7 @@ impl SqlSource {
             .await
         });
         let bumped = match outcome {
-            Err(_elapsed) => {
-                return Err(Error::Source {
-                    code: ErrorCode::Timeout,
-                    message: format!("no range within {} ms", self.timeout.as_millis()),
-                });
-            }
+            Err(_elapsed) => return Err(self.timed_out()),
             Ok(result) => result.map_err(|e| self.db_error(e))?,
         };
         match bumped {
@@ -330,9 +351,9 @@ impl SqlSource {
 
 impl SqlSource {
     /// One range on a connection of its own, closed (its worker thread ended) before returning.
-    fn fetch_closed(&self, tag: &str, step: u64) -> Result<Segment> {
-        let mut link = self.connect()?;
-        let result = self.fetch_on(&mut link, tag, step);
+    fn fetch_closed(&self, tag: &str, step: u64, deadline: Instant) -> Result<Segment> {
+        let mut link = self.connect(deadline)?;
+        let result = self.fetch_on(&mut link, tag, step, deadline);
         if let Some(conn) = link.conn.take() {
             // A failed close leaves nothing to undo: the range's transaction has ended.
             let _ = link.runtime.block_on(conn.close());
@@ -349,6 +370,20 @@ fn sqlite_busy(e: &Error) -> bool {
 }
 
 impl SegmentSource for SqlSource {
+    fn identity(&self) -> Option<String> {
+        // The URL without user, password and driver parameters, and the table.
+        let head = self.url.split('?').next().unwrap_or("");
+        let bare = match head.split_once("://") {
+            Some((scheme, rest)) => {
+                let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+                let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+                format!("{scheme}://{host}/{path}")
+            }
+            None => head.to_owned(),
+        };
+        Some(format!("{bare}#{}", self.table))
+    }
+
     fn fetch(&self, tag: &str, step: u64) -> Result<Segment> {
         validate_tag(tag)?;
         check_step(step)?;
@@ -362,7 +397,7 @@ impl SegmentSource for SqlSource {
             let deadline = std::time::Instant::now() + self.timeout;
             let mut pause = std::time::Duration::from_millis(1);
             loop {
-                let result = crate::fork::quiesced(|| self.fetch_closed(tag, step));
+                let result = crate::fork::quiesced(|| self.fetch_closed(tag, step, deadline));
                 match &result {
                     Err(e) if sqlite_busy(e) && std::time::Instant::now() + pause < deadline => {
                         std::thread::sleep(pause);
@@ -372,12 +407,14 @@ impl SegmentSource for SqlSource {
                 }
             }
         }
+        // One deadline for connecting and the range.
+        let deadline = Instant::now() + self.timeout;
         self.link.with(|slot| {
             let link = match slot {
                 Some(link) => link,
-                None => slot.insert(self.connect()?),
+                None => slot.insert(self.connect(deadline)?),
             };
-            let result = self.fetch_on(link, tag, step);
+            let result = self.fetch_on(link, tag, step, deadline);
             // After a failure the connection's state is unknown (a transaction cut off by the
             // timeout, a dropped socket): start over on the next fetch. A tag error keeps it.
             if let Err(e) = &result
@@ -400,6 +437,9 @@ mod tests {
             .unwrap();
         assert_eq!(s.url, "postgres://u@h/db?sslmode=disable");
         assert_eq!(s.table, "ids.leaf");
+        let with_password = SqlSource::new("postgres://u:secret@h/db?table=ids.leaf").unwrap();
+        assert_eq!(s.identity().as_deref(), Some("postgres://h/db#ids.leaf"));
+        assert_eq!(with_password.identity(), s.identity());
         assert_eq!(s.timeout, Duration::from_millis(9));
         assert!(s.auto_create);
         let s = SqlSource::new("mariadb://root@h:3306/x?auto_create=false").unwrap();
@@ -442,7 +482,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.code(), ErrorCode::SourceUnavailable, "{e}");
         // A tag at the end of BIGINT: refused, never wrapped, and the row is left as it was.
-        let mut link = t.connect().unwrap();
+        let mut link = t.connect(Instant::now() + Duration::from_secs(10)).unwrap();
         let conn = link.conn.as_mut().unwrap();
         let sql = "UPDATE leaf_alloc SET max_id = 9223372036854775800 WHERE biz_tag = 'orders'";
         link.runtime
