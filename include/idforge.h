@@ -120,7 +120,7 @@ enum idforge_status
    */
   IDFORGE_STATUS_FORKED = 14,
   /**
-   * A segment range is empty or inverted.
+   * A segment range is empty or inverted, or not above the ids already taken from its source.
    */
   IDFORGE_STATUS_INVALID_SEGMENT = 15,
   /**

@@ -30,7 +30,7 @@ export declare const ErrorCode: {
   readonly TIMEOUT: 'IDFORGE_TIMEOUT'
   /** A fixed-node generator was used in a forked child process. (C status 14) */
   readonly FORKED: 'IDFORGE_FORKED'
-  /** A segment is empty, inverted or too long. (C status 15) */
+  /** A segment is empty, inverted or too long, or not above the ids already taken from its source. (C status 15) */
   readonly INVALID_SEGMENT: 'IDFORGE_INVALID_SEGMENT'
   /** Both segment buffers are in use; a new segment cannot be installed yet. (C status 16) */
   readonly BUFFER_FULL: 'IDFORGE_BUFFER_FULL'
@@ -69,7 +69,7 @@ export declare const ErrorCode: {
  * - `IDFORGE_CLOCK_BEHIND`: The generator would have to run further ahead of the clock than its policy allows.
  * - `IDFORGE_TIMEOUT`: A wait (for the clock or for a segment refill) exceeded its budget.
  * - `IDFORGE_FORKED`: A fixed-node generator was used in a forked child process.
- * - `IDFORGE_INVALID_SEGMENT`: A segment is empty, inverted or too long.
+ * - `IDFORGE_INVALID_SEGMENT`: A segment is empty, inverted or too long, or not above the ids already taken from its source.
  * - `IDFORGE_BUFFER_FULL`: Both segment buffers are in use; a new segment cannot be installed yet.
  * - `IDFORGE_OVERFLOW`: An arithmetic overflow (a counter or a range reached the end of its type).
  * - `IDFORGE_SOURCE_UNAVAILABLE`: A segment source could not be reached or failed.

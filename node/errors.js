@@ -45,7 +45,7 @@ const errorTable = Object.freeze([
   Object.freeze({ status: 12, code: 'IDFORGE_CLOCK_BEHIND', description: "The generator would have to run further ahead of the clock than its policy allows." }),
   Object.freeze({ status: 13, code: 'IDFORGE_TIMEOUT', description: "A wait (for the clock or for a segment refill) exceeded its budget." }),
   Object.freeze({ status: 14, code: 'IDFORGE_FORKED', description: "A fixed-node generator was used in a forked child process." }),
-  Object.freeze({ status: 15, code: 'IDFORGE_INVALID_SEGMENT', description: "A segment is empty, inverted or too long." }),
+  Object.freeze({ status: 15, code: 'IDFORGE_INVALID_SEGMENT', description: "A segment is empty, inverted or too long, or not above the ids already taken from its source." }),
   Object.freeze({ status: 16, code: 'IDFORGE_BUFFER_FULL', description: "Both segment buffers are in use; a new segment cannot be installed yet." }),
   Object.freeze({ status: 17, code: 'IDFORGE_OVERFLOW', description: "An arithmetic overflow (a counter or a range reached the end of its type)." }),
   Object.freeze({ status: 18, code: 'IDFORGE_SOURCE_UNAVAILABLE', description: "A segment source could not be reached or failed." }),

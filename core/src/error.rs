@@ -37,7 +37,7 @@ pub enum ErrorCode {
     Timeout = 13,
     /// A fixed-node generator was used in a forked child process.
     Forked = 14,
-    /// A segment is empty, inverted or too long.
+    /// A segment is empty, inverted or too long, or not above the ids already taken from its source.
     InvalidSegment = 15,
     /// Both segment buffers are in use; a new segment cannot be installed yet.
     BufferFull = 16,

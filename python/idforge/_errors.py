@@ -140,7 +140,7 @@ class ForkedError(IdforgeError, RuntimeError):
 
 
 class InvalidSegmentError(IdforgeError, ValueError):
-    """A segment is empty, inverted or too long."""
+    """A segment is empty, inverted or too long, or not above the ids already taken from its source."""
 
     code = 15
     name = "INVALID_SEGMENT"

@@ -41,7 +41,7 @@ pub enum idforge_status {
     Timeout = 13,
     /// A generator with a fixed identity was used in a forked child.
     Forked = 14,
-    /// A segment range is empty or inverted.
+    /// A segment range is empty or inverted, or not above the ids already taken from its source.
     InvalidSegment = 15,
     /// Both segment buffers are full.
     BufferFull = 16,
