@@ -92,6 +92,14 @@ pub struct ServeArgs {
     /// connections (it is gone), instead of waiting for the lease to run out [default: true].
     #[arg(long, env = "IDFORGE_TAKEOVER_PROBE", value_name = "BOOL")]
     pub takeover_probe: Option<bool>,
+    /// How many tags one user without `admin` may create through `INCR`/`INCRBY` on this
+    /// server (counted since it started); 0: no limit [default: 10000].
+    #[arg(long, env = "IDFORGE_MAX_TAGS_PER_USER", value_name = "N")]
+    pub max_tags_per_user: Option<usize>,
+    /// A loaded tag untouched for this many seconds leaves memory, giving its unused cached ids
+    /// back to the store; the next request reloads it. 0: never [default: 600].
+    #[arg(long, env = "IDFORGE_TAG_IDLE_SECS", value_name = "SECS")]
+    pub tag_idle_secs: Option<u64>,
 }
 
 /// The resolved settings.
@@ -157,6 +165,8 @@ impl ServeArgs {
             lease_ttl: self.lease_ttl.or(other.lease_ttl),
             ha_poll_ms: self.ha_poll_ms.or(other.ha_poll_ms),
             takeover_probe: self.takeover_probe.or(other.takeover_probe),
+            max_tags_per_user: self.max_tags_per_user.or(other.max_tags_per_user),
+            tag_idle_secs: self.tag_idle_secs.or(other.tag_idle_secs),
         }
     }
 
@@ -215,6 +225,15 @@ impl ServeArgs {
         if poll.is_zero() || poll > Duration::from_secs(10) {
             return Err("ha-poll-ms must be between 1 and 10000".into());
         }
+        let tag_idle = match a.tag_idle_secs {
+            Some(0) => None,
+            Some(secs) if secs > 86_400 * 365 => {
+                return Err(format!("tag-idle-secs {secs} is over a year"));
+            }
+            Some(secs) => Some(Duration::from_secs(secs)),
+            None => defaults.tag_idle,
+        };
+        let max_tags_per_user = a.max_tags_per_user.unwrap_or(defaults.max_tags_per_user);
         let (store, data_dir) = match a.store {
             Some(url) => (url, None),
             None => {
@@ -237,6 +256,8 @@ impl ServeArgs {
                 alloc_timeout: a
                     .alloc_timeout_ms
                     .map_or(defaults.alloc_timeout, Duration::from_millis),
+                max_tags_per_user,
+                tag_idle,
                 ..defaults
             },
             layout,
