@@ -258,7 +258,8 @@ impl Engine {
     /// Takes the tags left untouched for [`Policy::tag_idle`] out of memory, giving back the
     /// unused part of their cached range first (a compare-and-set of `limit -> next`). Runs
     /// under the persist gate, so no persist of them is in flight; tags a request waits on stay.
-    /// The next request reloads a tag from the store, above every id handed out.
+    /// The next request reloads a tag from the store, above every id handed out. Idle services'
+    /// copies of their worker leases leave too.
     pub(super) async fn evict_idle(&self) {
         let _gate = self.persist_gate.lock().await;
         let gone: Vec<TagMove> = {
@@ -285,6 +286,16 @@ impl Engine {
                 })
                 .collect()
         };
+        // The copies of idle services' worker leases go too (only a cache: nothing to write).
+        lock(&self.workers).retain(|_, leases| {
+            if leases.used || leases.busy() {
+                leases.used = false;
+                leases.idle_sweeps = 0;
+                return true;
+            }
+            leases.idle_sweeps = leases.idle_sweeps.saturating_add(1);
+            leases.idle_sweeps < IDLE_SWEEPS
+        });
         if gone.is_empty() {
             return;
         }

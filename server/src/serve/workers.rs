@@ -97,12 +97,17 @@ pub(super) struct Leases {
     fresh: i64,
     /// Ids an ACQUIRE in flight is writing (in none of the sets above meanwhile).
     taken: HashSet<i64>,
+    /// Used since the last idle sweep (see `Engine::evict_idle`).
+    pub(super) used: bool,
+    /// Idle sweeps in a row that found it unused.
+    pub(super) idle_sweeps: u32,
 }
 
 impl Leases {
     fn new(generation: u64, rows: Vec<WorkerRow>) -> Leases {
         let mut leases = Leases {
             generation,
+            used: true,
             fresh: rows
                 .iter()
                 .map(|r| r.id.saturating_add(1))
@@ -126,6 +131,7 @@ impl Leases {
 
     /// Takes the lowest free id below `max` for a write: `(id, stored version)`.
     fn pick(&mut self, now: i64, max: i64) -> Option<(i64, i64)> {
+        self.used = true;
         while let Some(&(at, id)) = self.waiting.first() {
             if at > now {
                 break;
@@ -148,6 +154,11 @@ impl Leases {
         Some((id, self.rows.get(&id).map_or(0, |r| r.version)))
     }
 
+    /// Whether an ACQUIRE of this service is writing.
+    pub(super) fn busy(&self) -> bool {
+        !self.taken.is_empty()
+    }
+
     /// Puts back an id whose write failed (nothing was written).
     fn untake(&mut self, id: i64) {
         if self.taken.remove(&id) {
@@ -164,6 +175,7 @@ impl Leases {
 
     /// Records a row this server wrote (its version already the stored one).
     fn written(&mut self, row: WorkerRow) {
+        self.used = true;
         self.taken.remove(&row.id);
         self.free.remove(&row.id);
         self.holes.remove(&row.id);
