@@ -310,6 +310,15 @@ mod tests {
         assert_eq!(c.policy.default_step, 50);
         assert!(c.store.starts_with("sqlite://idforge-data/idforge.db"));
         assert_eq!(c.layout, idforge::Layout::TWITTER);
+        assert_eq!(c.policy.max_tags_per_user, 10_000);
+        assert_eq!(c.policy.tag_idle, Some(Duration::from_secs(600)));
+        let never = ServeArgs {
+            tag_idle_secs: Some(0),
+            max_tags_per_user: Some(0),
+            ..ServeArgs::default()
+        };
+        let c = never.resolve().unwrap();
+        assert_eq!((c.policy.tag_idle, c.policy.max_tags_per_user), (None, 0));
     }
 
     #[test]
@@ -345,6 +354,10 @@ mod tests {
             },
             ServeArgs {
                 ha_poll_ms: Some(0),
+                ..ServeArgs::default()
+            },
+            ServeArgs {
+                tag_idle_secs: Some(u64::MAX),
                 ..ServeArgs::default()
             },
         ] {
