@@ -91,6 +91,10 @@ pub struct Engine {
     /// Numbers each reading of a service's leases (a write that began under an older one does
     /// not touch the newer copy).
     pub(super) lease_generation: std::sync::atomic::AtomicU64,
+    /// Lease writes waiting for the next group commit (see `Engine::put_lease`).
+    pub(super) lease_queue: Mutex<std::collections::VecDeque<super::workers::LeaseWrite>>,
+    /// Held by the request committing a group of lease writes.
+    pub(super) lease_writer: tokio::sync::Mutex<()>,
     /// Tags created by each non-admin user's requests on this server (the quota's count).
     pub(super) tags_created: Mutex<HashMap<String, usize>>,
     /// Tags evicted from memory for being idle.
@@ -130,6 +134,8 @@ impl Engine {
             workers: Mutex::new(HashMap::new()),
             lease_load: tokio::sync::Mutex::new(()),
             lease_generation: std::sync::atomic::AtomicU64::new(0),
+            lease_queue: Mutex::new(std::collections::VecDeque::new()),
+            lease_writer: tokio::sync::Mutex::new(()),
             tags_created: Mutex::new(HashMap::new()),
             tags_evicted: std::sync::atomic::AtomicU64::new(0),
         }

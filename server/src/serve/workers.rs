@@ -13,10 +13,15 @@
 //! and concurrent ACQUIREs take different ids. The copy is only a guide: every write still
 //! compares the stored version, and a write that finds the store changed (another server)
 //! throws the copy away to be read again; a role change throws away every copy.
+//!
+//! Lease writes are committed in groups: the writes that arrive while one transaction commits
+//! go together in the next one (one commit, one fsync), so many processes taking ids at once
+//! wait for two commits, not for one each.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
+use tokio::sync::oneshot;
 
 use super::engine::{Engine, lock};
 use super::store::{StoreError, WorkerRow};
@@ -191,7 +196,82 @@ impl Leases {
     }
 }
 
+/// A lease write waiting for its group's commit.
+#[derive(Debug)]
+pub(super) struct LeaseWrite {
+    service: String,
+    row: WorkerRow,
+    done: oneshot::Sender<Result<bool, StoreError>>,
+}
+
+/// The most lease writes committed together.
+const GROUP: usize = 256;
+
 impl Engine {
+    /// Compare-and-sets one lease (see [`super::store::Store::put_worker`]), committed with
+    /// the other writes waiting at the time.
+    async fn put_lease(&self, service: &str, row: &WorkerRow) -> Result<bool, StoreError> {
+        let (done, mut result) = oneshot::channel();
+        lock(&self.lease_queue).push_back(LeaseWrite {
+            service: service.to_owned(),
+            row: row.clone(),
+            done,
+        });
+        loop {
+            let _writer = self.lease_writer.lock().await;
+            // Committed by the request that held the writer before?
+            match result.try_recv() {
+                Ok(held) => return held,
+                Err(oneshot::error::TryRecvError::Closed) => {
+                    return Err(StoreError("the lease write was interrupted".into()));
+                }
+                Err(oneshot::error::TryRecvError::Empty) => {}
+            }
+            let group = self.lease_group();
+            if group.is_empty() {
+                // Cannot happen: whoever took this write out of the queue answered it or
+                // dropped its answer (Closed, above).
+                return Err(StoreError("the lease write was lost".into()));
+            }
+            let writes: Vec<(String, WorkerRow)> = group
+                .iter()
+                .map(|w| (w.service.clone(), w.row.clone()))
+                .collect();
+            match self.store.put_workers(&writes).await {
+                Ok(held) => {
+                    for (w, held) in group.into_iter().zip(held) {
+                        let _ = w.done.send(Ok(held));
+                    }
+                }
+                Err(e) => {
+                    for w in group {
+                        let _ = w.done.send(Err(e.clone()));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes the next group of waiting lease writes: one per lease (a second write of a lease
+    /// waits for the next group, as it compares with the first's result), in key order (so
+    /// servers sharing a database lock rows in the same order).
+    fn lease_group(&self) -> Vec<LeaseWrite> {
+        let mut queue = lock(&self.lease_queue);
+        let mut keys = HashSet::new();
+        let mut group = Vec::new();
+        let mut later = std::collections::VecDeque::new();
+        while let Some(w) = queue.pop_front() {
+            if group.len() < GROUP && keys.insert((w.service.clone(), w.row.id)) {
+                group.push(w);
+            } else {
+                later.push_back(w);
+            }
+        }
+        *queue = later;
+        group.sort_by(|a, b| (&a.service, a.row.id).cmp(&(&b.service, b.row.id)));
+        group
+    }
+
     /// Reads `service`'s leases unless another request just did.
     async fn load_leases(&self, service: &str) -> Result<(), LeaseError> {
         let _one = self.lease_load.lock().await;
@@ -255,7 +335,7 @@ impl Engine {
                 ttl_ms,
                 version,
             };
-            match self.store.put_worker(service, &row).await {
+            match self.put_lease(service, &row).await {
                 Ok(true) => {
                     let token = row.token.clone();
                     let stored = WorkerRow {
@@ -312,7 +392,7 @@ impl Engine {
                 ..row
             };
             let generation = lock(&self.workers).get(service).map(|l| l.generation);
-            if self.store.put_worker(service, &next).await? {
+            if self.put_lease(service, &next).await? {
                 if let Some(generation) = generation {
                     let stored = WorkerRow {
                         version: next.version + 1,

@@ -515,19 +515,41 @@ impl EtcdStore {
     /// Compare-and-set of one worker lease on the key's version, fenced like
     /// [`EtcdStore::persist`].
     pub async fn put_worker(&self, service: &str, row: &WorkerRow) -> StoreResult<bool> {
-        let key = self.key(&format!("worker/{service}/{:010}", row.id));
-        let value = serde_json::to_vec(&WorkerMeta {
-            token: row.token.clone(),
-            expires_ms: row.expires_ms,
-            last_time_ms: row.last_time_ms,
-            ttl_ms: row.ttl_ms,
-        })
-        .map_err(|e| StoreError(e.to_string()))?;
-        let put = Txn::new()
-            .when([Compare::version(key.clone(), CompareOp::Equal, row.version)])
-            .and_then([TxnOp::put(key, value, None)]);
-        let resp = self.fenced(vec![TxnOp::txn(put)]).await?;
-        Ok(matches!(resp.op_responses().first(), Some(TxnOpResponse::Txn(t)) if t.succeeded()))
+        let done = self
+            .put_workers(&[(service.to_owned(), row.clone())])
+            .await?;
+        Ok(done.first() == Some(&true))
+    }
+
+    /// Compare-and-sets of many worker leases (distinct keys) in fenced transactions of at
+    /// most 64 (etcd refuses more than 128 operations in one); whether each held.
+    pub async fn put_workers(&self, writes: &[(String, WorkerRow)]) -> StoreResult<Vec<bool>> {
+        let mut held = Vec::with_capacity(writes.len());
+        for chunk in writes.chunks(64) {
+            let mut ops = Vec::with_capacity(chunk.len());
+            for (service, row) in chunk {
+                let key = self.key(&format!("worker/{service}/{:010}", row.id));
+                let value = serde_json::to_vec(&WorkerMeta {
+                    token: row.token.clone(),
+                    expires_ms: row.expires_ms,
+                    last_time_ms: row.last_time_ms,
+                    ttl_ms: row.ttl_ms,
+                })
+                .map_err(|e| StoreError(e.to_string()))?;
+                ops.push(TxnOp::txn(
+                    Txn::new()
+                        .when([Compare::version(key.clone(), CompareOp::Equal, row.version)])
+                        .and_then([TxnOp::put(key, value, None)]),
+                ));
+            }
+            let resp = self.fenced(ops).await?;
+            held.extend(
+                resp.op_responses()
+                    .iter()
+                    .map(|r| matches!(r, TxnOpResponse::Txn(t) if t.succeeded())),
+            );
+        }
+        Ok(held)
     }
 
     /// Whether the cluster answers (a linearizable read).

@@ -237,6 +237,12 @@ impl Store {
         each!(self, s => s.put_worker(service, row).await)
     }
 
+    /// Many [`Store::put_worker`]s of distinct leases in one fenced transaction (one commit);
+    /// whether each held.
+    pub async fn put_workers(&self, writes: &[(String, WorkerRow)]) -> StoreResult<Vec<bool>> {
+        each!(self, s => s.put_workers(writes).await)
+    }
+
     /// Whether the database answers.
     pub async fn ping(&self) -> StoreResult<()> {
         each!(self, s => s.ping().await)

@@ -344,31 +344,45 @@ impl SqlStore {
     /// Compare-and-set of one worker lease on its version, in one transaction with the leader
     /// term check (the fence).
     pub async fn put_worker(&self, service: &str, row: &WorkerRow) -> StoreResult<bool> {
+        let done = self
+            .put_workers(&[(service.to_owned(), row.clone())])
+            .await?;
+        Ok(done.first() == Some(&true))
+    }
+
+    /// Compare-and-sets of many worker leases (distinct ones) in one fenced transaction: one
+    /// commit for all; whether each held.
+    pub async fn put_workers(&self, writes: &[(String, WorkerRow)]) -> StoreResult<Vec<bool>> {
+        let insert = self.insert_ignore(
+            "idforge_workers (token, expires_ms, last_time_ms, ttl_ms, service, worker_id, \
+             version) VALUES (?, ?, ?, ?, ?, ?, 1)",
+        );
+        let update = self.sql(
+            "UPDATE idforge_workers SET token = ?, expires_ms = ?, last_time_ms = ?, \
+             ttl_ms = ?, version = version + 1 \
+             WHERE service = ? AND worker_id = ? AND version = ?",
+        );
         let mut tx = self.pool.begin().await?;
         self.fenced(&mut tx).await?;
-        let done = if row.version == 0 {
-            let sql = self.insert_ignore(
-                "idforge_workers (token, expires_ms, last_time_ms, ttl_ms, service, worker_id, \
-                 version) VALUES (?, ?, ?, ?, ?, ?, 1)",
-            );
-            // In the fenced transaction (on the pool it would need a second connection while
-            // this one is held: two concurrent ACQUIREs deadlocked SQLite's pool of two).
-            self.bind_worker(&sql, service, row)
-                .execute(&mut *tx)
-                .await?
-        } else {
-            let sql = self.sql(
-                "UPDATE idforge_workers SET token = ?, expires_ms = ?, last_time_ms = ?, \
-                 ttl_ms = ?, version = version + 1 \
-                 WHERE service = ? AND worker_id = ? AND version = ?",
-            );
-            self.bind_worker(&sql, service, row)
-                .bind(row.version)
-                .execute(&mut *tx)
-                .await?
-        };
+        let mut held = Vec::with_capacity(writes.len());
+        for (service, row) in writes {
+            // Every statement in the fenced transaction (one on the pool would need a second
+            // connection while this one is held: concurrent ACQUIREs deadlocked SQLite's pool
+            // of two).
+            let done = if row.version == 0 {
+                self.bind_worker(&insert, service, row)
+                    .execute(&mut *tx)
+                    .await?
+            } else {
+                self.bind_worker(&update, service, row)
+                    .bind(row.version)
+                    .execute(&mut *tx)
+                    .await?
+            };
+            held.push(done.rows_affected() == 1);
+        }
         tx.commit().await?;
-        Ok(done.rows_affected() == 1)
+        Ok(held)
     }
 
     fn bind_worker<'q>(
