@@ -434,3 +434,43 @@ fn leases_read_again_after_the_copy_left_memory() {
         2
     );
 }
+
+/// Eight clients renew one lease at the same moment (writes of one lease are never in one
+/// group; each lost compare-and-set means another renewal won): all succeed.
+#[test]
+fn concurrent_renewals_of_one_lease_all_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let (id, token) = grant(
+        server
+            .client()
+            .cmd(&["IDF.WORKER", "ACQUIRE", "renew", "60000"]),
+    );
+    let barrier = Arc::new(Barrier::new(8));
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            let (barrier, token, port) = (barrier.clone(), token.clone(), server.port);
+            std::thread::spawn(move || {
+                let mut c = common::Client::connect(port);
+                barrier.wait();
+                let time = (now_ms() + i).to_string();
+                c.cmd(&[
+                    "IDF.WORKER",
+                    "RENEW",
+                    "renew",
+                    &id.to_string(),
+                    &token,
+                    "TIME",
+                    &time,
+                ])
+            })
+        })
+        .collect();
+    for t in threads {
+        let reply = t.join().unwrap();
+        assert!(
+            matches!(reply, Value::Int(until) if until > now_ms()),
+            "{reply:?}"
+        );
+    }
+}
