@@ -453,24 +453,32 @@ fn concurrent_renewals_of_one_lease_all_succeed() {
             std::thread::spawn(move || {
                 let mut c = common::Client::connect(port);
                 barrier.wait();
-                let time = (now_ms() + i).to_string();
-                c.cmd(&[
+                let time = now_ms() + i;
+                let reply = c.cmd(&[
                     "IDF.WORKER",
                     "RENEW",
                     "renew",
                     &id.to_string(),
                     &token,
                     "TIME",
-                    &time,
-                ])
+                    &time.to_string(),
+                ]);
+                (time, reply)
             })
         })
         .collect();
+    let mut latest = 0;
     for t in threads {
-        let reply = t.join().unwrap();
+        let (time, reply) = t.join().unwrap();
         assert!(
             matches!(reply, Value::Int(until) if until > now_ms()),
             "{reply:?}"
         );
+        latest = latest.max(time);
     }
+    // No renewal's report was lost: the lease keeps the latest time.
+    let Value::Array(list) = server.client().cmd(&["IDF.WORKER", "LIST", "renew"]) else {
+        panic!("LIST is an array")
+    };
+    assert_eq!(list_field(&list[0], 3), Value::Int(latest));
 }
