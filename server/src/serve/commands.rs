@@ -179,6 +179,7 @@ pub(super) fn alloc_error(shared: &Shared, key: &[u8], e: AllocError) -> (ErrorK
         AllocError::Overflow => ErrorKind::Overflow,
         AllocError::NoTag(_) => ErrorKind::NoTag,
         AllocError::Store(_) | AllocError::Clock(_) => ErrorKind::Store,
+        AllocError::Quota(_) => ErrorKind::Usage,
         AllocError::NotLeader => return redirect(shared, Some(key)),
     };
     (kind, e.to_string())
@@ -252,7 +253,9 @@ async fn run(
                 return Err(usage("ERR the count must be a positive integer"));
             }
             require(s, Some(Right::Alloc), tag, cmd.name())?;
-            let first = (shared.engine.alloc(tag, count).await)
+            // A tag created here counts towards a non-admin user's quota.
+            let owner = (!s.perms.as_ref().is_some_and(|p| p.is_admin())).then_some(&*s.user);
+            let first = (shared.engine.alloc_for(tag, count, owner).await)
                 .map_err(|e| alloc_error(shared, args[1], e))?;
             out.int(first + (count - 1));
         }

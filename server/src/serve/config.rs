@@ -97,6 +97,14 @@ pub struct ServeArgs {
     /// connections (it is gone), instead of waiting for the lease to run out [default: true].
     #[arg(long, env = "IDFORGE_TAKEOVER_PROBE", value_name = "BOOL")]
     pub takeover_probe: Option<bool>,
+    /// How many tags one user without `admin` may create through `INCR`/`INCRBY` on this
+    /// server (counted since it started); 0: no limit [default: 10000].
+    #[arg(long, env = "IDFORGE_MAX_TAGS_PER_USER", value_name = "N")]
+    pub max_tags_per_user: Option<usize>,
+    /// A loaded tag untouched for this many seconds leaves memory, giving its unused cached ids
+    /// back to the store; the next request reloads it. 0: never [default: 600].
+    #[arg(long, env = "IDFORGE_TAG_IDLE_SECS", value_name = "SECS")]
+    pub tag_idle_secs: Option<u64>,
 }
 
 /// The resolved settings.
@@ -165,6 +173,8 @@ impl ServeArgs {
             lease_ttl: self.lease_ttl.or(other.lease_ttl),
             ha_poll_ms: self.ha_poll_ms.or(other.ha_poll_ms),
             takeover_probe: self.takeover_probe.or(other.takeover_probe),
+            max_tags_per_user: self.max_tags_per_user.or(other.max_tags_per_user),
+            tag_idle_secs: self.tag_idle_secs.or(other.tag_idle_secs),
         }
     }
 
@@ -223,6 +233,15 @@ impl ServeArgs {
         if poll.is_zero() || poll > Duration::from_secs(10) {
             return Err("ha-poll-ms must be between 1 and 10000".into());
         }
+        let tag_idle = match a.tag_idle_secs {
+            Some(0) => None,
+            Some(secs) if secs > 86_400 * 365 => {
+                return Err(format!("tag-idle-secs {secs} is over a year"));
+            }
+            Some(secs) => Some(Duration::from_secs(secs)),
+            None => defaults.tag_idle,
+        };
+        let max_tags_per_user = a.max_tags_per_user.unwrap_or(defaults.max_tags_per_user);
         let (store, data_dir) = match a.store {
             Some(url) => (url, a.data_dir),
             None => {
@@ -252,6 +271,8 @@ impl ServeArgs {
                 alloc_timeout: a
                     .alloc_timeout_ms
                     .map_or(defaults.alloc_timeout, Duration::from_millis),
+                max_tags_per_user,
+                tag_idle,
                 ..defaults
             },
             layout,
@@ -304,6 +325,15 @@ mod tests {
         assert_eq!(c.policy.default_step, 50);
         assert!(c.store.starts_with("sqlite://idforge-data/idforge.db"));
         assert_eq!(c.layout, idforge::Layout::TWITTER);
+        assert_eq!(c.policy.max_tags_per_user, 10_000);
+        assert_eq!(c.policy.tag_idle, Some(Duration::from_secs(600)));
+        let never = ServeArgs {
+            tag_idle_secs: Some(0),
+            max_tags_per_user: Some(0),
+            ..ServeArgs::default()
+        };
+        let c = never.resolve().unwrap();
+        assert_eq!((c.policy.tag_idle, c.policy.max_tags_per_user), (None, 0));
     }
 
     #[test]
@@ -339,6 +369,10 @@ mod tests {
             },
             ServeArgs {
                 ha_poll_ms: Some(0),
+                ..ServeArgs::default()
+            },
+            ServeArgs {
+                tag_idle_secs: Some(u64::MAX),
                 ..ServeArgs::default()
             },
         ] {

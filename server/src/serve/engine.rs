@@ -36,6 +36,12 @@ pub struct Policy {
     pub alloc_timeout: Duration,
     /// How far ahead (ms) a snowflake clock's persisted time runs.
     pub clock_window_ms: u64,
+    /// How many tags one non-admin user's `INCR`/`INCRBY` may create on this server (0: no
+    /// limit).
+    pub max_tags_per_user: usize,
+    /// A loaded tag untouched this long leaves memory, giving back its unused ids (`None`:
+    /// never).
+    pub tag_idle: Option<Duration>,
 }
 
 impl Default for Policy {
@@ -47,9 +53,14 @@ impl Default for Policy {
             step_interval: Duration::from_secs(1),
             alloc_timeout: Duration::from_secs(5),
             clock_window_ms: 10_000,
+            max_tags_per_user: 10_000,
+            tag_idle: Some(Duration::from_secs(600)),
         }
     }
 }
+
+/// How many sweeps a tag must sit out untouched, per [`Policy::tag_idle`], before it leaves.
+const IDLE_SWEEPS: u32 = 4;
 
 /// Everything the connections share.
 #[derive(Debug)]
@@ -78,6 +89,21 @@ pub struct Engine {
     pub(super) guard: Option<Arc<Guard>>,
     /// Why this server refuses to lead (its store went back), once it found out.
     pub(super) refusal: Mutex<Option<String>>,
+    /// What this server knows of each service's worker leases (see [`super::workers`]).
+    pub(super) workers: Mutex<HashMap<Box<str>, super::workers::Leases>>,
+    /// Held while a service's leases are read in, so concurrent ACQUIREs read them once.
+    pub(super) lease_load: tokio::sync::Mutex<()>,
+    /// Numbers each reading of a service's leases (a write that began under an older one does
+    /// not touch the newer copy).
+    pub(super) lease_generation: std::sync::atomic::AtomicU64,
+    /// Lease writes waiting for the next group commit (see `Engine::put_lease`).
+    pub(super) lease_queue: Mutex<std::collections::VecDeque<super::workers::LeaseWrite>>,
+    /// Held by the request committing a group of lease writes.
+    pub(super) lease_writer: tokio::sync::Mutex<()>,
+    /// Tags created by each non-admin user's requests on this server (the quota's count).
+    pub(super) tags_created: Mutex<HashMap<String, usize>>,
+    /// Tags evicted from memory for being idle.
+    pub(super) tags_evicted: std::sync::atomic::AtomicU64,
 }
 
 /// Locks a mutex; a panic while it was held cannot leave the maps half-updated (every update is
@@ -112,6 +138,13 @@ impl Engine {
             persist_gate: tokio::sync::Mutex::new(()),
             guard: None,
             refusal: Mutex::new(None),
+            workers: Mutex::new(HashMap::new()),
+            lease_load: tokio::sync::Mutex::new(()),
+            lease_generation: std::sync::atomic::AtomicU64::new(0),
+            lease_queue: Mutex::new(std::collections::VecDeque::new()),
+            lease_writer: tokio::sync::Mutex::new(()),
+            tags_created: Mutex::new(HashMap::new()),
+            tags_evicted: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -184,6 +217,8 @@ impl Engine {
         let _gate = self.persist_gate.lock().await;
         lock(&self.tags).clear();
         lock(&self.clocks).clear();
+        // A new term reads the leases again: another leader may have changed them.
+        lock(&self.workers).clear();
         *lock(&self.last_failure) = None;
         // Requests waiting for a persist wake up and find they are no longer served.
         self.persisted.notify_waiters();
@@ -217,10 +252,29 @@ impl Engine {
     /// Runs the persister until `stop` is notified, then returns (after the persist in flight).
     pub async fn persister(self: Arc<Self>, stop: Arc<Notify>) {
         let mut backoff = Duration::from_millis(50);
+        // Idle tags are looked for a few times per idle period: one leaves after 1 to 1.25 of it.
+        let mut sweep = self.policy.tag_idle.map(|idle| {
+            let mut every =
+                tokio::time::interval((idle / IDLE_SWEEPS).max(Duration::from_millis(10)));
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            every
+        });
         loop {
             let stopped = stop.notified();
+            let swept = async {
+                match sweep.as_mut() {
+                    Some(every) => {
+                        every.tick().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 () = self.wake.notified() => {}
+                () = swept => {
+                    self.evict_idle().await;
+                    continue;
+                }
                 () = stopped => return,
             }
             loop {
@@ -270,6 +324,78 @@ impl Engine {
                 Err(())
             }
         }
+    }
+
+    /// Takes the tags left untouched for [`Policy::tag_idle`] out of memory, giving back the
+    /// unused part of their cached range first (a compare-and-set of `limit -> next`). Runs
+    /// under the persist gate, so no persist of them is in flight; tags a request waits on stay.
+    /// The next request reloads a tag from the store, above every id handed out. Idle services'
+    /// copies of their worker leases leave too.
+    pub(super) async fn evict_idle(&self) {
+        let _gate = self.persist_gate.lock().await;
+        let gone: Vec<TagMove> = {
+            let mut tags = lock(&self.tags);
+            let mut idle = Vec::new();
+            for (name, t) in tags.iter_mut() {
+                if t.used || t.wanted || t.need > 0 || t.in_flight.is_some() {
+                    t.used = false;
+                    t.idle_sweeps = 0;
+                } else {
+                    t.idle_sweeps = t.idle_sweeps.saturating_add(1);
+                    if t.idle_sweeps >= IDLE_SWEEPS {
+                        idle.push(name.clone());
+                    }
+                }
+            }
+            // Out of the map before the give-back, so no id is taken above the `next` written.
+            idle.iter()
+                .filter_map(|name| tags.remove(name).map(|t| (name, t)))
+                .map(|(name, t)| TagMove {
+                    tag: name.to_string(),
+                    old: t.limit,
+                    new: t.next,
+                })
+                .collect()
+        };
+        // The copies of idle services' worker leases go too (only a cache: nothing to write).
+        lock(&self.workers).retain(|_, leases| {
+            if leases.used || leases.busy() {
+                leases.used = false;
+                leases.idle_sweeps = 0;
+                return true;
+            }
+            leases.idle_sweeps = leases.idle_sweeps.saturating_add(1);
+            leases.idle_sweeps < IDLE_SWEEPS
+        });
+        if gone.is_empty() {
+            return;
+        }
+        self.tags_evicted
+            .fetch_add(gone.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        let moves: Vec<TagMove> = gone.into_iter().filter(|m| m.new < m.old).collect();
+        if moves.is_empty() {
+            return;
+        }
+        // A failure or a conflict loses nothing: the stored mark stays above every id handed
+        // out, and a reload starts from it (a gap).
+        match self.persist_marks(&moves, &[]).await {
+            Ok(conflicts) => tracing::debug!(
+                tags = moves.len(),
+                conflicts = conflicts.len(),
+                "evicted idle tags"
+            ),
+            Err(e) => tracing::debug!(error = %e, "could not give back an idle tag's ids"),
+        }
+    }
+
+    /// How many tags are loaded in memory.
+    pub fn loaded_tags(&self) -> usize {
+        lock(&self.tags).len()
+    }
+
+    /// How many tags left memory for being idle.
+    pub fn evicted_tags(&self) -> u64 {
+        self.tags_evicted.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Gives back the unused part of every cached range (so a clean restart continues without a

@@ -30,7 +30,39 @@ fn positive(arg: &[u8], what: &str, max: i64) -> Result<i64, Failure> {
     Ok(n)
 }
 
-/// `IDF.TAG CREATE tag [STEP n] [START n] [DESC text] | INFO tag | LIST [pattern] | DROP tag`.
+/// The most tag names one `IDF.TAG SCAN` reads (its `COUNT`) and `IDF.TAG LIST` reads at all.
+pub const MAX_TAG_PAGE: usize = 1000;
+
+/// The `IDF.TAG SCAN` page size without `COUNT`.
+const DEFAULT_TAG_PAGE: usize = 100;
+
+/// A `SCAN` cursor: `0` (the start, and the end), or `.` and the last name of the page before
+/// (no tag starts with a dot, so no cursor is mistaken for another).
+fn parse_cursor(arg: &[u8]) -> Result<String, Failure> {
+    let bad = || usage("ERR invalid cursor");
+    if arg == b"0" {
+        return Ok(String::new());
+    }
+    let after = arg.strip_prefix(b".").ok_or_else(bad)?;
+    let after = std::str::from_utf8(after).map_err(|_| bad())?;
+    idforge::source::validate_tag(after).map_err(|_| bad())?;
+    Ok(after.to_owned())
+}
+
+/// Writes the names `s` may read, as an array.
+fn visible_names(s: &Session, names: &[String], out: &mut Reply) {
+    let visible: Vec<&String> = names
+        .iter()
+        .filter(|t| s.perms.as_ref().is_some_and(|p| p.allows(Right::Read, t)))
+        .collect();
+    out.array(visible.len());
+    for t in visible {
+        out.bulk(t.as_bytes());
+    }
+}
+
+/// `IDF.TAG CREATE tag [STEP n] [START n] [DESC text] | INFO tag | LIST [pattern] |
+/// SCAN cursor [MATCH pattern] [COUNT n] | DROP tag`.
 pub async fn tag_command(
     shared: &Shared,
     s: &Session,
@@ -97,16 +129,35 @@ pub async fn tag_command(
             }
         }
         (b"LIST", 2 | 3) => {
+            // Bounded: the first MAX_TAG_PAGE tags by name; SCAN walks them all.
             let pattern = args.get(2).copied().unwrap_or(b"*");
-            let tags = engine.list(pattern).await.map_err(store)?;
-            let visible: Vec<&String> = tags
-                .iter()
-                .filter(|t| s.perms.as_ref().is_some_and(|p| p.allows(Right::Read, t)))
-                .collect();
-            out.array(visible.len());
-            for t in visible {
-                out.bulk(t.as_bytes());
+            let (tags, _) = engine
+                .scan("", pattern, MAX_TAG_PAGE)
+                .await
+                .map_err(store)?;
+            visible_names(s, &tags, out);
+        }
+        (b"SCAN", 3..) => {
+            let after = parse_cursor(args[2])?;
+            let (mut pattern, mut count): (&[u8], usize) = (b"*", DEFAULT_TAG_PAGE);
+            let mut i = 3;
+            while i < args.len() {
+                let (opt, value) = (args[i].to_ascii_uppercase(), args.get(i + 1));
+                let value = value.ok_or_else(syntax)?;
+                match opt.as_slice() {
+                    b"MATCH" => pattern = value,
+                    b"COUNT" => count = positive(value, "COUNT", MAX_TAG_PAGE as i64)? as usize,
+                    _ => return Err(syntax()),
+                }
+                i += 2;
             }
+            let (tags, next) = engine.scan(&after, pattern, count).await.map_err(store)?;
+            out.array(2);
+            match next {
+                Some(last) => out.bulk(format!(".{last}").as_bytes()),
+                None => out.bulk(b"0"),
+            }
+            visible_names(s, &tags, out);
         }
         (b"DROP", 3) => {
             let tag = name(args[2])?;
@@ -117,7 +168,8 @@ pub async fn tag_command(
         _ => {
             return Err(usage(
                 "ERR unknown subcommand or wrong number of arguments for 'idf.tag' \
-                 (CREATE tag [STEP n] [START n] [DESC text] | INFO tag | LIST [pattern] | DROP tag)",
+                 (CREATE tag [STEP n] [START n] [DESC text] | INFO tag | LIST [pattern] | \
+                 SCAN cursor [MATCH pattern] [COUNT n] | DROP tag)",
             ));
         }
     }

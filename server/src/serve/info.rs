@@ -95,7 +95,8 @@ pub fn text(shared: &Shared, section: Option<&[u8]>) -> String {
     }
     if want("keyspace") {
         line("# Keyspace", &"");
-        line("loaded_tags", &engine.cache_levels().len());
+        line("loaded_tags", &engine.loaded_tags());
+        line("evicted_tags", &engine.evicted_tags());
     }
     out
 }

@@ -25,6 +25,10 @@ pub(super) struct Tag {
     pub in_flight: Option<i64>,
     /// When the last persist of this tag committed.
     pub last_persist: Option<Instant>,
+    /// Taken from since the last idle sweep (a flag: the hot path reads no clock).
+    pub used: bool,
+    /// Idle sweeps in a row that found it untouched.
+    pub idle_sweeps: u32,
 }
 
 impl Tag {
@@ -38,6 +42,8 @@ impl Tag {
             wanted: false,
             in_flight: None,
             last_persist: None,
+            used: true,
+            idle_sweeps: 0,
         }
     }
 }
@@ -60,6 +66,12 @@ pub enum AllocError {
     /// This server is not the leader (or its lease ran out): the client must go elsewhere.
     #[error("CLUSTERDOWN not the leader")]
     NotLeader,
+    /// The user created as many tags as `--max-tags-per-user` allows.
+    #[error(
+        "ERR tag quota reached: this user may create at most {0} tags (--max-tags-per-user); \
+         ask an administrator to create it with IDF.TAG CREATE"
+    )]
+    Quota(usize),
 }
 
 impl From<StoreError> for AllocError {
@@ -91,6 +103,17 @@ impl Engine {
     /// Hands out `n` consecutive ids of `tag`; returns the first. Waits (up to the policy's
     /// timeout) only when the tag's cache is exhausted.
     pub async fn alloc(&self, tag: &str, n: i64) -> Result<i64, AllocError> {
+        self.alloc_for(tag, n, None).await
+    }
+
+    /// [`Engine::alloc`] on behalf of `owner` (a non-admin user, `None` for an admin): a tag it
+    /// creates counts towards the owner's [`Policy::max_tags_per_user`](super::engine::Policy).
+    pub async fn alloc_for(
+        &self,
+        tag: &str,
+        n: i64,
+        owner: Option<&str>,
+    ) -> Result<i64, AllocError> {
         debug_assert!(n > 0);
         // Read only when a request must wait: the common case (the cache holds the ids) reads
         // no clock.
@@ -117,7 +140,7 @@ impl Engine {
                 }
             };
             if missing {
-                self.load(tag).await?;
+                self.load(tag, owner).await?;
                 continue;
             }
             self.wake.notify_one();
@@ -153,6 +176,7 @@ impl Engine {
         }
         let first = t.next;
         t.next += n;
+        t.used = true;
         let low = t.limit - t.next < t.step / 2 + 1;
         if low && !t.wanted && t.in_flight.is_none() {
             t.wanted = true;
@@ -162,8 +186,8 @@ impl Engine {
         Some(Ok(first))
     }
 
-    /// Loads `tag` from the store (creating it when the policy allows).
-    async fn load(&self, tag: &str) -> Result<(), AllocError> {
+    /// Loads `tag` from the store (creating it when the policy allows, on `owner`'s quota).
+    async fn load(&self, tag: &str, owner: Option<&str>) -> Result<(), AllocError> {
         let row = match self.store.tag(tag).await? {
             Some(row) => row,
             None if self.policy.auto_create => {
@@ -173,7 +197,13 @@ impl Engine {
                     step: self.policy.default_step,
                     description: None,
                 };
-                self.store.create_tag(&row).await?;
+                // Counted before the write, so concurrent creations cannot pass the quota.
+                self.quota_take(owner)?;
+                let created = self.store.create_tag(&row).await;
+                if !matches!(created, Ok(true)) {
+                    self.quota_give_back(owner);
+                }
+                created?;
                 // Another server or tool may have created it first: use what the store holds.
                 self.store
                     .tag(tag)
@@ -186,6 +216,30 @@ impl Engine {
             .entry(tag.into())
             .or_insert_with(|| Tag::loaded(&row));
         Ok(())
+    }
+
+    /// Counts one more tag created by `owner`; refused at the quota.
+    fn quota_take(&self, owner: Option<&str>) -> Result<(), AllocError> {
+        let max = self.policy.max_tags_per_user;
+        let Some(owner) = owner.filter(|_| max > 0) else {
+            return Ok(());
+        };
+        let mut counts = lock(&self.tags_created);
+        let count = counts.entry(owner.to_owned()).or_insert(0);
+        if *count >= max {
+            return Err(AllocError::Quota(max));
+        }
+        *count += 1;
+        Ok(())
+    }
+
+    /// Undoes [`Engine::quota_take`] (the tag was not created after all).
+    fn quota_give_back(&self, owner: Option<&str>) {
+        if let Some(owner) = owner {
+            if let Some(count) = lock(&self.tags_created).get_mut(owner) {
+                *count = count.saturating_sub(1);
+            }
+        }
     }
 
     /// The last id handed out (every later one is larger), or `None` for an unknown tag.
@@ -249,14 +303,24 @@ impl Engine {
         Ok(self.store.drop_tag(tag).await?)
     }
 
-    /// Tag names matching a glob pattern, sorted.
-    pub async fn list(&self, pattern: &[u8]) -> Result<Vec<String>, AllocError> {
-        let rows = self.store.tags().await?;
-        Ok(rows
+    /// One page of tag names: reads at most `count` names after `after` (from the first when
+    /// empty) and keeps those matching the glob `pattern`. Also returns where the next page
+    /// starts (`None`: this was the last).
+    pub async fn scan(
+        &self,
+        after: &str,
+        pattern: &[u8],
+        count: usize,
+    ) -> Result<(Vec<String>, Option<String>), AllocError> {
+        let names = self.store.tag_names(after, count).await?;
+        let next = (names.len() >= count)
+            .then(|| names.last().cloned())
+            .flatten();
+        let matching = names
             .into_iter()
-            .map(|r| r.tag)
             .filter(|t| glob_match(pattern, t.as_bytes()))
-            .collect())
+            .collect();
+        Ok((matching, next))
     }
 
     /// (tag, cached ids) of every loaded tag, sorted.

@@ -4,12 +4,26 @@
 //! (reporting the latest time it put in an id) and releases it when done. An id is free again
 //! only when its lease has ended *and* the last time its holder reported has passed, so two live
 //! processes never share an id and a new holder never makes an id with an old holder's time.
-//! Every change is a compare-and-set in the store (fenced on etcd), so leases survive restarts
-//! and failovers.
+//! Every change is a compare-and-set on the row's version, in one transaction with the leader
+//! term check (the fence, on SQL with `--ha` and always on etcd), so leases survive restarts and
+//! failovers and a deposed leader changes none.
+//!
+//! The server keeps a copy of each service's leases ([`Leases`]), read once and then kept up to
+//! date by its own writes, so ACQUIRE finds the lowest free id in O(log n) of the leases held
+//! and concurrent ACQUIREs take different ids. The copy is only a guide: every write still
+//! compares the stored version, and a write that finds the store changed (another server)
+//! throws the copy away to be read again; a role change throws away every copy.
+//!
+//! Lease writes are committed in groups: the writes that arrive while one transaction commits
+//! go together in the next one (one commit, one fsync), so many processes taking ids at once
+//! wait for two commits, not for one each.
 
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
+use tokio::sync::oneshot;
 
-use super::engine::Engine;
+use super::engine::{Engine, lock};
 use super::store::{StoreError, WorkerRow};
 
 /// Why a lease call failed.
@@ -65,7 +79,231 @@ fn token() -> String {
 /// How many times a compare-and-set lost to another writer is tried again.
 const TRIES: usize = 8;
 
+/// When an id with this row may be leased again: its lease has ended and the last time its
+/// holder reported has passed.
+fn free_at(row: &WorkerRow) -> i64 {
+    row.expires_ms.max(row.last_time_ms.saturating_add(1))
+}
+
+/// One service's leases as this server last read or wrote them.
+#[derive(Debug, Default)]
+pub(super) struct Leases {
+    /// Which reading of the store this is (see `Engine::lease_generation`).
+    generation: u64,
+    /// The rows, by id.
+    rows: HashMap<i64, WorkerRow>,
+    /// `(free_at, id)` of the rows not known to be free yet.
+    waiting: BTreeSet<(i64, i64)>,
+    /// Ids whose row is free (its `free_at` has passed).
+    free: BTreeSet<i64>,
+    /// Ids below `fresh` without a row.
+    holes: BTreeSet<i64>,
+    /// The lowest id above every row.
+    fresh: i64,
+    /// Ids an ACQUIRE in flight is writing (in none of the sets above meanwhile).
+    taken: HashSet<i64>,
+    /// Used since the last idle sweep (see `Engine::evict_idle`).
+    pub(super) used: bool,
+    /// Idle sweeps in a row that found it unused.
+    pub(super) idle_sweeps: u32,
+}
+
+impl Leases {
+    fn new(generation: u64, rows: Vec<WorkerRow>) -> Leases {
+        let mut leases = Leases {
+            generation,
+            used: true,
+            fresh: rows
+                .iter()
+                .map(|r| r.id.saturating_add(1))
+                .max()
+                .unwrap_or(0),
+            ..Leases::default()
+        };
+        let ids: HashSet<i64> = rows.iter().map(|r| r.id).collect();
+        // Rows are made lowest id first, so holes are rare (another writer, a hand edit); at
+        // most a bounded number are remembered, the rest are only found after a re-read.
+        leases.holes = (0..leases.fresh)
+            .filter(|id| !ids.contains(id))
+            .take(1 << 16)
+            .collect();
+        for row in rows {
+            leases.waiting.insert((free_at(&row), row.id));
+            leases.rows.insert(row.id, row);
+        }
+        leases
+    }
+
+    /// Takes the lowest free id below `max` for a write: `(id, stored version)`.
+    fn pick(&mut self, now: i64, max: i64) -> Option<(i64, i64)> {
+        self.used = true;
+        while let Some(&(at, id)) = self.waiting.first() {
+            if at > now {
+                break;
+            }
+            self.waiting.pop_first();
+            self.free.insert(id);
+        }
+        let id = [self.free.first(), self.holes.first(), Some(&self.fresh)]
+            .into_iter()
+            .flatten()
+            .copied()
+            .min()?;
+        if id >= max {
+            return None;
+        }
+        if !self.free.remove(&id) && !self.holes.remove(&id) {
+            self.fresh += 1;
+        }
+        self.taken.insert(id);
+        Some((id, self.rows.get(&id).map_or(0, |r| r.version)))
+    }
+
+    /// Whether an ACQUIRE of this service is writing.
+    pub(super) fn busy(&self) -> bool {
+        !self.taken.is_empty()
+    }
+
+    /// Puts back an id whose write failed (nothing was written).
+    fn untake(&mut self, id: i64) {
+        if self.taken.remove(&id) {
+            match self.rows.get(&id) {
+                Some(row) => {
+                    self.waiting.insert((free_at(row), id));
+                }
+                None => {
+                    self.holes.insert(id);
+                }
+            }
+        }
+    }
+
+    /// Records a row this server wrote (its version already the stored one).
+    fn written(&mut self, row: WorkerRow) {
+        self.used = true;
+        self.taken.remove(&row.id);
+        self.free.remove(&row.id);
+        self.holes.remove(&row.id);
+        if let Some(old) = self.rows.get(&row.id) {
+            self.waiting.remove(&(free_at(old), row.id));
+        }
+        if row.id >= self.fresh {
+            self.holes.extend((self.fresh..row.id).take(1 << 16));
+            self.fresh = row.id + 1;
+        }
+        self.waiting.insert((free_at(&row), row.id));
+        self.rows.insert(row.id, row);
+    }
+}
+
+/// A lease write waiting for its group's commit.
+#[derive(Debug)]
+pub(super) struct LeaseWrite {
+    service: String,
+    row: WorkerRow,
+    done: oneshot::Sender<Result<bool, StoreError>>,
+}
+
+/// The most lease writes committed together.
+const GROUP: usize = 256;
+
 impl Engine {
+    /// Compare-and-sets one lease (see [`super::store::Store::put_worker`]), committed with
+    /// the other writes waiting at the time.
+    async fn put_lease(&self, service: &str, row: &WorkerRow) -> Result<bool, StoreError> {
+        let (done, mut result) = oneshot::channel();
+        lock(&self.lease_queue).push_back(LeaseWrite {
+            service: service.to_owned(),
+            row: row.clone(),
+            done,
+        });
+        loop {
+            let _writer = self.lease_writer.lock().await;
+            // Committed by the request that held the writer before?
+            match result.try_recv() {
+                Ok(held) => return held,
+                Err(oneshot::error::TryRecvError::Closed) => {
+                    return Err(StoreError("the lease write was interrupted".into()));
+                }
+                Err(oneshot::error::TryRecvError::Empty) => {}
+            }
+            let group = self.lease_group();
+            if group.is_empty() {
+                // Cannot happen: whoever took this write out of the queue answered it or
+                // dropped its answer (Closed, above).
+                return Err(StoreError("the lease write was lost".into()));
+            }
+            let writes: Vec<(String, WorkerRow)> = group
+                .iter()
+                .map(|w| (w.service.clone(), w.row.clone()))
+                .collect();
+            match self.store.put_workers(&writes).await {
+                Ok(held) => {
+                    for (w, held) in group.into_iter().zip(held) {
+                        let _ = w.done.send(Ok(held));
+                    }
+                }
+                Err(e) => {
+                    for w in group {
+                        let _ = w.done.send(Err(e.clone()));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes the next group of waiting lease writes: one per lease (a second write of a lease
+    /// waits for the next group, as it compares with the first's result), in key order (so
+    /// servers sharing a database lock rows in the same order).
+    fn lease_group(&self) -> Vec<LeaseWrite> {
+        let mut queue = lock(&self.lease_queue);
+        let mut keys = HashSet::new();
+        let mut group = Vec::new();
+        let mut later = std::collections::VecDeque::new();
+        while let Some(w) = queue.pop_front() {
+            if group.len() < GROUP && keys.insert((w.service.clone(), w.row.id)) {
+                group.push(w);
+            } else {
+                later.push_back(w);
+            }
+        }
+        *queue = later;
+        group.sort_by(|a, b| (&a.service, a.row.id).cmp(&(&b.service, b.row.id)));
+        group
+    }
+
+    /// Reads `service`'s leases unless another request just did.
+    async fn load_leases(&self, service: &str) -> Result<(), LeaseError> {
+        let _one = self.lease_load.lock().await;
+        if lock(&self.workers).contains_key(service) {
+            return Ok(());
+        }
+        let generation = self.lease_generation.fetch_add(1, Ordering::Relaxed) + 1;
+        let rows = self.store.workers(service).await?;
+        lock(&self.workers).insert(service.into(), Leases::new(generation, rows));
+        Ok(())
+    }
+
+    /// Applies `f` to the copy of `service`'s leases if it is still the `generation` read.
+    fn with_leases(&self, service: &str, generation: u64, f: impl FnOnce(&mut Leases)) {
+        if let Some(leases) = lock(&self.workers).get_mut(service) {
+            if leases.generation == generation {
+                f(leases);
+            }
+        }
+    }
+
+    /// Forgets the copy of `service`'s leases (the store changed under it).
+    fn forget_leases(&self, service: &str, generation: u64) {
+        let mut workers = lock(&self.workers);
+        if workers
+            .get(service)
+            .is_some_and(|l| l.generation == generation)
+        {
+            workers.remove(service);
+        }
+    }
+
     /// Leases the lowest free worker id of `service` below `max`.
     pub async fn worker_acquire(
         &self,
@@ -73,17 +311,22 @@ impl Engine {
         ttl_ms: i64,
         max: i64,
     ) -> Result<Grant, LeaseError> {
-        for _ in 0..TRIES {
-            let rows = self.store.workers(service).await?;
+        let (mut tries, mut loads) = (0, 0);
+        while tries < TRIES && loads <= TRIES {
             let now = now_ms();
-            let free = |id: i64| match rows.iter().find(|r| r.id == id) {
-                None => Some(0),
-                Some(r) if r.expires_ms <= now && r.last_time_ms < now => Some(r.version),
-                Some(_) => None,
+            let picked = lock(&self.workers)
+                .get_mut(service)
+                .map(|l| (l.generation, l.pick(now, max)));
+            let (generation, (id, version)) = match picked {
+                None => {
+                    loads += 1;
+                    self.load_leases(service).await?;
+                    continue;
+                }
+                Some((_, None)) => return Err(LeaseError::NoneFree(max)),
+                Some((generation, Some(pick))) => (generation, pick),
             };
-            let Some((id, version)) = (0..max).find_map(|id| free(id).map(|v| (id, v))) else {
-                return Err(LeaseError::NoneFree(max));
-            };
+            tries += 1;
             let row = WorkerRow {
                 id,
                 token: token(),
@@ -92,19 +335,30 @@ impl Engine {
                 ttl_ms,
                 version,
             };
-            if self.store.put_worker(service, &row).await? {
-                return Ok(Grant {
-                    id,
-                    token: row.token,
-                    ttl_ms,
-                });
+            match self.put_lease(service, &row).await {
+                Ok(true) => {
+                    let token = row.token.clone();
+                    let stored = WorkerRow {
+                        version: version + 1,
+                        ..row
+                    };
+                    self.with_leases(service, generation, |l| l.written(stored));
+                    return Ok(Grant { id, token, ttl_ms });
+                }
+                // Another server wrote it: read the leases again.
+                Ok(false) => self.forget_leases(service, generation),
+                Err(e) => {
+                    self.with_leases(service, generation, |l| l.untake(id));
+                    return Err(e.into());
+                }
             }
         }
         Err(LeaseError::Busy)
     }
 
     /// Extends a lease by its TTL from now (`release`: ends it now); `time_ms` is the latest
-    /// time the holder put in an id. Returns the lease's new end (Unix ms).
+    /// time the holder put in an id. Returns the lease's new end (Unix ms). Reads and writes
+    /// only that lease's row.
     pub async fn worker_renew(
         &self,
         service: &str,
@@ -114,11 +368,10 @@ impl Engine {
         release: bool,
     ) -> Result<i64, LeaseError> {
         for _ in 0..TRIES {
-            let rows = self.store.workers(service).await?;
-            let now = now_ms();
-            let Some(row) = rows.into_iter().find(|r| r.id == id) else {
+            let Some(row) = self.store.worker(service, id).await? else {
                 return Err(LeaseError::Lost);
             };
+            let now = now_ms();
             // An ended lease is never brought back: its holder may have been replaced.
             if row.token.is_empty() || row.token != token || row.expires_ms <= now {
                 return Err(LeaseError::Lost);
@@ -138,7 +391,15 @@ impl Engine {
                 last_time_ms: row.last_time_ms.max(time_ms),
                 ..row
             };
-            if self.store.put_worker(service, &next).await? {
+            let generation = lock(&self.workers).get(service).map(|l| l.generation);
+            if self.put_lease(service, &next).await? {
+                if let Some(generation) = generation {
+                    let stored = WorkerRow {
+                        version: next.version + 1,
+                        ..next
+                    };
+                    self.with_leases(service, generation, |l| l.written(stored));
+                }
                 return Ok(expires_ms);
             }
         }
@@ -148,5 +409,51 @@ impl Engine {
     /// Every lease of `service`.
     pub async fn worker_list(&self, service: &str) -> Result<Vec<WorkerRow>, LeaseError> {
         Ok(self.store.workers(service).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: i64, expires_ms: i64, last_time_ms: i64) -> WorkerRow {
+        WorkerRow {
+            id,
+            token: "t".into(),
+            expires_ms,
+            last_time_ms,
+            ttl_ms: 1000,
+            version: 1,
+        }
+    }
+
+    #[test]
+    fn the_lowest_free_id_is_picked_and_never_twice() {
+        // 0 held until 100, 1 free since 10, 3 held; 2 has no row.
+        let mut l = Leases::new(1, vec![row(0, 100, 5), row(1, 10, 5), row(3, 100, 5)]);
+        assert_eq!(l.pick(50, 10), Some((1, 1)));
+        assert_eq!(l.pick(50, 10), Some((2, 0)));
+        assert_eq!(l.pick(50, 10), Some((4, 0)));
+        assert_eq!(l.pick(50, 5), None, "0 and 3 are held below 5");
+        // A failed write puts its id back; a successful one records the new row.
+        l.untake(2);
+        l.written(WorkerRow {
+            version: 1,
+            ..row(4, 200, 50)
+        });
+        assert_eq!(l.pick(50, 10), Some((2, 0)));
+        // Time passes: 0 and 3 end (0's holder reported a time past its end).
+        l.written(row(0, 100, 150));
+        assert_eq!(l.pick(120, 10), Some((3, 1)));
+        assert_eq!(l.pick(151, 10), Some((0, 1)));
+        assert_eq!(l.pick(151, 10), Some((5, 0)));
+    }
+
+    #[test]
+    fn a_row_written_past_the_fresh_ids_leaves_holes() {
+        let mut l = Leases::new(1, vec![]);
+        l.written(row(3, 100, 5));
+        let picks: Vec<i64> = (0..4).filter_map(|_| l.pick(50, 10)).map(|p| p.0).collect();
+        assert_eq!(picks, [0, 1, 2, 4]);
     }
 }

@@ -128,6 +128,23 @@ fn parse_int(key: &str, bytes: &[u8]) -> StoreResult<i64> {
         .ok_or_else(|| StoreError(format!("etcd key {key} holds no integer")))
 }
 
+fn worker_row(id: i64, kv: &etcd_client::KeyValue) -> StoreResult<WorkerRow> {
+    let meta: WorkerMeta = serde_json::from_slice(kv.value()).map_err(|e| {
+        StoreError(format!(
+            "etcd key {}: {e}",
+            String::from_utf8_lossy(kv.key())
+        ))
+    })?;
+    Ok(WorkerRow {
+        id,
+        token: meta.token,
+        expires_ms: meta.expires_ms,
+        last_time_ms: meta.last_time_ms,
+        ttl_ms: meta.ttl_ms,
+        version: kv.version(),
+    })
+}
+
 impl EtcdStore {
     /// Connects to the cluster of `url` and checks that it answers.
     pub async fn open(url: &str) -> StoreResult<EtcdStore> {
@@ -277,6 +294,28 @@ impl EtcdStore {
             .collect();
         out.sort_by(|a, b| a.tag.cmp(&b.tag));
         Ok(out)
+    }
+
+    /// At most `limit` tag names after `after` (from the first when empty), by key: one ranged,
+    /// keys-only read.
+    pub async fn tag_names(&self, after: &str, limit: usize) -> StoreResult<Vec<String>> {
+        let root = self.key("max/");
+        let start = format!("{root}{after}\0");
+        // The end of the `max/` prefix: `max0` ('0' follows '/').
+        let end = format!("{}0", &root[..root.len() - 1]);
+        let options = GetOptions::new()
+            .with_range(end)
+            .with_limit(i64::try_from(limit).unwrap_or(i64::MAX))
+            .with_keys_only();
+        let (start, options) = (&start, &options);
+        let resp = self
+            .call(|mut c| async move { c.get(start.as_str(), Some(options.clone())).await })
+            .await?;
+        Ok(resp
+            .kvs()
+            .iter()
+            .map(|kv| String::from_utf8_lossy(&kv.key()[root.len()..]).into_owned())
+            .collect())
     }
 
     /// Adds a tag; `false` when it exists already.
@@ -458,36 +497,59 @@ impl EtcdStore {
         for kv in &kvs {
             let key = String::from_utf8_lossy(kv.key()).into_owned();
             let id = parse_int(&key, &kv.key()[root.len()..])?;
-            let meta: WorkerMeta = serde_json::from_slice(kv.value())
-                .map_err(|e| StoreError(format!("etcd key {key}: {e}")))?;
-            rows.push(WorkerRow {
-                id,
-                token: meta.token,
-                expires_ms: meta.expires_ms,
-                last_time_ms: meta.last_time_ms,
-                ttl_ms: meta.ttl_ms,
-                version: kv.version(),
-            });
+            rows.push(worker_row(id, kv)?);
         }
         Ok(rows)
+    }
+
+    /// One worker lease of `service`, if it was ever taken.
+    pub async fn worker(&self, service: &str, id: i64) -> StoreResult<Option<WorkerRow>> {
+        let key = self.key(&format!("worker/{service}/{id:010}"));
+        let key = &key;
+        let resp = self
+            .call(|mut c| async move { c.get(key.as_str(), None).await })
+            .await?;
+        resp.kvs().first().map(|kv| worker_row(id, kv)).transpose()
     }
 
     /// Compare-and-set of one worker lease on the key's version, fenced like
     /// [`EtcdStore::persist`].
     pub async fn put_worker(&self, service: &str, row: &WorkerRow) -> StoreResult<bool> {
-        let key = self.key(&format!("worker/{service}/{:010}", row.id));
-        let value = serde_json::to_vec(&WorkerMeta {
-            token: row.token.clone(),
-            expires_ms: row.expires_ms,
-            last_time_ms: row.last_time_ms,
-            ttl_ms: row.ttl_ms,
-        })
-        .map_err(|e| StoreError(e.to_string()))?;
-        let put = Txn::new()
-            .when([Compare::version(key.clone(), CompareOp::Equal, row.version)])
-            .and_then([TxnOp::put(key, value, None)]);
-        let resp = self.fenced(vec![TxnOp::txn(put)]).await?;
-        Ok(matches!(resp.op_responses().first(), Some(TxnOpResponse::Txn(t)) if t.succeeded()))
+        let done = self
+            .put_workers(&[(service.to_owned(), row.clone())])
+            .await?;
+        Ok(done.first() == Some(&true))
+    }
+
+    /// Compare-and-sets of many worker leases (distinct keys) in fenced transactions of at
+    /// most 64 (etcd refuses more than 128 operations in one); whether each held.
+    pub async fn put_workers(&self, writes: &[(String, WorkerRow)]) -> StoreResult<Vec<bool>> {
+        let mut held = Vec::with_capacity(writes.len());
+        for chunk in writes.chunks(64) {
+            let mut ops = Vec::with_capacity(chunk.len());
+            for (service, row) in chunk {
+                let key = self.key(&format!("worker/{service}/{:010}", row.id));
+                let value = serde_json::to_vec(&WorkerMeta {
+                    token: row.token.clone(),
+                    expires_ms: row.expires_ms,
+                    last_time_ms: row.last_time_ms,
+                    ttl_ms: row.ttl_ms,
+                })
+                .map_err(|e| StoreError(e.to_string()))?;
+                ops.push(TxnOp::txn(
+                    Txn::new()
+                        .when([Compare::version(key.clone(), CompareOp::Equal, row.version)])
+                        .and_then([TxnOp::put(key, value, None)]),
+                ));
+            }
+            let resp = self.fenced(ops).await?;
+            held.extend(
+                resp.op_responses()
+                    .iter()
+                    .map(|r| matches!(r, TxnOpResponse::Txn(t) if t.succeeded())),
+            );
+        }
+        Ok(held)
     }
 
     /// Whether the cluster answers (a linearizable read).

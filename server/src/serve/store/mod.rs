@@ -174,6 +174,12 @@ impl Store {
         each!(self, s => s.tags().await)
     }
 
+    /// At most `limit` tag names after `after` (from the first when empty), in the store's
+    /// order: one page, never every row.
+    pub async fn tag_names(&self, after: &str, limit: usize) -> StoreResult<Vec<String>> {
+        each!(self, s => s.tag_names(after, limit).await)
+    }
+
     /// Adds a tag; `false` when it exists already (then nothing changes).
     pub async fn create_tag(&self, row: &TagRow) -> StoreResult<bool> {
         each!(self, s => s.create_tag(row).await)
@@ -223,10 +229,22 @@ impl Store {
         each!(self, s => s.workers(service).await)
     }
 
+    /// One worker lease of `service`, if it was ever taken.
+    pub async fn worker(&self, service: &str, id: i64) -> StoreResult<Option<WorkerRow>> {
+        each!(self, s => s.worker(service, id).await)
+    }
+
     /// Writes `row` if the stored one still has `row.version` (0: none yet); the stored copy
-    /// then has the next version. `false` when another write came first.
+    /// then has the next version. `false` when another write came first. Fenced by the leader
+    /// term like [`Store::persist`], in the same transaction.
     pub async fn put_worker(&self, service: &str, row: &WorkerRow) -> StoreResult<bool> {
         each!(self, s => s.put_worker(service, row).await)
+    }
+
+    /// Many [`Store::put_worker`]s of distinct leases in one fenced transaction (one commit);
+    /// whether each held.
+    pub async fn put_workers(&self, writes: &[(String, WorkerRow)]) -> StoreResult<Vec<bool>> {
+        each!(self, s => s.put_workers(writes).await)
     }
 
     /// Whether the database answers.

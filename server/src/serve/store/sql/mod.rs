@@ -191,6 +191,19 @@ impl SqlStore {
         rows.iter().map(tag_row).collect()
     }
 
+    /// At most `limit` tag names after `after` (from the first when empty), in the database's
+    /// order of `biz_tag`: one page of an index range, never the whole table.
+    pub async fn tag_names(&self, after: &str, limit: usize) -> StoreResult<Vec<String>> {
+        let sql = self.sql(&format!(
+            "SELECT biz_tag FROM leaf_alloc WHERE biz_tag > ? ORDER BY biz_tag LIMIT {limit}"
+        ));
+        let rows = sqlx::query(&sql).bind(after).fetch_all(&self.pool).await?;
+        Ok(rows
+            .iter()
+            .map(|r| r.try_get::<String, _>(0))
+            .collect::<Result<_, _>>()?)
+    }
+
     /// Adds a tag; `false` when it exists already (then nothing changes).
     pub async fn create_tag(&self, row: &TagRow) -> StoreResult<bool> {
         let sql = self.insert_ignore(
@@ -323,45 +336,65 @@ impl SqlStore {
             .bind(service)
             .fetch_all(&self.pool)
             .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(WorkerRow {
-                    id: r.try_get(0)?,
-                    token: r.try_get(1)?,
-                    expires_ms: r.try_get(2)?,
-                    last_time_ms: r.try_get(3)?,
-                    ttl_ms: r.try_get(4)?,
-                    version: r.try_get(5)?,
-                })
-            })
-            .collect()
+        rows.iter().map(worker_row).collect()
     }
 
-    /// Compare-and-set of one worker lease on its version.
+    /// One worker lease of `service`, if it was ever taken.
+    pub async fn worker(&self, service: &str, id: i64) -> StoreResult<Option<WorkerRow>> {
+        let sql = self.sql(
+            "SELECT worker_id, token, expires_ms, last_time_ms, ttl_ms, version \
+             FROM idforge_workers WHERE service = ? AND worker_id = ?",
+        );
+        let row = sqlx::query(&sql)
+            .bind(service)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| worker_row(&r)).transpose()
+    }
+
+    /// Compare-and-set of one worker lease on its version, in one transaction with the leader
+    /// term check (the fence).
     pub async fn put_worker(&self, service: &str, row: &WorkerRow) -> StoreResult<bool> {
+        let done = self
+            .put_workers(&[(service.to_owned(), row.clone())])
+            .await?;
+        Ok(done.first() == Some(&true))
+    }
+
+    /// Compare-and-sets of many worker leases (distinct ones) in one fenced transaction: one
+    /// commit for all; whether each held.
+    pub async fn put_workers(&self, writes: &[(String, WorkerRow)]) -> StoreResult<Vec<bool>> {
+        let insert = self.insert_ignore(
+            "idforge_workers (token, expires_ms, last_time_ms, ttl_ms, service, worker_id, \
+             version) VALUES (?, ?, ?, ?, ?, ?, 1)",
+        );
+        let update = self.sql(
+            "UPDATE idforge_workers SET token = ?, expires_ms = ?, last_time_ms = ?, \
+             ttl_ms = ?, version = version + 1 \
+             WHERE service = ? AND worker_id = ? AND version = ?",
+        );
         let mut tx = self.pool.begin().await?;
         self.fenced(&mut tx).await?;
-        let done = if row.version == 0 {
-            let sql = self.insert_ignore(
-                "idforge_workers (token, expires_ms, last_time_ms, ttl_ms, service, worker_id, \
-                 version) VALUES (?, ?, ?, ?, ?, ?, 1)",
-            );
-            self.bind_worker(&sql, service, row)
-                .execute(&self.pool)
-                .await?
-        } else {
-            let sql = self.sql(
-                "UPDATE idforge_workers SET token = ?, expires_ms = ?, last_time_ms = ?, \
-                 ttl_ms = ?, version = version + 1 \
-                 WHERE service = ? AND worker_id = ? AND version = ?",
-            );
-            self.bind_worker(&sql, service, row)
-                .bind(row.version)
-                .execute(&mut *tx)
-                .await?
-        };
+        let mut held = Vec::with_capacity(writes.len());
+        for (service, row) in writes {
+            // Every statement in the fenced transaction (one on the pool would need a second
+            // connection while this one is held: concurrent ACQUIREs deadlocked SQLite's pool
+            // of two).
+            let done = if row.version == 0 {
+                self.bind_worker(&insert, service, row)
+                    .execute(&mut *tx)
+                    .await?
+            } else {
+                self.bind_worker(&update, service, row)
+                    .bind(row.version)
+                    .execute(&mut *tx)
+                    .await?
+            };
+            held.push(done.rows_affected() == 1);
+        }
         tx.commit().await?;
-        Ok(done.rows_affected() == 1)
+        Ok(held)
     }
 
     fn bind_worker<'q>(
@@ -390,6 +423,17 @@ impl SqlStore {
         self.checkpoint().await;
         self.pool.close().await;
     }
+}
+
+fn worker_row(r: &sqlx::any::AnyRow) -> StoreResult<WorkerRow> {
+    Ok(WorkerRow {
+        id: r.try_get(0)?,
+        token: r.try_get(1)?,
+        expires_ms: r.try_get(2)?,
+        last_time_ms: r.try_get(3)?,
+        ttl_ms: r.try_get(4)?,
+        version: r.try_get(5)?,
+    })
 }
 
 fn tag_row(r: &sqlx::any::AnyRow) -> StoreResult<TagRow> {
@@ -503,6 +547,50 @@ mod tests {
         assert!(next > token);
         let members = store.members("b", "h:2", 1000).await.unwrap();
         assert_eq!(members, [("b".to_string(), "h:2".to_string())]);
+    }
+
+    #[tokio::test]
+    async fn worker_leases_are_fenced_and_tags_page() {
+        let (_dir, store) = sqlite().await;
+        let row = WorkerRow {
+            id: 0,
+            token: "t".into(),
+            expires_ms: 10,
+            last_time_ms: 5,
+            ttl_ms: 5,
+            version: 0,
+        };
+        // Elected, not leading: neither the first write of a lease nor a later one lands.
+        store.set_fence(None);
+        let refused = store.put_worker("s", &row).await.unwrap_err();
+        assert!(refused.0.contains("not the leader"), "{refused}");
+        assert_eq!(store.worker("s", 0).await.unwrap(), None);
+        let token = store.campaign("a", "h:1", 60_000).await.unwrap().unwrap();
+        store.set_fence(Some(("a".into(), token)));
+        assert!(store.put_worker("s", &row).await.unwrap());
+        assert!(
+            !store.put_worker("s", &row).await.unwrap(),
+            "version 0 is gone"
+        );
+        let stored = store.worker("s", 0).await.unwrap().unwrap();
+        assert_eq!(stored.version, 1);
+        store.end_term(token).await.unwrap();
+        let fenced = store.put_worker("s", &stored).await.unwrap_err();
+        assert!(fenced.0.contains("fenced"), "{fenced}");
+        assert_eq!(store.workers("s").await.unwrap(), [stored]);
+        // Tag names come a page at a time, after the cursor.
+        for tag in ["b", "a", "c"] {
+            let row = TagRow {
+                tag: tag.into(),
+                max_id: 1,
+                step: 1,
+                description: None,
+            };
+            store.create_tag(&row).await.unwrap();
+        }
+        assert_eq!(store.tag_names("", 2).await.unwrap(), ["a", "b"]);
+        assert_eq!(store.tag_names("b", 2).await.unwrap(), ["c"]);
+        assert!(store.tag_names("c", 2).await.unwrap().is_empty());
     }
 
     #[test]
