@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{Client, Server, Value, free_port};
+use common::{Client, Server, Value, free_port, service_url};
 use idforge::{ErrorCode, SegmentOptions, SegmentSource, Segments, SqlSource};
 
 fn fixed(step: u64) -> SegmentOptions {
@@ -23,21 +23,6 @@ fn fixed(step: u64) -> SegmentOptions {
         dynamic_step: false,
         timeout: Duration::from_secs(5),
         ..Default::default()
-    }
-}
-
-/// `var`, or `None` (skipping) when the services are not running and not required.
-fn service_url(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(url) => Some(url),
-        Err(_) => {
-            assert!(
-                std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
-                "{var} is not set but IDFORGE_REQUIRE_SERVICES is"
-            );
-            eprintln!("skipped: {var} is not set (ci/services.sh sets it)");
-            None
-        }
     }
 }
 

@@ -5,38 +5,9 @@
 
 mod common;
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use common::{Client, Server, Value};
-
-fn nanos() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos()
-}
-
-/// `--store=URL` of an external store (etcd: with a key prefix of the test's own),
-/// `Some(None)` for the embedded SQLite, `None` to skip.
-fn store_arg(var: Option<&str>) -> Option<Option<String>> {
-    let Some(var) = var else {
-        return Some(None);
-    };
-    match std::env::var(var) {
-        Ok(url) if url.starts_with("etcd://") => {
-            Some(Some(format!("--store={url}/test-tags-{}", nanos())))
-        }
-        Ok(url) => Some(Some(format!("--store={url}"))),
-        Err(_) => {
-            assert!(
-                std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
-                "{var} is not set but IDFORGE_REQUIRE_SERVICES is"
-            );
-            eprintln!("skipped: {var} is not set (ci/services.sh sets it)");
-            None
-        }
-    }
-}
 
 fn start(dir: &tempfile::TempDir, store: &Option<String>, extra: &[&str]) -> Server {
     let mut args: Vec<&str> = store.iter().map(String::as_str).collect();
@@ -94,11 +65,13 @@ fn scan_all(c: &mut Client, pattern: &str, count: &str) -> (Vec<String>, usize) 
 }
 
 fn scan_pages_through_every_tag(var: Option<&str>) {
-    let Some(store) = store_arg(var) else { return };
+    let Some(store) = common::store_arg(var, "test-tags") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let server = start(&dir, &store, &[]);
     let mut c = server.client();
-    let prefix = format!("scan{}", nanos());
+    let prefix = common::unique("scan");
     let mut made: Vec<String> = (0..250).map(|i| format!("{prefix}:{i:03}")).collect();
     for tag in &made {
         assert_eq!(incr(&mut c, tag), 1);
@@ -227,11 +200,13 @@ fn cached(c: &mut Client, tag: &str) -> i64 {
 }
 
 fn idle_tags_leave_memory(var: Option<&str>) {
-    let Some(store) = store_arg(var) else { return };
+    let Some(store) = common::store_arg(var, "test-tags") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let server = start(&dir, &store, &["--tag-idle-secs=1", "--default-step=100"]);
     let mut c = server.client();
-    let (cold, hot) = (format!("cold{}", nanos()), format!("hot{}", nanos()));
+    let (cold, hot) = (common::unique("cold"), common::unique("hot"));
     for want in 1..=5 {
         assert_eq!(incr(&mut c, &cold), want);
     }

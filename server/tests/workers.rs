@@ -142,30 +142,6 @@ fn bad_lease_arguments_are_errors() {
     assert_eq!(grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "svc", "1000"])).0, 0);
 }
 
-/// `--store=URL` of an external database, `Some(None)` for the embedded SQLite, `None` to skip
-/// (the variable is unset and services are not required).
-fn store_arg(var: Option<&str>) -> Option<Option<String>> {
-    let Some(var) = var else {
-        return Some(None);
-    };
-    match std::env::var(var) {
-        // etcd: a key prefix of the test's own.
-        Ok(url) if url.starts_with("etcd://") => Some(Some(format!(
-            "--store={url}/{}",
-            unique_service("test-workers")
-        ))),
-        Ok(url) => Some(Some(format!("--store={url}"))),
-        Err(_) => {
-            assert!(
-                std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
-                "{var} is not set but IDFORGE_REQUIRE_SERVICES is"
-            );
-            eprintln!("skipped: {var} is not set (ci/services.sh sets it)");
-            None
-        }
-    }
-}
-
 /// Waits until the server serves (on etcd it elects itself first).
 fn wait_serving(server: &Server, service: &str) {
     let mut c = server.client();
@@ -174,15 +150,6 @@ fn wait_serving(server: &Server, service: &str) {
         assert!(Instant::now() < deadline, "the server never served");
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// A service name of its own per run: an external database outlives the test.
-fn unique_service(what: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("{what}-{}-{nanos}", std::process::id())
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -196,13 +163,15 @@ fn ms(d: Duration) -> f64 {
 /// 16 clients ACQUIRE at the same moment, 4 rounds: every one gets a lease, all ids differ.
 /// Prints the latencies (never asserted: a shared CI machine's timings are not a test).
 fn concurrent_acquires(label: &str, var: Option<&str>) {
-    let Some(store) = store_arg(var) else { return };
+    let Some(store) = common::store_arg(var, "test-workers") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(
         dir.path(),
         &store.iter().map(String::as_str).collect::<Vec<_>>(),
     );
-    let service = unique_service("conc");
+    let service = common::unique("conc");
     wait_serving(&server, &service);
     const CLIENTS: usize = 16;
     const ROUNDS: usize = 4;
@@ -293,13 +262,15 @@ fn timed_acquires(
 /// indexed, so the cost should not grow with them (printed, not asserted). Also checks that
 /// 5,000 leases taken by 8 clients at once are all distinct and all held.
 fn acquire_cost_with_leases_held(label: &str, var: Option<&str>) {
-    let Some(store) = store_arg(var) else { return };
+    let Some(store) = common::store_arg(var, "test-workers") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(
         dir.path(),
         &store.iter().map(String::as_str).collect::<Vec<_>>(),
     );
-    let service = unique_service("cost");
+    let service = common::unique("cost");
     wait_serving(&server, &service);
     let mut c = server.client();
     let mut ids = HashSet::new();

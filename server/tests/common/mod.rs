@@ -189,3 +189,42 @@ pub fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
 }
+
+/// The URL in `var` (exported by ci/services.sh), or `None` to skip the test; with
+/// `IDFORGE_REQUIRE_SERVICES` set a missing one fails it instead.
+pub fn service_url(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) => Some(url),
+        Err(_) => {
+            assert!(
+                std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
+                "{var} is not set but IDFORGE_REQUIRE_SERVICES is"
+            );
+            eprintln!("skipped: {var} is not set (ci/services.sh sets it)");
+            None
+        }
+    }
+}
+
+/// `--store=URL` of the external store in `var` (etcd: under a key prefix of its own, named
+/// after `what`), `Some(None)` for the embedded SQLite (`var` is `None`), `None` to skip.
+pub fn store_arg(var: Option<&str>, what: &str) -> Option<Option<String>> {
+    let Some(var) = var else {
+        return Some(None);
+    };
+    let url = service_url(var)?;
+    Some(Some(if url.starts_with("etcd://") {
+        format!("--store={url}/{}", unique(what))
+    } else {
+        format!("--store={url}")
+    }))
+}
+
+/// `what` made unique to this process and moment (etcd prefixes, lease services).
+pub fn unique(what: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{what}-{}-{nanos}", std::process::id())
+}
