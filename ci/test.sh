@@ -104,6 +104,7 @@ step_server() {
   bash ci/server-clients.sh "$CARGO_TARGET_DIR/debug/idforge"
   bash ci/crash-harness.sh "$CARGO_TARGET_DIR/debug/idforge"
   bash ci/failover-harness.sh "$CARGO_TARGET_DIR/debug/idforge"
+  python3 ci/hostile.py "$CARGO_TARGET_DIR/debug/idforge"
 }
 
 # The steps that test against real servers (the segment server, Redis, PostgreSQL, MariaDB):
