@@ -209,8 +209,9 @@ impl Auth {
         requirepass: Option<String>,
         limits: &Limits,
     ) -> Result<Auth, StoreError> {
-        // Made now, so the first unknown user does not pay for it (an oracle of its own).
-        let _ = tokio::task::spawn_blocking(dummy_hash).await;
+        // Made now, in the background (startup does not wait for it), so the first unknown user
+        // does not pay for it: an oracle of its own.
+        drop(tokio::task::spawn_blocking(dummy_hash));
         Ok(Auth {
             requirepass,
             users: Mutex::new(read_users(store).await?),
