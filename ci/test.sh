@@ -101,9 +101,11 @@ step_server() {
   cargo build -p idforge-server --locked
   cargo test -p idforge-server --locked --test serve
   cargo test -p idforge-server --locked --test ha
+  cargo test -p idforge-server --locked --test limits
   bash ci/server-clients.sh "$CARGO_TARGET_DIR/debug/idforge"
   bash ci/crash-harness.sh "$CARGO_TARGET_DIR/debug/idforge"
   bash ci/failover-harness.sh "$CARGO_TARGET_DIR/debug/idforge"
+  python3 ci/hostile.py "$CARGO_TARGET_DIR/debug/idforge"
 }
 
 # The steps that test against real servers (the segment server, Redis, PostgreSQL, MariaDB):

@@ -137,7 +137,7 @@ fn bad_input_gets_an_error_and_the_server_survives() {
         ),
         (&["IDF.TAG", "FROB"], "ERR unknown subcommand"),
         (
-            &["IDF.SNOWFLAKE", "s", "COUNT", "100001"],
+            &["IDF.SNOWFLAKE", "s", "COUNT", "10001"],
             "ERR COUNT must be between",
         ),
         (&["IDF.DECODE", "zz!"], "ERR not a snowflake"),
@@ -284,7 +284,10 @@ fn metrics_and_health_over_http() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let server = Server::start(dir.path(), &[&format!("--metrics-port={metrics_port}")]);
+    let server = Server::start(
+        dir.path(),
+        &[&format!("--metrics-port={metrics_port}"), "--metrics-tags"],
+    );
     let mut c = server.client();
     c.cmd(&["INCRBY", "orders", "5"]);
     c.cmd(&["NOPE"]);

@@ -3,14 +3,15 @@
 use std::sync::Arc;
 
 use super::Shared;
-use super::auth::{DEFAULT_USER, Perms, Right};
+use super::auth::{Checked, DEFAULT_USER, Perms, Right};
 use super::cluster::redirect;
 use super::metrics::ErrorKind;
 use super::resp::Reply;
 use super::tags::AllocError;
 
-/// The most ids one `IDF.SNOWFLAKE … COUNT n` returns.
-pub const MAX_SNOWFLAKE_COUNT: i64 = 100_000;
+/// The most ids one `IDF.SNOWFLAKE … COUNT n` returns: about 210 KB of reply, so a connection's
+/// pending replies stay within `reply-buffer-bytes` plus one such reply.
+pub const MAX_SNOWFLAKE_COUNT: i64 = 10_000;
 
 /// The commands, for dispatch and per-command metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,6 +149,8 @@ pub struct Session {
     pub user: String,
     /// `QUIT` was called: close after replying.
     pub quit: bool,
+    /// The client's address (failed AUTHs are limited per address).
+    pub peer: Option<std::net::IpAddr>,
 }
 
 /// Runs one command, appending its reply to `out`.
@@ -357,17 +360,20 @@ async fn authenticate(shared: &Shared, s: &mut Session, user: &str, pass: &str) 
                 .into(),
         ));
     }
-    match shared.auth.check(user, pass).await {
-        Some(perms) => {
+    let failed = match shared.auth.check(s.peer, user, pass).await {
+        Checked::Ok(perms) => {
             s.perms = Some(perms);
             s.user = user.to_owned();
-            Ok(())
+            return Ok(());
         }
-        None => Err((
-            ErrorKind::Auth,
-            "WRONGPASS invalid username-password pair or user is disabled.".into(),
-        )),
-    }
+        Checked::Wrong => "WRONGPASS invalid username-password pair or user is disabled.",
+        Checked::Throttled => {
+            "ERR too many failed AUTH attempts from this address; try again in a few seconds"
+        }
+    };
+    // Slows guessing on one connection to a few tries a second, for the cost of a timer.
+    tokio::time::sleep(shared.limits.auth_fail_delay).await;
+    Err((ErrorKind::Auth, failed.into()))
 }
 
 async fn hello(shared: &Shared, s: &mut Session, args: &[&[u8]], out: &mut Reply) -> Outcome {

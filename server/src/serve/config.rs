@@ -105,6 +105,54 @@ pub struct ServeArgs {
     /// back to the store; the next request reloads it. 0: never [default: 600].
     #[arg(long, env = "IDFORGE_TAG_IDLE_SECS", value_name = "SECS")]
     pub tag_idle_secs: Option<u64>,
+    // --- Limits on what clients may hold (see README "Limits"). ---
+    /// The most client connections at once; past it a new one gets `-ERR max number of clients
+    /// reached` and is closed [default: 10000].
+    #[arg(long, env = "IDFORGE_MAXCLIENTS", value_name = "N")]
+    pub maxclients: Option<usize>,
+    /// Close a connection idle for this many seconds (0: never) [default: 0].
+    #[arg(long, env = "IDFORGE_TIMEOUT", value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// When auth is required: close a connection that has not authenticated within this many
+    /// milliseconds [default: 10000].
+    #[arg(long, env = "IDFORGE_AUTH_TIMEOUT_MS", value_name = "MS")]
+    pub auth_timeout_ms: Option<u64>,
+    /// Close a connection whose request has been half-sent for this many milliseconds
+    /// [default: 10000].
+    #[arg(long, env = "IDFORGE_REQUEST_TIMEOUT_MS", value_name = "MS")]
+    pub request_timeout_ms: Option<u64>,
+    /// The largest request (all its arguments), in bytes, 1024 to 1048576 [default: 65536].
+    #[arg(long, env = "IDFORGE_MAX_REQUEST_BYTES", value_name = "BYTES")]
+    pub max_request_bytes: Option<usize>,
+    /// Stop running a connection's pipelined requests once this many bytes of replies wait,
+    /// and send them first [default: 65536].
+    #[arg(long, env = "IDFORGE_REPLY_BUFFER_BYTES", value_name = "BYTES")]
+    pub reply_buffer_bytes: Option<usize>,
+    /// Close a client that does not take its replies within this many milliseconds
+    /// [default: 10000].
+    #[arg(long, env = "IDFORGE_WRITE_TIMEOUT_MS", value_name = "MS")]
+    pub write_timeout_ms: Option<u64>,
+    /// The most argon2 password checks running at once (others wait without memory)
+    /// [default: 2].
+    #[arg(long, env = "IDFORGE_AUTH_CONCURRENCY", value_name = "N")]
+    pub auth_concurrency: Option<usize>,
+    /// Failed AUTHs a source address may make in a burst; the allowance refills at one per
+    /// second, and an address without any is refused without a password check (0: no limit)
+    /// [default: 10].
+    #[arg(long, env = "IDFORGE_AUTH_FAIL_BURST", value_name = "N")]
+    pub auth_fail_burst: Option<u32>,
+    /// A failed AUTH is answered after this many milliseconds (the connection waits)
+    /// [default: 100].
+    #[arg(long, env = "IDFORGE_AUTH_FAIL_DELAY_MS", value_name = "MS")]
+    pub auth_fail_delay_ms: Option<u64>,
+    /// Require `Authorization: Bearer TOKEN` (or basic auth with TOKEN as the password) on
+    /// /metrics (unset: open).
+    #[arg(long, env = "IDFORGE_METRICS_TOKEN", value_name = "TOKEN")]
+    pub metrics_token: Option<String>,
+    /// Per-tag series (`idforge_tag_cached_ids{tag=…}`) on /metrics [default: false].
+    #[arg(long, env = "IDFORGE_METRICS_TAGS", value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub metrics_tags: Option<bool>,
+    // --- End of limits. ---
 }
 
 /// The resolved settings.
@@ -144,6 +192,108 @@ pub struct Config {
     pub election: ElectionConfig,
     /// Elect a leader on a SQL store.
     pub ha: bool,
+    /// What one client may hold.
+    pub limits: Limits,
+}
+
+/// Bounds on what clients may make the server hold (README "Limits").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// The most connections at once.
+    pub maxclients: usize,
+    /// Idle connections are closed after this (`None`: never).
+    pub idle_timeout: Option<Duration>,
+    /// Unauthenticated connections are closed after this (when auth is required).
+    pub auth_timeout: Duration,
+    /// A half-sent request must be complete within this.
+    pub request_timeout: Duration,
+    /// The largest request, in bytes.
+    pub max_request: usize,
+    /// Pending replies past which a pipeline stops running until they are sent.
+    pub reply_buffer: usize,
+    /// How long a client may take to accept its replies.
+    pub write_timeout: Duration,
+    /// Concurrent argon2 checks.
+    pub auth_concurrency: usize,
+    /// Failed AUTHs per source address in a burst (refilled at 1/s; 0: no limit).
+    pub auth_fail_burst: u32,
+    /// The delay before a failed AUTH is answered.
+    pub auth_fail_delay: Duration,
+    /// The /metrics bearer token.
+    pub metrics_token: Option<String>,
+    /// Per-tag series on /metrics.
+    pub metrics_tags: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            maxclients: 10_000,
+            idle_timeout: None,
+            auth_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(10),
+            max_request: 64 * 1024,
+            reply_buffer: 64 * 1024,
+            write_timeout: Duration::from_secs(10),
+            auth_concurrency: 2,
+            auth_fail_burst: 10,
+            auth_fail_delay: Duration::from_millis(100),
+            metrics_token: None,
+            metrics_tags: false,
+        }
+    }
+}
+
+impl ServeArgs {
+    /// The limits, checked.
+    fn limits(&self) -> Result<Limits, String> {
+        let d = Limits::default();
+        let ms = |v: Option<u64>, default: Duration, name: &str| match v {
+            None => Ok(default),
+            Some(0) => Err(format!("{name} must be at least 1")),
+            Some(ms) => Ok(Duration::from_millis(ms)),
+        };
+        let maxclients = self.maxclients.unwrap_or(d.maxclients);
+        if maxclients == 0 {
+            return Err("maxclients must be at least 1".into());
+        }
+        let max_request = self.max_request_bytes.unwrap_or(d.max_request);
+        if !(1024..=super::resp::MAX_REQUEST).contains(&max_request) {
+            return Err(format!(
+                "max-request-bytes {max_request} is out of range (1024 to 1048576)"
+            ));
+        }
+        let reply_buffer = self.reply_buffer_bytes.unwrap_or(d.reply_buffer);
+        if reply_buffer < 1024 {
+            return Err(format!("reply-buffer-bytes {reply_buffer} is below 1024"));
+        }
+        let auth_concurrency = self.auth_concurrency.unwrap_or(d.auth_concurrency);
+        if !(1..=1024).contains(&auth_concurrency) {
+            return Err(format!(
+                "auth-concurrency {auth_concurrency} is out of range (1 to 1024)"
+            ));
+        }
+        Ok(Limits {
+            maxclients,
+            idle_timeout: self.timeout.filter(|s| *s > 0).map(Duration::from_secs),
+            auth_timeout: ms(self.auth_timeout_ms, d.auth_timeout, "auth-timeout-ms")?,
+            request_timeout: ms(
+                self.request_timeout_ms,
+                d.request_timeout,
+                "request-timeout-ms",
+            )?,
+            max_request,
+            reply_buffer,
+            write_timeout: ms(self.write_timeout_ms, d.write_timeout, "write-timeout-ms")?,
+            auth_concurrency,
+            auth_fail_burst: self.auth_fail_burst.unwrap_or(d.auth_fail_burst),
+            auth_fail_delay: self
+                .auth_fail_delay_ms
+                .map_or(d.auth_fail_delay, Duration::from_millis),
+            metrics_token: self.metrics_token.clone().filter(|t| !t.is_empty()),
+            metrics_tags: self.metrics_tags.unwrap_or(d.metrics_tags),
+        })
+    }
 }
 
 impl ServeArgs {
@@ -175,6 +325,18 @@ impl ServeArgs {
             takeover_probe: self.takeover_probe.or(other.takeover_probe),
             max_tags_per_user: self.max_tags_per_user.or(other.max_tags_per_user),
             tag_idle_secs: self.tag_idle_secs.or(other.tag_idle_secs),
+            maxclients: self.maxclients.or(other.maxclients),
+            timeout: self.timeout.or(other.timeout),
+            auth_timeout_ms: self.auth_timeout_ms.or(other.auth_timeout_ms),
+            request_timeout_ms: self.request_timeout_ms.or(other.request_timeout_ms),
+            max_request_bytes: self.max_request_bytes.or(other.max_request_bytes),
+            reply_buffer_bytes: self.reply_buffer_bytes.or(other.reply_buffer_bytes),
+            write_timeout_ms: self.write_timeout_ms.or(other.write_timeout_ms),
+            auth_concurrency: self.auth_concurrency.or(other.auth_concurrency),
+            auth_fail_burst: self.auth_fail_burst.or(other.auth_fail_burst),
+            auth_fail_delay_ms: self.auth_fail_delay_ms.or(other.auth_fail_delay_ms),
+            metrics_token: self.metrics_token.or(other.metrics_token),
+            metrics_tags: self.metrics_tags.or(other.metrics_tags),
         }
     }
 
@@ -185,6 +347,7 @@ impl ServeArgs {
             None => ServeArgs::default(),
         };
         let a = self.or(file);
+        let limits = a.limits()?;
         let defaults = Policy::default();
         let default_step = a.default_step.unwrap_or(defaults.default_step);
         if !(1..=i64::from(i32::MAX)).contains(&default_step) {
@@ -287,6 +450,7 @@ impl ServeArgs {
                 probe: a.takeover_probe.unwrap_or(election_defaults.probe),
             },
             ha: a.ha.unwrap_or(false),
+            limits,
         })
     }
 }
@@ -334,6 +498,18 @@ mod tests {
         };
         let c = never.resolve().unwrap();
         assert_eq!((c.policy.tag_idle, c.policy.max_tags_per_user), (None, 0));
+        assert_eq!(c.limits, Limits::default());
+        let file = dir.path().join("limits.toml");
+        std::fs::write(&file, "maxclients = 5\ntimeout = 30\nmetrics-tags = true\n").unwrap();
+        let c = ServeArgs {
+            config: Some(file),
+            ..ServeArgs::default()
+        }
+        .resolve()
+        .unwrap();
+        assert_eq!(c.limits.maxclients, 5);
+        assert_eq!(c.limits.idle_timeout, Some(Duration::from_secs(30)));
+        assert!(c.limits.metrics_tags);
     }
 
     #[test]
@@ -373,6 +549,22 @@ mod tests {
             },
             ServeArgs {
                 tag_idle_secs: Some(u64::MAX),
+                ..ServeArgs::default()
+            },
+            ServeArgs {
+                maxclients: Some(0),
+                ..ServeArgs::default()
+            },
+            ServeArgs {
+                max_request_bytes: Some(10),
+                ..ServeArgs::default()
+            },
+            ServeArgs {
+                write_timeout_ms: Some(0),
+                ..ServeArgs::default()
+            },
+            ServeArgs {
+                auth_concurrency: Some(0),
                 ..ServeArgs::default()
             },
         ] {

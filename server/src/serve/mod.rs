@@ -60,6 +60,8 @@ pub struct Shared {
     pub next_client: AtomicU64,
     /// Keeps the event loop polling for a while after each request.
     pub busy_poll: busy_poll::BusyPoll,
+    /// What one client may hold (README "Limits").
+    pub limits: config::Limits,
 }
 
 impl Shared {
@@ -135,7 +137,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
             None
         }
     };
-    let auth = Auth::load(&store, config.requirepass.clone())
+    let auth = Auth::load(&store, config.requirepass.clone(), &config.limits)
         .await
         .map_err(|e| format!("cannot load users: {e}"))?;
     let listener = TcpListener::bind((config.bind.as_str(), config.port))
@@ -178,6 +180,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
         } else {
             Duration::ZERO
         }),
+        limits: config.limits.clone(),
     });
     let poller = tokio::spawn({
         let shared = shared.clone();
@@ -224,6 +227,13 @@ pub async fn serve(config: Config) -> Result<(), String> {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
+                    if conns.len() >= config.limits.maxclients {
+                        // As Redis: say why, then close. The reply fits any fresh socket's
+                        // send buffer, so this never waits.
+                        let _ = stream.try_write(b"-ERR max number of clients reached\r\n");
+                        shared.engine.metrics().error(metrics::ErrorKind::Limit);
+                        continue;
+                    }
                     conns.spawn(conn::serve(shared.clone(), stream, stop_rx.clone()));
                 }
                 Err(e) => {

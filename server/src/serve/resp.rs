@@ -14,7 +14,7 @@ pub const MAX_ARGS: usize = 1024;
 pub const MAX_BULK: usize = 64 * 1024;
 /// The longest inline (space-separated) request line.
 pub const MAX_INLINE: usize = 64 * 1024;
-/// The most bytes one multibulk request may declare in all.
+/// The most bytes one request may declare in all, whatever `--max-request-bytes` says.
 pub const MAX_REQUEST: usize = 1024 * 1024;
 
 /// A request the stream cannot recover from; the connection answers with it and closes.
@@ -35,11 +35,22 @@ impl std::error::Error for ProtocolError {}
 /// `buf` (empty for a blank inline line or `*0`, which are skipped); `Ok(None)` when `buf` holds
 /// only part of a request.
 pub fn parse(buf: &[u8], args: &mut Vec<Range<usize>>) -> Result<Option<usize>, ProtocolError> {
+    parse_limited(buf, args, MAX_REQUEST)
+}
+
+/// [`parse`] with requests (and so what a half-sent one may make the connection buffer) limited
+/// to `max` bytes (at most [`MAX_REQUEST`]).
+pub fn parse_limited(
+    buf: &[u8],
+    args: &mut Vec<Range<usize>>,
+    max: usize,
+) -> Result<Option<usize>, ProtocolError> {
     args.clear();
+    let max = max.min(MAX_REQUEST);
     match buf.first() {
         None => Ok(None),
-        Some(b'*') => parse_multibulk(buf, args),
-        Some(_) => parse_inline(buf, args),
+        Some(b'*') => parse_multibulk(buf, args, max),
+        Some(_) => parse_inline(buf, args, max),
     }
 }
 
@@ -81,6 +92,7 @@ fn line(buf: &[u8], from: usize, max: usize) -> Result<Option<(&[u8], usize)>, P
 fn parse_multibulk(
     buf: &[u8],
     args: &mut Vec<Range<usize>>,
+    max: usize,
 ) -> Result<Option<usize>, ProtocolError> {
     let Some((digits, mut at)) = line(buf, 1, 32)? else {
         return Ok(None);
@@ -103,7 +115,7 @@ fn parse_multibulk(
             return Err(ProtocolError("invalid bulk length"));
         }
         let end = data + len;
-        if end > MAX_REQUEST {
+        if end > max {
             return Err(ProtocolError("request too big"));
         }
         if buf.len() < end + 2 {
@@ -118,9 +130,13 @@ fn parse_multibulk(
     Ok(Some(at))
 }
 
-fn parse_inline(buf: &[u8], args: &mut Vec<Range<usize>>) -> Result<Option<usize>, ProtocolError> {
+fn parse_inline(
+    buf: &[u8],
+    args: &mut Vec<Range<usize>>,
+    max: usize,
+) -> Result<Option<usize>, ProtocolError> {
     let Some(nl) = line_end(buf, 0) else {
-        if buf.len() > MAX_INLINE {
+        if buf.len() > MAX_INLINE.min(max) {
             return Err(ProtocolError("too big inline request"));
         }
         return Ok(None);
@@ -290,6 +306,13 @@ mod tests {
         // Lines that never end are refused once they pass the limit, not buffered forever.
         assert!(args_of(&vec![b'a'; MAX_INLINE + 1]).is_err());
         assert!(args_of(&[b"*1\r\n$".as_slice(), &[b'1'; 40]].concat()).is_err());
+        // A smaller --max-request-bytes refuses a half-sent request once it would pass it.
+        let mut ranges = Vec::new();
+        let big = b"*2\r\n$4\r\nECHO\r\n$3000\r\nxx";
+        assert_eq!(parse(big, &mut ranges), Ok(None));
+        assert!(parse_limited(big, &mut ranges, 2048).is_err());
+        assert!(parse_limited(&[b'a'; 2049], &mut ranges, 2048).is_err());
+        assert_eq!(parse_limited(&[b'a'; 2000], &mut ranges, 2048), Ok(None));
     }
 
     #[test]

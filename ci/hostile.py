@@ -1,0 +1,523 @@
+#!/usr/bin/env python3
+"""Adversarial suite for `idforge serve` (issue 19): hostile clients must not sink the server.
+
+Usage: python3 ci/hostile.py PATH/TO/idforge [CASE ...]   (default: every case, in order)
+
+Starts its own server (port 0, a temporary data dir), runs one case per finding, and for each
+measures the server's peak RSS (/proc/PID/status) and the INCR latency of another, well-behaved
+client running throughout (a child process, so this script's own work does not skew it). Prints
+a table; exits non-zero when a case fails. The server is killed by PID at the end, also on
+failure. Python 3 standard library only.
+
+Adding a case: write `def case_NAME(ctx): ...` that attacks, asserts with `check(...)` and
+returns a short note, and append it to CASES (cases run in order; those that need auth come
+after `create_user`).
+"""
+
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+RSS_LIMIT_MB = 300
+MAXCLIENTS = 5100
+AUTH_TIMEOUT_MS = 3000
+REQUEST_TIMEOUT_MS = 3000
+WRITE_TIMEOUT_MS = 2000
+METRICS_TOKEN = "hostile-token"
+USER, PASSWORD = "alice", "correct horse"
+
+
+class CaseFailed(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise CaseFailed(what)
+
+
+def resp(*args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+def connect(port, source="127.0.0.1", timeout=10.0):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    if source != "127.0.0.1":
+        s.bind((source, 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def read_line(s):
+    data = b""
+    while not data.endswith(b"\r\n"):
+        chunk = s.recv(1)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def closed_within(s, seconds):
+    """Reads (and discards) until the server closes `s`; the seconds it took, or None."""
+    start = time.monotonic()
+    s.settimeout(0.2)
+    while time.monotonic() - start < seconds:
+        try:
+            if not s.recv(65536):
+                return time.monotonic() - start
+        except socket.timeout:
+            continue
+        except OSError:
+            return time.monotonic() - start
+    return None
+
+
+def server_closed(s):
+    """Whether the server has closed `s` (without blocking)."""
+    s.setblocking(False)
+    try:
+        return s.recv(65536) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    finally:
+        s.setblocking(True)
+
+
+def close_all(socks):
+    for s in socks:
+        try:
+            s.close()
+        except OSError:
+            pass
+
+
+def rss_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class RssSampler:
+    """Samples the server's RSS every 20 ms while a case runs."""
+
+    def __init__(self, pid):
+        self.pid, self.peak, self.running = pid, 0.0, True
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while self.running:
+            try:
+                self.peak = max(self.peak, rss_mb(self.pid))
+            except OSError:
+                return
+            time.sleep(0.02)
+
+    def stop(self):
+        self.running = False
+        self.thread.join()
+        return max(self.peak, rss_mb(self.pid))
+
+
+LATENCY_CLIENT = r"""
+import socket, sys, time
+port, out, user, pw = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+def req(*a):
+    return ("*%d\r\n" % len(a) + "".join("$%d\r\n%s\r\n" % (len(x), x) for x in a)).encode()
+def line(s):
+    d = b""
+    while not d.endswith(b"\r\n"):
+        c = s.recv(1)
+        if not c:
+            raise OSError("closed")
+        d += c
+    return d
+f = open(out, "w", buffering=1)
+s = None
+while True:
+    try:
+        if s is None:
+            s = socket.create_connection(("127.0.0.1", port), timeout=10)
+            s.sendall(req("AUTH", user, pw))
+            line(s)  # +OK, or "no password configured" before the user exists
+        t = time.time()
+        s.sendall(req("INCR", "latency"))
+        r = line(s)
+        f.write("%f %f %s\n" % (time.time(), (time.time() - t) * 1000, "ok" if r[:1] == b":" else "err"))
+    except OSError:
+        f.write("%f 0 err\n" % time.time())
+        s = None
+        time.sleep(0.05)
+    time.sleep(0.002)
+"""
+
+
+class Ctx:
+    """What a case gets: the server's ports and pid, and room to leave things for later cases."""
+
+    def __init__(self, port, metrics_port, pid):
+        self.port, self.metrics_port, self.pid = port, metrics_port, pid
+
+    def admin(self):
+        s = connect(self.port)
+        s.sendall(resp("AUTH", USER, PASSWORD))
+        read_line(s)
+        return s
+
+    def alive(self):
+        s = self.admin()
+        s.sendall(resp("PING"))
+        ok = read_line(s) == b"+PONG\r\n"
+        s.close()
+        return ok
+
+
+def case_idle_connections(ctx):
+    socks = [connect(ctx.port) for _ in range(5000)]
+    time.sleep(1.5)
+    alive = ctx.alive()
+    close_all(socks)
+    check(alive, "the server answers with 5000 idle connections open")
+    return "5000 idle connections held 1.5 s"
+
+
+def case_partial_requests(ctx):
+    """400 connections each push 1 MB of one half-sent request: refused at max-request-bytes."""
+    head = b"*20\r\n" + b"".join(b"$60000\r\n" + b"x" * 60000 + b"\r\n" for _ in range(1))
+    payload = head + b"$60000\r\n" + b"y" * (1024 * 1024 - len(head))
+    socks, refused = [], 0
+    for i in range(400):
+        s = connect(ctx.port)
+        s.setblocking(False)
+        try:
+            s.send(payload)
+        except OSError:
+            pass
+        socks.append(s)
+    deadline = time.monotonic() + 10
+    for s in socks:
+        s.setblocking(True)
+        s.settimeout(max(0.1, deadline - time.monotonic()))
+        try:
+            if read_line(s).startswith(b"-ERR Protocol error"):
+                refused += 1
+        except OSError:
+            pass
+    close_all(socks)
+    check(refused == 400, f"every 1 MB request refused with a protocol error ({refused}/400)")
+    return "400 x 1 MB: all refused (-ERR Protocol error: request too big)"
+
+
+def case_half_sent_timeout(ctx):
+    """Slow loris: 400 connections each send 60 KB of a request (just under max-request-bytes)
+    and stop; each is closed after request-timeout-ms."""
+    socks = [connect(ctx.port) for _ in range(400)]
+    for s in socks:
+        s.sendall(b"*2\r\n$4\r\nECHO\r\n$60000\r\n" + b"z" * 59990)
+    sent = time.monotonic()
+    deadline = sent + REQUEST_TIMEOUT_MS / 1000 + 5
+    took = [closed_within(s, max(0.5, deadline - time.monotonic())) for s in socks]
+    close_all(socks)
+    closed = [t for t in took if t is not None]
+    check(len(closed) == 400, f"half-sent requests are closed by the server ({len(closed)}/400)")
+    return f"400 x 60 KB half-sent: all closed {time.monotonic() - sent:.1f} s after"
+
+
+def pipeline_without_reading(ctx, conns, request, seconds):
+    """Sends `request` over and over on `conns` connections, never reading; (bytes sent, closed)."""
+    socks = [connect(ctx.port) for _ in range(conns)]
+    batch = request * max(1, 8192 // len(request))
+    sent, closed = 0, set()
+    for s in socks:
+        s.setblocking(False)
+    start = time.monotonic()
+    while time.monotonic() - start < seconds and len(closed) < conns:
+        progress = False
+        for i, s in enumerate(socks):
+            if i in closed:
+                continue
+            try:
+                sent += s.send(batch)
+                progress = True
+            except BlockingIOError:
+                pass
+            except OSError:
+                closed.add(i)
+        if not progress:
+            time.sleep(0.05)
+            for i, s in enumerate(socks):
+                if i not in closed and server_closed(s):
+                    closed.add(i)
+    close_all(socks)
+    return sent, len(closed)
+
+
+def case_pipeline_no_read(ctx):
+    sent, closed = pipeline_without_reading(ctx, 10, resp("HELLO"), WRITE_TIMEOUT_MS / 1000 + 6)
+    check(closed == 10, f"clients that do not read are closed after write-timeout ({closed}/10)")
+    return f"10 x HELLO pipelined unread: {sent / 1e6:.1f} MB sent, all closed"
+
+
+def case_snowflake_count(ctx):
+    s = connect(ctx.port)
+    s.sendall(resp("IDF.SNOWFLAKE", "x", "COUNT", "100000"))
+    line = read_line(s)
+    s.close()
+    check(line.startswith(b"-ERR COUNT must be between"), f"COUNT 100000 refused: {line!r}")
+    sent, closed = pipeline_without_reading(
+        ctx, 1, resp("IDF.SNOWFLAKE", "x", "COUNT", "10000") * 150, WRITE_TIMEOUT_MS / 1000 + 6
+    )
+    check(closed == 1, "the client not taking 150 x 10000 snowflakes is closed")
+    return "COUNT 100000 refused; 150 x COUNT 10000 unread: closed"
+
+
+def case_maxclients(ctx):
+    socks, error = [], None
+    try:
+        for _ in range(MAXCLIENTS + 5):
+            socks.append(connect(ctx.port))
+        time.sleep(0.3)
+        extra = connect(ctx.port, timeout=5)
+        error = read_line(extra)
+        extra.close()
+    finally:
+        close_all(socks)
+    check(error == b"-ERR max number of clients reached\r\n", f"past maxclients: {error!r}")
+    time.sleep(1)
+    check(ctx.alive(), "new clients are served again once the others left")
+    return f"connection {MAXCLIENTS + 6}: -ERR max number of clients reached"
+
+
+def http_get(port, path, headers=""):
+    s = connect(port)
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n{headers}\r\n".encode())
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    return head.split(b"\r\n")[0].decode(), body.decode()
+
+
+def case_metrics_token(ctx):
+    status, _ = http_get(ctx.metrics_port, "/metrics")
+    check(status == "HTTP/1.1 401 Unauthorized", f"/metrics without the token: {status}")
+    status, body = http_get(
+        ctx.metrics_port, "/metrics", f"Authorization: Bearer {METRICS_TOKEN}\r\n"
+    )
+    check(status == "HTTP/1.1 200 OK", f"/metrics with the token: {status}")
+    check('tag="' not in body, "no per-tag series without --metrics-tags")
+    return "no token: 401; token: 200, no tag names"
+
+
+def case_create_user(ctx):
+    s = connect(ctx.port)
+    s.sendall(resp("IDF.USER", "SET", USER, PASSWORD, "admin"))
+    line = read_line(s)
+    s.close()
+    check(line == b"+OK\r\n", f"IDF.USER SET: {line!r}")
+    return "argon2 user created: auth required from now on"
+
+
+def case_auth_flood(ctx):
+    """128 concurrent wrong AUTHs, from 128 addresses (so the per-address limit does not help)."""
+    socks = [connect(ctx.port, source=f"127.0.1.{i + 1}", timeout=120) for i in range(128)]
+    for s in socks:
+        s.sendall(resp("AUTH", USER, "wrong"))
+    replies = [read_line(s) for s in socks]
+    close_all(socks)
+    wrong = sum(r.startswith(b"-WRONGPASS") for r in replies)
+    check(wrong == 128, f"128 wrong AUTHs refused ({wrong})")
+    return "128 concurrent wrong AUTHs: all WRONGPASS"
+
+
+def timed_auth(ctx, source, user):
+    s = connect(ctx.port, source=source, timeout=60)
+    start = time.monotonic()
+    s.sendall(resp("AUTH", user, "wrong"))
+    line = read_line(s)
+    took = time.monotonic() - start
+    s.close()
+    check(line.startswith(b"-WRONGPASS"), f"AUTH {user}: {line!r}")
+    return took
+
+
+def case_user_oracle(ctx):
+    known, unknown = [], []
+    for i in range(4):
+        known.append(timed_auth(ctx, f"127.0.2.{i + 1}", USER))
+        unknown.append(timed_auth(ctx, f"127.0.3.{i + 1}", "nobody"))
+    k, u = sorted(known)[1], sorted(unknown)[1]
+    check(0.5 < u / k < 2, f"unknown and known users take about the same time ({u:.3f} vs {k:.3f})")
+    return f"AUTH known {k * 1000:.0f} ms, unknown {u * 1000:.0f} ms (lower medians)"
+
+
+def case_failed_auth_limit(ctx):
+    """15 concurrent wrong AUTHs from one address: its allowance (10) passes, the rest are refused
+    at once, without a password check."""
+    socks = [connect(ctx.port, source="127.0.4.1", timeout=60) for _ in range(15)]
+    for s in socks:
+        s.sendall(resp("AUTH", USER, "wrong"))
+    replies = [read_line(s) for s in socks]
+    close_all(socks)
+    wrong = sum(r.startswith(b"-WRONGPASS") for r in replies)
+    throttled = sum(r.startswith(b"-ERR too many failed AUTH") for r in replies)
+    check(wrong + throttled == 15 and 10 <= wrong <= 11, f"{wrong} WRONGPASS, {throttled} refused")
+    return f"15 wrong AUTHs from one address: {wrong} checked, {throttled} refused (too many failed)"
+
+
+def case_auth_timeout(ctx):
+    socks = [connect(ctx.port) for _ in range(20)]
+    opened = time.monotonic()
+    took = [closed_within(s, AUTH_TIMEOUT_MS / 1000 + 3) for s in socks]
+    close_all(socks)
+    check(all(t is not None for t in took), "connections that never authenticate are closed")
+    return f"20 unauthenticated: all closed {time.monotonic() - opened:.1f} s after connecting"
+
+
+CASES = [
+    case_idle_connections,
+    case_partial_requests,
+    case_half_sent_timeout,
+    case_pipeline_no_read,
+    case_snowflake_count,
+    case_maxclients,
+    case_metrics_token,
+    case_create_user,
+    case_auth_flood,
+    case_user_oracle,
+    case_failed_auth_limit,
+    case_auth_timeout,
+]
+
+
+def latency(path, start, end):
+    lat, errors = [], 0
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) != 3 or not start <= float(parts[0]) <= end:
+                continue
+            if parts[2] == "ok":
+                lat.append(float(parts[1]))
+            else:
+                errors += 1
+    lat.sort()
+    p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] if lat else float("nan")
+    return len(lat), p99, (lat[-1] if lat else float("nan")), errors
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    binary = sys.argv[1]
+    names = {c.__name__.removeprefix("case_"): c for c in CASES}
+    unknown = [n for n in sys.argv[2:] if n not in names]
+    if unknown:
+        print(f"unknown cases {unknown}; cases: {' '.join(names)}", file=sys.stderr)
+        return 2
+    cases = [names[n] for n in sys.argv[2:]] or CASES
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = min(hard, 32768) if hard != resource.RLIM_INFINITY else 32768
+    resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))  # inherited by the server
+    check(want >= 2 * MAXCLIENTS + 200, f"RLIMIT_NOFILE {want} too low for {MAXCLIENTS} clients")
+    tmp = tempfile.mkdtemp(prefix="idforge-hostile-")
+    metrics_port = free_port()
+    port_file = os.path.join(tmp, "port")
+    server = subprocess.Popen(
+        [binary, "serve", "--port", "0", "--port-file", port_file,
+         "--data-dir", os.path.join(tmp, "data"), "--log", "warn",
+         "--maxclients", str(MAXCLIENTS), "--auth-timeout-ms", str(AUTH_TIMEOUT_MS),
+         "--request-timeout-ms", str(REQUEST_TIMEOUT_MS),
+         "--write-timeout-ms", str(WRITE_TIMEOUT_MS),
+         "--metrics-port", str(metrics_port), "--metrics-token", METRICS_TOKEN],
+        stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "server.log"), "w"),
+    )
+    latency_client = None
+    failed = []
+    suite_start = time.monotonic()
+    try:
+        deadline = time.monotonic() + 30
+        while not (os.path.exists(port_file) and open(port_file).read().strip()):
+            check(server.poll() is None, "the server exited at start")
+            check(time.monotonic() < deadline, "the server did not start in 30 s")
+            time.sleep(0.05)
+        port = int(open(port_file).read())
+        ctx = Ctx(port, metrics_port, server.pid)
+        lat_file = os.path.join(tmp, "latency")
+        latency_client = subprocess.Popen(
+            [sys.executable, "-c", LATENCY_CLIENT, str(port), lat_file, USER, PASSWORD]
+        )
+        time.sleep(0.5)
+        print(f"idforge serve pid {server.pid}, port {port}; RSS at start {rss_mb(server.pid):.0f} MB")
+        header = f"{'case':<22} {'result':<6} {'peak RSS':>9} {'INCRs':>6} {'p99 ms':>7} {'max ms':>7} {'errs':>4}  note"
+        print(header)
+        print("-" * len(header))
+        for case in cases:
+            sampler = RssSampler(server.pid)
+            start = time.time()
+            try:
+                note = case(ctx)
+                result = "ok"
+            except (CaseFailed, OSError) as e:
+                note, result = f"{type(e).__name__}: {e}", "FAIL"
+            peak = sampler.stop()
+            time.sleep(0.3)  # let the latency client's last lines land
+            n, p99, worst, errors = latency(lat_file, start, time.time() - 0.3)
+            if result == "ok" and peak > RSS_LIMIT_MB:
+                note, result = f"peak RSS {peak:.0f} MB > {RSS_LIMIT_MB} MB; {note}", "FAIL"
+            if result == "ok" and (n == 0 or errors):
+                note, result = f"the INCR client stalled ({n} ok, {errors} errors); {note}", "FAIL"
+            if server.poll() is not None:
+                note, result = f"the server died; {note}", "FAIL"
+            if result != "ok":
+                failed.append(case.__name__)
+            name = case.__name__.removeprefix("case_")
+            print(f"{name:<22} {result:<6} {peak:>6.0f} MB {n:>6} {p99:>7.2f} {worst:>7.1f} {errors:>4}  {note}",
+                  flush=True)
+            if server.poll() is not None:
+                break
+    finally:
+        if latency_client is not None:
+            latency_client.kill()
+            latency_client.wait()
+        if server.poll() is None:
+            os.kill(server.pid, signal.SIGKILL)
+        server.wait()
+    print(f"suite took {time.monotonic() - suite_start:.0f} s; server log: {tmp}/server.log")
+    if failed:
+        print("FAILED: " + ", ".join(failed))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

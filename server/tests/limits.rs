@@ -1,0 +1,164 @@
+//! The server's limits (README "Limits"): what happens past each. `ci/hostile.py` attacks the
+//! same bounds at scale and measures memory and latency; these check the behaviour.
+
+mod common;
+
+use std::io::Write;
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use common::{Client, Server, Value};
+
+/// Whether the server closes `c` well before the client's 20 s read timeout (which `closed`
+/// would also take for a close).
+fn closed_soon(c: &mut Client) -> bool {
+    let started = Instant::now();
+    c.closed() && started.elapsed() < Duration::from_secs(10)
+}
+
+#[test]
+fn maxclients_refuses_with_the_redis_error_and_frees_the_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--maxclients=2"]);
+    let mut a = server.client();
+    let mut b = server.client();
+    assert_eq!(a.cmd(&["PING"]), Value::Simple("PONG".into()));
+    assert_eq!(b.cmd(&["PING"]), Value::Simple("PONG".into()));
+    let mut c = server.client();
+    assert_eq!(
+        c.read(),
+        Value::Error("ERR max number of clients reached".into())
+    );
+    assert!(closed_soon(&mut c));
+    drop(a);
+    // The slot comes back once the server has seen the close (bounded: not hanging).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut d = server.client();
+        if d.cmd(&["PING"]) == Value::Simple("PONG".into()) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the slot was not freed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(b.cmd(&["INCR", "t"]).int(), 1);
+}
+
+#[test]
+fn long_pipelines_are_answered_in_order_past_the_reply_buffer() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--reply-buffer-bytes=1024"]);
+    let mut c = server.client();
+    let mut req = Vec::new();
+    for _ in 0..5000 {
+        req.extend_from_slice(b"*2\r\n$4\r\nINCR\r\n$1\r\np\r\n");
+    }
+    c.send_raw(&req);
+    for want in 1..=5000 {
+        assert_eq!(c.read().int(), want);
+    }
+    // Snowflakes: above the bound refused, at it served (one reply larger than the buffer).
+    let e = c.cmd(&["IDF.SNOWFLAKE", "s", "COUNT", "10001"]);
+    assert!(
+        e.error()
+            .starts_with("ERR COUNT must be between 1 and 10000")
+    );
+    let Value::Array(ids) = c.cmd(&["IDF.SNOWFLAKE", "s", "COUNT", "10000"]) else {
+        panic!("an array");
+    };
+    assert_eq!(ids.len(), 10000);
+}
+
+#[test]
+fn oversized_and_half_sent_requests_are_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        dir.path(),
+        &["--max-request-bytes=2048", "--request-timeout-ms=300"],
+    );
+    let mut c = server.client();
+    c.send_raw(b"*2\r\n$4\r\nECHO\r\n$4000\r\n");
+    assert!(c.read().error().contains("request too big"));
+    assert!(closed_soon(&mut c));
+    // Just under the limit is fine.
+    let mut c = server.client();
+    let text = "x".repeat(1900);
+    assert_eq!(c.cmd(&["ECHO", &text]), Value::Bulk(text.into_bytes()));
+    // Half a request, then nothing: closed after the request timeout.
+    c.send_raw(b"*2\r\n$4\r\nINCR\r\n$5\r\nab");
+    assert!(closed_soon(&mut c));
+}
+
+#[test]
+fn unauthenticated_and_idle_connections_are_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        dir.path(),
+        &["--requirepass=pw", "--auth-timeout-ms=300", "--timeout=1"],
+    );
+    let mut waiting = server.client();
+    assert_eq!(waiting.cmd(&["PING"]), Value::Simple("PONG".into()));
+    assert!(closed_soon(&mut waiting), "not authenticated in time");
+    let mut c = server.client();
+    assert_eq!(c.cmd(&["AUTH", "pw"]), Value::Simple("OK".into()));
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(c.cmd(&["INCR", "t"]).int(), 1, "authenticated: not closed");
+    assert!(closed_soon(&mut c), "closed once idle for --timeout");
+}
+
+#[test]
+fn failed_auth_is_limited_per_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--requirepass=pw",
+            "--auth-fail-burst=2",
+            "--auth-fail-delay-ms=1",
+        ],
+    );
+    let mut c = server.client();
+    for _ in 0..2 {
+        assert!(c.cmd(&["AUTH", "wrong"]).error().starts_with("WRONGPASS"));
+    }
+    // Even the right password: the address has used its allowance.
+    let e = c.cmd(&["AUTH", "pw"]);
+    assert!(
+        e.error().starts_with("ERR too many failed AUTH attempts"),
+        "{e:?}"
+    );
+    // It refills at one a second, and a success gives its token back.
+    std::thread::sleep(Duration::from_millis(1100));
+    for _ in 0..3 {
+        assert_eq!(c.cmd(&["AUTH", "pw"]), Value::Simple("OK".into()));
+    }
+}
+
+#[test]
+fn metrics_want_the_token_and_name_no_tags_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let metrics_port = common::free_port();
+    let server = Server::start(
+        dir.path(),
+        &[
+            &format!("--metrics-port={metrics_port}"),
+            "--metrics-token=tok",
+        ],
+    );
+    let mut c = server.client();
+    c.cmd(&["INCR", "secret-tag-name"]);
+    let get = |auth: &str| {
+        let mut s = TcpStream::connect(("127.0.0.1", metrics_port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\n{auth}\r\n").unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut s, &mut text).unwrap();
+        text
+    };
+    assert!(get("").starts_with("HTTP/1.1 401 Unauthorized"));
+    assert!(get("Authorization: Bearer nope\r\n").starts_with("HTTP/1.1 401"));
+    let page = get("Authorization: Bearer tok\r\n");
+    assert!(page.starts_with("HTTP/1.1 200 OK"), "{page}");
+    assert!(page.contains("idforge_tags_loaded 1"), "{page}");
+    assert!(!page.contains("secret-tag-name"), "{page}");
+}
