@@ -83,10 +83,14 @@ ensure_cluster() {
       start_member "$i"
     fi
   done
+  # Every member answers (a standby that is still starting refuses connections), and one leads.
   for _ in $(seq 150); do
+    local up=0 led=0
     for port in "${cluster_ports[@]}"; do
-      redis-cli -p "$port" INFO replication 2>/dev/null | grep -q role:master && return 0
+      info=$(redis-cli -p "$port" INFO replication 2>/dev/null) && up=$((up + 1))
+      grep -q role:master <<<"$info" && led=1
     done
+    [ "$up" = 3 ] && [ "$led" = 1 ] && return 0
     sleep 0.1
   done
   echo "no leader among ${cluster_ports[*]}" >&2

@@ -8,7 +8,7 @@
 //! term check (the fence, on SQL with `--ha` and always on etcd), so leases survive restarts and
 //! failovers and a deposed leader changes none.
 //!
-//! The server keeps a copy of each service's leases ([`Leases`]), read once and then kept up to
+//! The server keeps a copy of each service's leases (`Leases`), read once and then kept up to
 //! date by its own writes, so ACQUIRE finds the lowest free id in O(log n) of the leases held
 //! and concurrent ACQUIREs take different ids. The copy is only a guide: every write still
 //! compares the stored version, and a write that finds the store changed (another server)
