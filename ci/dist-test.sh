@@ -9,16 +9,18 @@
 #           shared and static, and run;
 #   python  the wheel installed (pip, no build) into a new venv; the Python test suite against it;
 #   node    the npm tarball installed (npm install, no build) into a new project, with the peers the
-#           interop tests compare with; the Node test suite and the type test (tsc) against it.
+#           interop tests compare with; the Node test suite and the type test (tsc) against it;
+#   jvm     bindings/uniffi/tests/JavaCaller.java compiled against the jar and run with the class
+#           path a user has: the jar, JNA and the Kotlin stdlib (no jna.library.path).
 # Artifacts absent from dist/ are reported as such, and fail the run (build them with ci/dist.sh).
 #
-#   ci/dist-test.sh [ARTIFACT...]     (default: server c python node)
+#   ci/dist-test.sh [ARTIFACT...]     (default: server c python node jvm)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo="$PWD"
 SYSTEM_PATH=/usr/local/bin:/usr/bin:/bin
 selected=("$@")
-[ "$#" -gt 0 ] || selected=(server c python node)
+[ "$#" -gt 0 ] || selected=(server c python node jvm)
 version="$(sed -n 's/^#define IDFORGE_VERSION_STRING "\(.*\)"$/\1/p' include/idforge.h)"
 
 work="$(mktemp -d)"
@@ -148,6 +150,18 @@ test_node() {
     sh -ec "npm install --no-audit --no-fund --silent '$tarball' $peers
       node --test test/
       node_modules/.bin/tsc -p test/types")
+}
+
+test_jvm() {
+  local jar="$repo/dist/idforge-jvm-$version.jar"
+  local stdlib="${IDFORGE_CACHE:-$HOME/.cache/idforge}/kotlin/node_modules/kotlin-compiler/lib/kotlin-stdlib.jar"
+  [ -f "$jar" ] || { echo "error: no $jar (ci/dist.sh jvm)" >&2; return 1; }
+  mkdir -p "$work/jvm"
+  cp "$stdlib" /usr/share/java/jna.jar "$work/jvm/"
+  cp bindings/uniffi/tests/JavaCaller.java "$work/jvm/"
+  user sh -ec "cd jvm
+    javac -cp '$jar:kotlin-stdlib.jar' JavaCaller.java
+    java -cp '$jar:jna.jar:kotlin-stdlib.jar:.' JavaCaller"
 }
 
 failed=()

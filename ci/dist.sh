@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the release artifacts into dist/ (git-ignored; emptied first), all of the workspace's
 # version, for x86_64 Linux with glibc 2.17 or newer (linked by zig through cargo-zigbuild, or
-# maturin --zig), stripped (the cargo profile `dist`), and writes dist/SHA256SUMS:
+# maturin --zig), stripped (the cargo profile `dist`, then strip(1)), and writes dist/SHA256SUMS:
 #   server  idforge-VERSION-x86_64-linux.tar.gz: the idforge binary, an example idforge.toml and
 #           a systemd unit (packaging/server/)
 #   c       idforge-c-VERSION-x86_64-linux-gnu.tar.gz: include/idforge.h, lib/libidforge.so*
@@ -9,16 +9,21 @@
 #   python  idforge-VERSION-cp39-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl, and the sdist
 #   node    idforge-VERSION.tgz (npm pack): the package with the addon for linux-x64-gnu inside it,
 #           as idforge.linux-x64-gnu.node, where native.js (napi-rs's loader) looks first
+#   jvm     idforge-jvm-VERSION.jar: the Kotlin classes (uniffi-generated, and bindings/uniffi/kotlin)
+#           and the native library as the JNA resource linux-x86-64/libidforge_uniffi.so; a Java
+#           or Kotlin user adds only JNA (5) and the Kotlin stdlib. Compiled for Java 17.
 # It fails when a shared object needs a glibc symbol newer than 2.17 or a size target is missed.
 #
 #   ci/dist.sh [ARTIFACT...]     (default: all of them)
 #
 # Tools (zig from PyPI `ziglang`, cargo-zigbuild, maturin, auditwheel) are pip-installed, pinned,
-# into a venv under ~/.cache/idforge (IDFORGE_DIST_VENV); binutils (objdump, strip) must be there.
+# into a venv under ~/.cache/idforge (IDFORGE_DIST_VENV); binutils (objdump, strip) must be there,
+# npm for node; for jvm, ci/install-deps.sh jvm runs and kotlin-compiler comes from npm as in
+# ci/jvm.sh; UNIFFI_BINDGEN names a built uniffi-bindgen (else bindings/uniffi/bindgen is built).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-ARTIFACTS=(server c python node)
+ARTIFACTS=(server c python node jvm)
 TARGET=x86_64-unknown-linux-gnu
 GLIBC=2.17
 # Size targets (bytes): the server binary, the C shared library, the wheel.
@@ -41,7 +46,8 @@ done
 wants() { [[ " ${selected[*]} " == *" $1 "* ]]; }
 
 tools=(objdump strip sha256sum)
-wants node && tools+=(npm)
+wants node && tools+=(node npm)
+wants jvm && tools+=(npm)
 for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null || { echo "error: $tool not found (ci/install-deps.sh dist)" >&2; exit 1; }
 done
@@ -96,6 +102,11 @@ check_size() {
   printf '    %-40s %9d bytes (target <= %d)\n' "$(basename "$1")" "$size" "$2"
   [ "$size" -le "$2" ] || problems+=("$(basename "$1") is $size bytes (> $2)")
 }
+# ship SRC DEST: installs the binary SRC as DEST without its symbol table (the dynamic symbols stay).
+ship() {
+  install -D -m 755 "$1" "$2"
+  strip --strip-unneeded "$2"
+}
 # pack DIR TARBALL: a reproducible .tar.gz of DIR (its name as the top folder).
 pack() {
   tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
@@ -112,13 +123,14 @@ zigbuild() {
 wants server && zigbuild idforge-server
 wants c && zigbuild idforge-c
 wants node && zigbuild idforge-node
+wants jvm && zigbuild idforge-uniffi
 out="$CARGO_TARGET_DIR/$TARGET/dist"
 
 if wants server; then
   name="idforge-$version-x86_64-linux"
   dir="$stage/$name"
   install -d "$dir"
-  install -m 755 "$out/idforge" "$dir/idforge"
+  ship "$out/idforge" "$dir/idforge"
   install -m 644 packaging/server/idforge.toml packaging/server/idforge.service \
     LICENSE-MIT LICENSE-APACHE "$dir/"
   echo "==> server: $name.tar.gz"
@@ -132,10 +144,10 @@ if wants c; then
   dir="$stage/$name"
   install -d "$dir/include" "$dir/lib/pkgconfig"
   install -m 644 include/idforge.h "$dir/include/"
-  install -m 755 "$out/libidforge.so" "$dir/lib/libidforge.so.$version"
+  ship "$out/libidforge.so" "$dir/lib/libidforge.so.$version"
   ln -s "libidforge.so.$version" "$dir/lib/libidforge.so.$major"
   ln -s "libidforge.so.$major" "$dir/lib/libidforge.so"
-  # An archive is not linked, so the profile's strip does not reach it: its debug info goes here.
+  # An archive keeps the symbols its users link against; std's debug info goes.
   install -m 644 "$out/libidforge.a" "$dir/lib/"
   strip --strip-debug "$dir/lib/libidforge.a"
   cat >"$dir/lib/pkgconfig/idforge.pc" <<PC
@@ -164,7 +176,7 @@ fi
 # ---- Python: the abi3 wheel (manylinux2014) and the sdist ----------------------------------------
 if wants python; then
   echo "==> python: maturin build --zig --compatibility manylinux2014, maturin sdist"
-  (cd python && maturin build --locked --profile dist --zig --compatibility manylinux2014 \
+  (cd python && maturin build --locked --profile dist --strip --zig --compatibility manylinux2014 \
     --target "$TARGET" --out ../dist --quiet)
   (cd python && maturin sdist --out ../dist >/dev/null)
   wheel="$(ls dist/idforge-"$version"-*.whl)"
@@ -185,17 +197,53 @@ fi
 # One platform is built, so its addon goes in the main package: `npm install idforge-VERSION.tgz`
 # needs no platform package (napi-rs's optionalDependencies scheme pays off with several).
 if wants node; then
+  node_version="$(node -p 'require("./node/package.json").version')"
+  [ "$node_version" = "$version" ] || problems+=("node/package.json says $node_version, the workspace $version")
   dir="$stage/node"
   install -d "$dir"
   tar -C node --exclude=node_modules --exclude='*.node' --exclude='*.tgz' -cf - . | tar -C "$dir" -xf -
   install -m 644 LICENSE-MIT LICENSE-APACHE "$dir/"
-  install -m 755 "$out/libidforge_node.so" "$dir/idforge.linux-x64-gnu.node"
+  ship "$out/libidforge_node.so" "$dir/idforge.linux-x64-gnu.node"
   echo "==> node: npm pack"
   check_glibc "$dir/idforge.linux-x64-gnu.node"
   tgz="$(cd "$dir" && npm pack --silent --pack-destination "$OLDPWD/dist")"
   check_size "dist/$tgz" "$MAX_NPM"
   grep -qx 'package/idforge.linux-x64-gnu.node' <<<"$(tar -tzf "dist/$tgz")" ||
     problems+=("$tgz lacks package/idforge.linux-x64-gnu.node")
+fi
+
+# ---- JVM: one jar with the native library as a JNA resource ---------------------------------------
+if wants jvm; then
+  bash ci/install-deps.sh jvm
+  kotlin_version=2.4.20 # as ci/jvm.sh
+  kotlin_home="${IDFORGE_CACHE:-$HOME/.cache/idforge}/kotlin/node_modules/kotlin-compiler"
+  if [ "$(cat "$kotlin_home/.idforge-version" 2>/dev/null)" != "$kotlin_version" ]; then
+    mkdir -p "$(dirname "$(dirname "$kotlin_home")")"
+    npm install --silent --no-save --no-audit --no-fund --prefix "$(dirname "$(dirname "$kotlin_home")")" \
+      "kotlin-compiler@$kotlin_version" >/dev/null
+    echo "$kotlin_version" >"$kotlin_home/.idforge-version"
+  fi
+  bindgen="${UNIFFI_BINDGEN:-}"
+  if [ -z "$bindgen" ]; then
+    cargo build --locked -q --manifest-path bindings/uniffi/bindgen/Cargo.toml
+    bindgen="$CARGO_TARGET_DIR/debug/uniffi-bindgen"
+  fi
+  dir="$stage/jvm"
+  echo "==> jvm: uniffi-bindgen, kotlinc, jar"
+  # Library mode: the bindings are generated from the very library the jar carries.
+  "$bindgen" generate --no-format --language kotlin --library "$out/libidforge_uniffi.so" \
+    --out-dir "$dir/gen" >/dev/null
+  "$kotlin_home/bin/kotlinc" -nowarn -jvm-target 17 -cp /usr/share/java/jna.jar -d "$dir/classes" \
+    "$dir/gen/dev/idforge/idforge_uniffi.kt" bindings/uniffi/kotlin/Idforge.kt
+  # JNA looks for a library it cannot find on the system in the class path, under its platform's
+  # folder, and loads it from there.
+  ship "$out/libidforge_uniffi.so" "$dir/classes/linux-x86-64/libidforge_uniffi.so"
+  install -D -m 644 LICENSE-MIT LICENSE-APACHE -t "$dir/classes/META-INF/"
+  check_glibc "$dir/classes/linux-x86-64/libidforge_uniffi.so"
+  printf '    %-40s %9d bytes\n' libidforge_uniffi.so "$(stat -c %s "$dir/classes/linux-x86-64/libidforge_uniffi.so")"
+  jar --create --file "dist/idforge-jvm-$version.jar" --date "$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)" \
+    -C "$dir/classes" .
+  printf '    %-40s %9d bytes\n' "idforge-jvm-$version.jar" "$(stat -c %s "dist/idforge-jvm-$version.jar")"
 fi
 
 (cd dist && sha256sum -- * >SHA256SUMS)

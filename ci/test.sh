@@ -43,11 +43,13 @@ Runs the named steps, or all of them: ${STEPS[*]}
           kotlinc (npm kotlin-compiler), the Kotlin tests (shared vectors, error table, 2
           threads x 500,000 snowflakes, segments) and a Java caller
   dist    ci/dist.sh: the release artifacts in dist/ (server and C tarballs, the manylinux2014
-          abi3 wheel and sdist; zig-linked for glibc 2.17, stripped), failing on a glibc symbol
-          newer than 2.17 or a missed size target; then ci/dist-test.sh tests each as a user gets
-          it, unpacked in a temp dir with PATH reduced to system dirs (server: gen, serve +
-          redis-cli INCR, SIGTERM; C: examples/c with pkg-config, shared and static; the Python
-          suite against the installed wheel). Own target dir: \$CARGO_TARGET_DIR/artifacts.
+          abi3 wheel and sdist, the npm package, the JVM jar; zig-linked for glibc 2.17,
+          stripped), failing on a glibc symbol newer than 2.17 or a missed size target; then
+          ci/dist-test.sh tests each as a user gets it, unpacked in a temp dir with PATH reduced
+          to system dirs (server: gen, serve + redis-cli INCR, SIGTERM; C: examples/c with
+          pkg-config, shared and static; the Python and Node suites against the installed
+          wheel and tarball; the Java caller with the jar). Own target dir:
+          \$CARGO_TARGET_DIR/artifacts.
   loom    loom models: RUSTFLAGS="--cfg loom" cargo test -p idforge-core --release --test loom
   nostd   build ci/nostd-check: idforge-core linked into a no_std, no-alloc staticlib
   fuzz    ci/fuzz.sh: the libFuzzer targets in fuzz/ (RESP parser), FUZZ_SECONDS (60) each
@@ -199,7 +201,11 @@ step_jvm() {
 step_dist() {
   bash ci/install-deps.sh dist
   # Own target dir: another target triple and profile share nothing with the other steps' builds.
-  CARGO_TARGET_DIR="$CARGO_TARGET_DIR/artifacts" bash ci/dist.sh
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || bash ci/install-deps.sh node
+  # The uniffi-bindgen of the jvm step, when it ran (else ci/dist.sh builds it).
+  local bindgen="$CARGO_TARGET_DIR/debug/uniffi-bindgen"
+  [ -x "$bindgen" ] || bindgen=""
+  UNIFFI_BINDGEN="$bindgen" CARGO_TARGET_DIR="$CARGO_TARGET_DIR/artifacts" bash ci/dist.sh
   bash ci/dist-test.sh
 }
 
