@@ -5,10 +5,10 @@
 #   ci/install-deps.sh GROUP...     groups: c (C tests), bench-c (C benchmark), node (only when
 #                                   no node/npm is on PATH), services (PostgreSQL, MariaDB and
 #                                   Redis servers and clients, for the server's tests and bench),
-#                                   jvm (JDK, JNA and Gson, for ci/jvm.sh), build (protoc and
-#                                   the well-known protos: the server's etcd client compiles
-#                                   etcd's gRPC definitions), etcd (etcd server and etcdctl, for
-#                                   the HA tests and ci/failover-harness.sh)
+#                                   jvm (JDK, JNA and Gson, for ci/jvm.sh), dist (objdump and
+#                                   strip, a C compiler, pkg-config, redis-cli and venv: ci/dist.sh
+#                                   and ci/dist-test.sh), etcd (etcd server and etcdctl, for the
+#                                   HA tests and ci/failover-harness.sh)
 set -euo pipefail
 
 declare -A PACKAGES=(
@@ -17,7 +17,7 @@ declare -A PACKAGES=(
   [node]="nodejs npm util-linux"
   [services]="postgresql mariadb-server mariadb-client redis-server redis-tools"
   [jvm]="openjdk-17-jdk-headless libjna-java libjna-jni libgoogle-gson-java"
-  [build]="protobuf-compiler libprotobuf-dev"
+  [dist]="binutils gcc pkg-config redis-tools python3-venv"
   [etcd]="etcd-server etcd-client"
 )
 
