@@ -363,7 +363,9 @@ typedef struct idforge_segment_options {
    */
   uint8_t prefetch_pct;
   /**
-   * The longest a call waits for a range when both buffers are empty, in ms (default 3000).
+   * The longest a call waits for a range when both buffers are empty, in ms (default 3000):
+   * through transient failures (a server restarting, a refused connection, a busy database);
+   * a permanent one (authentication refused, an unknown tag) returns at once.
    */
   uint64_t timeout_ms;
 } idforge_segment_options;

@@ -69,7 +69,9 @@ export declare class Layout {
  * Ids of one tag from a segment source (`idforge://`, `redis://`, `postgres://`, `mysql://`,
  * `sqlite://`, `file:///dir` or `memory:`), Leaf's double buffer with prefetch and dynamic
  * step. Safe to share; ids are unique across every generator of the
- * source and increase within one generator.
+ * source and increase within one generator. With `sqlite://`, do not open the same file
+ * through `node:sqlite` in this process: another SQLite library, blind to idforge's locks;
+ * ranges are refused (`IDFORGE_SOURCE_UNAVAILABLE`) while such a connection is open.
  */
 export declare class Segments {
   /**
@@ -90,7 +92,7 @@ export declare class Segments {
   nextAsync(): Promise<bigint>
   /** `n` ids, waiting off the event loop for refills. */
   nextManyAsync(n: number): Promise<BigUint64Array>
-  /** Resolves once an id is buffered (at most the timeout; a failed fetch rejects). */
+  /** Resolves once an id is buffered (at most the timeout; a permanent failure rejects at once). */
   ready(): Promise<void>
   /** The generator's counters. */
   stats(): SegmentStats
@@ -257,7 +259,7 @@ export interface SegmentOptions {
   targetMs?: number
   /** Percentage of a range used before the next is fetched (default 10). */
   prefetchPct?: number
-  /** The longest an async call waits for a range, in ms (default 3000). */
+  /** The longest an async call waits for a range, in ms (default 3000), through transient failures. */
   timeoutMs?: number
 }
 

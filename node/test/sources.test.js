@@ -69,12 +69,14 @@ function freePort() {
 }
 
 test('failures reject with typed codes', async (t) => {
-  await rejectsCode(Segments.connect(`idforge://127.0.0.1:${await freePort()}`, 't'), 'SOURCE_UNAVAILABLE')
+  // Transient failures are retried until the timeout: a short one keeps this quick.
+  const quick = { timeoutMs: 500 }
+  await rejectsCode(Segments.connect(`idforge://127.0.0.1:${await freePort()}`, 't', quick), 'SOURCE_UNAVAILABLE')
   // A peer that accepts and never answers.
   const silent = net.createServer(() => {})
   await new Promise((resolve) => silent.listen(0, '127.0.0.1', resolve))
   const port = silent.address().port
-  await rejectsCode(Segments.connect(`idforge://127.0.0.1:${port}?timeout_ms=200`, 't'), 'TIMEOUT')
+  await rejectsCode(Segments.connect(`idforge://127.0.0.1:${port}?timeout_ms=200`, 't', quick), 'TIMEOUT')
   silent.close()
   // A Leaf table used as it is: a tag without a row is refused.
   await Segments.connect(`sqlite://${dir}/leaf.db`, 'made')
@@ -96,7 +98,7 @@ test('a MOVED loop rejects with SOURCE_UNAVAILABLE', async () => {
   })
   await new Promise((resolve) => peer.listen(0, '127.0.0.1', resolve))
   try {
-    await rejectsCode(Segments.connect(`idforge://127.0.0.1:${peer.address().port}`, 't'), 'SOURCE_UNAVAILABLE')
+    await rejectsCode(Segments.connect(`idforge://127.0.0.1:${peer.address().port}`, 't', { timeoutMs: 500 }), 'SOURCE_UNAVAILABLE')
   } finally {
     peer.close()
   }

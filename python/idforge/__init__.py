@@ -180,8 +180,18 @@ class Segments(_native.Segments):
       table (``?table=...``, ``?auto_create=false`` to use an existing table as it is);
     - ``"file:///dir"`` (one host) and ``"memory:"`` (this process).
 
-    Network URLs take ``?timeout_ms=`` (one request's budget). ``next()`` releases the GIL when
-    it must wait; in asyncio code use ``await next_async()``, which waits in a worker thread.
+    ``timeout`` (seconds) is the longest a call waits for a range when none is buffered: it
+    waits through transient failures (a server restarting or failing over, a refused
+    connection, a busy database; retried with backoff) and raises before it only for permanent
+    ones (authentication refused, an unknown tag with ``auto_create=false``, an overflow, a
+    malformed reply, a source that went back). It is also one request's budget unless the URL
+    sets ``?timeout_ms=``. ``next()`` releases the GIL when it must wait; in asyncio code use
+    ``await next_async()``, which waits in a worker thread.
+
+    ``sqlite://``: do not open the same database file with Python's ``sqlite3`` in this
+    process. That is another SQLite library, blind to idforge's locks, and the two would hand out
+    the same ids; idforge refuses ranges (``SourceUnavailableError``) while such a connection is
+    open. Other processes are safe.
     """
 
     async def next_async(self) -> int:

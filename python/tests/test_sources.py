@@ -63,6 +63,8 @@ def test_the_idforge_server_counts_what_it_handed_out():
 
 
 def first_error(url, tag="t", **kw):
+    # Transient failures are retried until the timeout: a short one keeps these tests quick.
+    kw.setdefault("timeout", 0.5)
     seg = idforge.Segments(url, tag, step=10, dynamic_step=False, **kw)
     with pytest.raises(idforge.IdforgeError) as info:
         seg.next()
@@ -180,30 +182,118 @@ def _process_with_threads(url, tag, conn):
     conn.close()
 
 
-def test_four_processes_of_four_threads_draw_a_million_unique_ids():
-    url = service("idforge")
-    tag = fresh_tag("million")
+def in_processes(n, target, *args, seconds=300):
+    """Runs target(*args, conn) in n forked processes; returns what each sent, in order."""
     ctx = multiprocessing.get_context("fork")
     pipes, procs = [], []
-    for _ in range(4):
+    for _ in range(n):
         recv, send = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_process_with_threads, args=(url, tag, send), daemon=True)
+        p = ctx.Process(target=target, args=(*args, send), daemon=True)
         p.start()
         send.close()
         pipes.append(recv)
         procs.append(p)
-    ids = []
-    for recv in pipes:
-        ids += recv.recv()
+    sent = [recv.recv() for recv in pipes]
     for p in procs:
-        p.join(timeout=300)
+        p.join(timeout=seconds)
         assert p.exitcode == 0
+    return sent
+
+
+def test_four_processes_of_four_threads_draw_a_million_unique_ids():
+    url = service("idforge")
+    tag = fresh_tag("million")
+    ids = [x for part in in_processes(4, _process_with_threads, url, tag) for x in part]
     assert len(ids) == 1_000_000
     assert len(set(ids)) == 1_000_000
     # Every id lies inside the ranges the server issued: above 0 and at most the tag's last id,
     # which a fresh client's first range starts right after.
     after = idforge.Segments(url, tag, step=1, max_step=1, dynamic_step=False).next()
     assert 1 <= min(ids) and max(ids) < after
+
+
+def _sqlite_drawer(url, tag, conn):
+    seg = idforge.Segments(url, tag, step=100, dynamic_step=False, timeout=20.0)
+    ids, errors = [[], []], []
+
+    def draw(i):
+        for _ in range(3_000):
+            try:
+                ids[i].append(seg.next())
+            except idforge.IdforgeError as e:
+                errors.append(repr(e))
+
+    threads = [threading.Thread(target=draw, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    conn.send((ids, errors))
+    conn.close()
+
+
+def test_processes_contending_for_one_sqlite_file_wait_instead_of_failing(tmp_path):
+    # 5 processes x 2 threads at step 100 on one file: fetches wait on each other's locks
+    # (busy), which is transient: within timeout=20 no call may fail.
+    url = f"sqlite://{tmp_path}/leaf.db"
+    tag = fresh_tag("contended")
+    ids = []
+    for per_thread, errors in in_processes(5, _sqlite_drawer, url, tag, seconds=120):
+        assert errors == []
+        for part in per_thread:
+            assert part == sorted(part)
+            ids += part
+    assert len(ids) == 30_000 and len(set(ids)) == 30_000
+
+
+def test_a_transient_failure_is_waited_out_and_a_permanent_one_is_not(tmp_path):
+    # A port that starts listening 0.6 s after the first call: the call waits for it.
+    port = free_port()
+    url = f"idforge://127.0.0.1:{port}"
+    seg = idforge.Segments(url, fresh_tag("late"), step=10, dynamic_step=False, timeout=10.0)
+
+    def late_server():
+        time.sleep(0.6)
+        with socket.socket() as listener:
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(("127.0.0.1", port))
+            listener.listen()
+            conn, _ = listener.accept()
+            with conn:
+                conn.recv(4096)
+                conn.sendall(b":10\r\n")  # INCRBY tag 10 -> ids 1..10
+                conn.recv(4096)  # the prefetch; then closed
+
+    server = threading.Thread(target=late_server, daemon=True)
+    server.start()
+    assert seg.next() == 1
+    assert seg.stats()["fetch_errors"] >= 1
+    server.join(timeout=10)
+    # An unknown tag on a table used as it is: refused at once, not after timeout=30.
+    idforge.Segments(f"sqlite://{tmp_path}/leaf.db", "made").next()
+    started = time.monotonic()
+    e = first_error(f"sqlite://{tmp_path}/leaf.db?auto_create=false", "no-such-tag", timeout=30.0)
+    assert isinstance(e, idforge.InvalidArgumentError)
+    assert time.monotonic() - started < 20  # only: it did not wait the 30 s out
+
+
+def test_a_file_open_through_pythons_own_sqlite3_is_refused_not_shared(tmp_path):
+    # CPython's sqlite3 is another SQLite library than idforge's: in one process the two do not
+    # see each other's locks and would hand out the same ids. idforge refuses the range while
+    # such a connection is open (transient: it goes on once it closes).
+    import sqlite3
+
+    url = f"sqlite://{tmp_path}/leaf.db"
+    tag = fresh_tag("two-sqlites")
+    first = idforge.Segments(url, tag, step=100, dynamic_step=False)
+    taken = first.next()
+    other = sqlite3.connect(tmp_path / "leaf.db")
+    assert other.execute("SELECT count(*) FROM leaf_alloc").fetchone() == (1,)
+    seg = idforge.Segments(url, tag, step=100, dynamic_step=False, timeout=0.5)
+    with pytest.raises(idforge.SourceUnavailableError, match="another SQLite library"):
+        seg.next()
+    other.close()
+    assert seg.next() > taken
 
 
 def test_next_async_keeps_the_event_loop_running(tmp_path):

@@ -28,6 +28,12 @@ pub enum Error {
         code: ErrorCode,
         /// The source's own words.
         message: String,
+        /// Whether trying again may succeed (a connection refused or reset, a server restarting
+        /// or failing over, a request that timed out, a busy database): a waiting caller keeps
+        /// waiting through these, up to its own timeout. Permanent failures (authentication
+        /// refused, an unknown tag, an overflow, a key that is no counter, a malformed reply, a
+        /// range below ids already taken) end the wait at once.
+        transient: bool,
     },
 }
 
@@ -38,6 +44,35 @@ impl Error {
             Error::Core(e) => e.code(),
             Error::StateFile { .. } => ErrorCode::Io,
             Error::Source { code, .. } => *code,
+        }
+    }
+
+    /// Whether the operation may succeed if tried again (see [`Error::Source`]'s `transient`).
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            Error::Source {
+                transient: true,
+                ..
+            }
+        )
+    }
+
+    /// A source failure that trying again will not mend.
+    pub(crate) fn permanent(code: ErrorCode, message: String) -> Error {
+        Error::Source {
+            code,
+            message,
+            transient: false,
+        }
+    }
+
+    /// A source failure that may pass: a caller waiting for a range keeps waiting.
+    pub(crate) fn transient(code: ErrorCode, message: String) -> Error {
+        Error::Source {
+            code,
+            message,
+            transient: true,
         }
     }
 }

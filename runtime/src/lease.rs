@@ -31,10 +31,7 @@ fn wall_ms() -> u64 {
 }
 
 fn lease_error(message: String) -> Error {
-    Error::Source {
-        code: ErrorCode::SourceUnavailable,
-        message,
-    }
+    Error::permanent(ErrorCode::SourceUnavailable, message)
 }
 
 struct Shared {
@@ -109,10 +106,10 @@ impl WorkerLease {
                 _ => return Err(lease_error(format!("{addr}: a malformed grant {parts:?}"))),
             },
             Reply::Error(e) if e.contains("no free worker id") => {
-                return Err(Error::Source {
-                    code: ErrorCode::Overflow,
-                    message: format!("{addr}: {e}"),
-                });
+                return Err(Error::permanent(
+                    ErrorCode::Overflow,
+                    format!("{addr}: {e}"),
+                ));
             }
             other => {
                 return Err(lease_error(format!(

@@ -108,16 +108,17 @@ impl Mark {
                     Some((_, r)) => format!("{}..={}", r.start(), r.end() - 1),
                     None => format!("up to {}", floor - 1),
                 };
-                return Err(Error::Source {
-                    code: ErrorCode::InvalidSegment,
-                    message: format!(
+                // Permanent: the caller learns at once that its source went back.
+                return Err(Error::permanent(
+                    ErrorCode::InvalidSegment,
+                    format!(
                         "{what}: the source handed out ids {}..={}, but ids {taken} were \
                          already taken from it by this process: range refused (the source \
                          went back: a Redis restarted without appendfsync always?)",
                         range.start(),
                         range.end() - 1
                     ),
-                });
+                ));
             }
             s.seq += 1;
             let seq = s.seq;

@@ -3,7 +3,9 @@
 //! The hot path is one atomic add on the core's [`SegmentBuffer`]. The caller that crosses the
 //! prefetch mark wakes a background worker, which fetches the next range from the source while
 //! ids keep flowing; a caller only waits when both ranges are used up, and then at most the
-//! configured timeout.
+//! configured timeout: through transient failures (a server restarting or failing over, a
+//! refused connection, a busy database), which the worker retries with backoff, but not past a
+//! permanent one (see [`Error::is_transient`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
@@ -32,7 +34,8 @@ pub struct SegmentOptions {
     pub target: Duration,
     /// Percentage of a segment used before the next one is fetched (default 10).
     pub prefetch_pct: u8,
-    /// The longest a call waits for a range when both buffers are empty (default 3 s).
+    /// The longest a call waits for a range when both buffers are empty (default 3 s), through
+    /// transient failures; also each request's budget unless the URL sets `timeout_ms`.
     pub timeout: Duration,
 }
 
@@ -92,7 +95,8 @@ struct WorkerState {
     /// Bumped on every failed fetch, so waiters can tell a failure that happened after they
     /// asked for a range.
     failures: u64,
-    last_failure: Option<(ErrorCode, String)>,
+    /// The last failure: its code, message and whether it may pass.
+    last_failure: Option<(ErrorCode, String, bool)>,
 }
 
 impl Worker {
@@ -137,9 +141,10 @@ pub struct Segments {
 }
 
 impl Segments {
-    /// A generator for `tag` over the source named by `url` (see [`source::open`]).
+    /// A generator for `tag` over the source named by `url` (see [`source::open`]); unless the
+    /// URL sets `timeout_ms`, one request may take `options.timeout`.
     pub fn open(url: &str, tag: &str, options: SegmentOptions) -> Result<Segments> {
-        Segments::new(source::open(url)?, tag, options)
+        Segments::new(source::open_for(url, options.timeout)?, tag, options)
     }
 
     /// A generator for `tag` over `source`. Starts the refill worker and asks for the first
@@ -232,8 +237,8 @@ impl Segments {
         }
     }
 
-    /// Waits until an id is buffered, without taking one: at most the configured timeout, and
-    /// a failed fetch fails the wait.
+    /// Waits until an id is buffered, without taking one: at most the configured timeout,
+    /// through transient failures; a permanent one fails the wait at once.
     pub fn ready(&self) -> Result<()> {
         self.fork.check(|| self.after_fork())?;
         if self.shared.buffer.remaining() > 0 {
@@ -242,16 +247,19 @@ impl Segments {
         self.wait_for(|shared| (shared.buffer.remaining() > 0).then_some(((), false)))
     }
 
-    /// Waits for the refill worker until `poll` yields (the value and whether to prefetch),
-    /// a fetch fails, or the timeout passes.
+    /// Waits for the refill worker until `poll` yields (the value and whether to prefetch), a
+    /// fetch fails for good, or the timeout passes: then the last transient failure's error
+    /// (its code: `SOURCE_UNAVAILABLE`, `TIMEOUT`), else `TIMEOUT`.
     #[cold]
     fn wait_for<T>(&self, mut poll: impl FnMut(&Shared) -> Option<(T, bool)>) -> Result<T> {
         let shared = &self.shared;
         shared.counters.waits.fetch_add(1, Ordering::Relaxed);
-        let deadline = Instant::now() + shared.options.timeout;
+        let started = Instant::now();
+        let deadline = started + shared.options.timeout;
         let worker = shared.worker.load_full();
         let mut state = worker.lock();
-        let failures_before = state.failures;
+        let mut failures_seen = state.failures;
+        let mut passing: Option<(ErrorCode, String)> = None;
         loop {
             if let Some((value, prefetch)) = poll(shared) {
                 drop(state);
@@ -260,19 +268,33 @@ impl Segments {
                 }
                 return Ok(value);
             }
-            if state.failures != failures_before {
-                let (code, message) = state.last_failure.clone().unwrap_or((
+            if state.failures != failures_seen {
+                failures_seen = state.failures;
+                let (code, message, transient) = state.last_failure.clone().unwrap_or((
                     ErrorCode::SourceUnavailable,
                     "the segment source failed".into(),
+                    false,
                 ));
-                return Err(Error::Source { code, message });
+                if !transient {
+                    return Err(Error::permanent(code, message));
+                }
+                passing = Some((code, message));
             }
             state.wanted = true;
             worker.changed.notify_all();
             let now = Instant::now();
             if now >= deadline {
                 let waited = shared.options.timeout.as_millis() as u64;
-                return Err(CoreError::Timeout { waited_ms: waited }.into());
+                return Err(match passing {
+                    Some((code, message)) => Error::transient(
+                        code,
+                        format!(
+                            "no range within {waited} ms, tried again until then; the last \
+                             failure: {message}"
+                        ),
+                    ),
+                    None => CoreError::Timeout { waited_ms: waited }.into(),
+                });
             }
             state = worker
                 .changed
@@ -350,7 +372,7 @@ impl Shared {
                         Error::Source { message, .. } => message.clone(),
                         other => other.to_string(),
                     };
-                    state.last_failure = Some((e.code(), message));
+                    state.last_failure = Some((e.code(), message, e.is_transient()));
                     worker.changed.notify_all();
                     return false;
                 }
@@ -399,10 +421,11 @@ fn refill_loop(shared: Weak<Shared>, worker: Arc<Worker>) {
         if shared.refill(&mut last_install) {
             backoff = Duration::from_millis(10);
         } else {
-            // Retry with backoff while callers still want ranges.
+            // Retry with backoff while callers still want ranges; at most half a second apart,
+            // so a caller waiting out a server's restart gets its range soon after.
             drop(shared);
             std::thread::sleep(backoff);
-            backoff = (backoff * 2).min(Duration::from_secs(1));
+            backoff = (backoff * 2).min(Duration::from_millis(500));
             worker.lock().wanted = true;
         }
     }
@@ -420,6 +443,19 @@ mod tests {
             timeout: Duration::from_secs(2),
             ..Default::default()
         }
+    }
+
+    /// A generator on a memory source that fetches a fixed 4 ids when half a range is used.
+    fn small_ranges(timeout: Duration) -> (Arc<MemorySource>, Segments) {
+        let source = Arc::new(MemorySource::new());
+        let options = SegmentOptions {
+            dynamic_step: false,
+            prefetch_pct: 50,
+            timeout,
+            ..options(4)
+        };
+        let s = Segments::new(source.clone(), "t", options).unwrap();
+        (source, s)
     }
 
     #[test]
@@ -453,17 +489,7 @@ mod tests {
 
     #[test]
     fn failures_surface_as_typed_errors_and_nothing_is_repeated() {
-        let source = Arc::new(MemorySource::new());
-        let s = Segments::new(
-            source.clone(),
-            "t",
-            SegmentOptions {
-                dynamic_step: false,
-                prefetch_pct: 50,
-                ..options(4)
-            },
-        )
-        .unwrap();
+        let (source, s) = small_ranges(Duration::from_millis(200));
         let first = s.next().unwrap();
         source.set_failing(true);
         let mut got = vec![first];
@@ -473,7 +499,13 @@ mod tests {
                 Err(e) => break e,
             }
         };
+        // An outage longer than the timeout: the last failure, after the whole wait.
         assert_eq!(err.code(), ErrorCode::SourceUnavailable);
+        assert!(err.is_transient(), "{err}");
+        assert!(
+            err.to_string().contains("memory source set to fail"),
+            "{err}"
+        );
         source.set_failing(false);
         let after = s.next().unwrap();
         assert!(got.iter().all(|&id| id < after), "{got:?} then {after}");
@@ -504,7 +536,60 @@ mod tests {
             seen.push(id);
         }
         assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
-        assert_eq!(s.ready().unwrap_err().code(), ErrorCode::SourceUnavailable);
+        let e = s.ready().unwrap_err();
+        assert_eq!(e.code(), ErrorCode::SourceUnavailable);
+    }
+
+    #[test]
+    fn a_call_waits_out_an_outage_shorter_than_its_timeout() {
+        let (source, s) = small_ranges(Duration::from_secs(2));
+        let mut ids = vec![s.next().unwrap()];
+        source.set_failing(true);
+        let mender = {
+            let source = source.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(400));
+                source.set_failing(false);
+            })
+        };
+        // The buffered ids, then calls that wait through failed fetches until the source mends.
+        for _ in 0..20 {
+            ids.push(s.next().unwrap());
+        }
+        mender.join().unwrap();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+        assert!(s.stats().fetch_errors > 0, "{:?}", s.stats());
+    }
+
+    /// A source that refuses for good.
+    struct Refusing;
+
+    impl SegmentSource for Refusing {
+        fn fetch(&self, _tag: &str, _step: u64) -> Result<idforge_core::segment::Segment> {
+            Err(Error::permanent(
+                ErrorCode::InvalidArgument,
+                "no such tag".into(),
+            ))
+        }
+    }
+
+    #[test]
+    fn a_permanent_failure_ends_the_wait_at_once() {
+        let s = Segments::new(
+            Arc::new(Refusing),
+            "t",
+            SegmentOptions {
+                timeout: Duration::from_secs(30),
+                ..options(4)
+            },
+        )
+        .unwrap();
+        let started = Instant::now();
+        let e = s.next().unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        assert!(!e.is_transient());
+        // Far less than the 30 s timeout (the bound only says it did not wait it out).
+        assert!(started.elapsed() < Duration::from_secs(20));
     }
 
     #[test]

@@ -26,7 +26,9 @@ pub struct idforge_segment_options {
     pub target_ms: u64,
     /// Percent of a segment used before the next one is fetched, 1..=99 (default 10).
     pub prefetch_pct: u8,
-    /// The longest a call waits for a range when both buffers are empty, in ms (default 3000).
+    /// The longest a call waits for a range when both buffers are empty, in ms (default 3000):
+    /// through transient failures (a server restarting, a refused connection, a busy database);
+    /// a permanent one (authentication refused, an unknown tag) returns at once.
     pub timeout_ms: u64,
 }
 

@@ -84,6 +84,8 @@ static idforge_status first_status(const char *url, const char *tag) {
   idforge_segments *s = NULL;
   idforge_segment_options o = fixed(10);
   uint64_t id = 0;
+  /* Transient failures are waited out until the timeout: a short one keeps this quick. */
+  o.timeout_ms = 1000;
   idforge_status st = idforge_segments_new(url, tag, &o, &s);
   if (st == IDFORGE_STATUS_OK) st = idforge_segments_next(s, &id);
   idforge_segments_free(s);

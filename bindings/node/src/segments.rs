@@ -26,7 +26,7 @@ pub struct SegmentOptions {
     pub target_ms: Option<f64>,
     /// Percentage of a range used before the next is fetched (default 10).
     pub prefetch_pct: Option<u32>,
-    /// The longest an async call waits for a range, in ms (default 3000).
+    /// The longest an async call waits for a range, in ms (default 3000), through transient failures.
     pub timeout_ms: Option<f64>,
 }
 
@@ -83,7 +83,9 @@ fn nothing_buffered() -> napi::Error<crate::error::Code> {
 /// Ids of one tag from a segment source (`idforge://`, `redis://`, `postgres://`, `mysql://`,
 /// `sqlite://`, `file:///dir` or `memory:`), Leaf's double buffer with prefetch and dynamic
 /// step. Safe to share; ids are unique across every generator of the
-/// source and increase within one generator.
+/// source and increase within one generator. With `sqlite://`, do not open the same file
+/// through `node:sqlite` in this process: another SQLite library, blind to idforge's locks;
+/// ranges are refused (`IDFORGE_SOURCE_UNAVAILABLE`) while such a connection is open.
 #[napi]
 pub struct Segments {
     inner: Arc<RtSegments>,
@@ -149,7 +151,7 @@ impl Segments {
         Ok(AsyncTask::new(Waiting::new(Box::new(job), task::many)))
     }
 
-    /// Resolves once an id is buffered (at most the timeout; a failed fetch rejects).
+    /// Resolves once an id is buffered (at most the timeout; a permanent failure rejects at once).
     #[napi(ts_return_type = "Promise<void>")]
     pub fn ready(&self) -> AsyncTask<Waiting<()>> {
         let s = self.inner.clone();

@@ -64,8 +64,8 @@ impl Segments {
         self.inner.try_next().or_raise()
     }
 
-    /// Waits (GIL released) until an id is buffered, without taking one; raises the source's
-    /// error or a timeout.
+    /// Waits (GIL released) until an id is buffered, without taking one, through transient
+    /// failures; raises a permanent failure at once, else the last failure or a timeout.
     fn ready(&self, py: Python<'_>) -> PyResult<()> {
         py.allow_threads(|| self.inner.ready()).or_raise()
     }

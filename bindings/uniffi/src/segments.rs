@@ -43,7 +43,8 @@ fn non_negative(v: i64, what: &str) -> Result<u64> {
 impl Segments {
     /// Opens `url` for `tag`. `step` is the first (and smallest) range, `max_step` the largest
     /// the dynamic step may reach, `target_ms` how long a range should last, `prefetch_pct` how
-    /// much of a range is used before the next is fetched, `timeout_ms` the longest a call waits.
+    /// much of a range is used before the next is fetched, `timeout_ms` the longest a call waits
+    /// (through transient failures; a permanent one throws at once).
     #[uniffi::constructor(default(
         step = 1000,
         max_step = 1000000,

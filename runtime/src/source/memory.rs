@@ -53,10 +53,11 @@ impl SegmentSource for MemorySource {
             std::thread::sleep(Duration::from_millis(delay));
         }
         if self.failing.load(Ordering::Relaxed) {
-            return Err(Error::Source {
-                code: ErrorCode::SourceUnavailable,
-                message: "memory source set to fail".into(),
-            });
+            // An outage, as a test sets it: may pass.
+            return Err(Error::transient(
+                ErrorCode::SourceUnavailable,
+                "memory source set to fail".into(),
+            ));
         }
         let mut map = self.max_ids.lock().unwrap_or_else(|p| p.into_inner());
         let max = map.entry(tag.to_owned()).or_insert(0);

@@ -24,6 +24,7 @@ mod per_process;
 mod remote;
 pub(crate) mod resp;
 mod sql;
+mod sqlite_alone;
 mod url;
 
 use std::sync::Arc;
@@ -103,6 +104,40 @@ pub fn open(url: &str) -> Result<Arc<dyn SegmentSource>> {
     }
 }
 
+/// Opens a source by URL as [`open`] does, with requests that take at most `timeout` unless the
+/// URL sets `timeout_ms`: how [`Segments`](crate::Segments) makes one request's budget (and
+/// SQLite's busy wait) follow the caller's timeout.
+pub fn open_for(url: &str, timeout: std::time::Duration) -> Result<Arc<dyn SegmentSource>> {
+    match timed_url(url, timeout) {
+        Some(timed) => open(&timed),
+        None => open(url),
+    }
+}
+
+/// `url` with `timeout_ms` set to `timeout`, or `None` when it sets one already or takes none.
+fn timed_url(url: &str, timeout: std::time::Duration) -> Option<String> {
+    const TIMED: [&str; 7] = [
+        "idforge:",
+        "redis:",
+        "postgres:",
+        "postgresql:",
+        "mysql:",
+        "mariadb:",
+        "sqlite:",
+    ];
+    let has_timeout = url.split_once('?').is_some_and(|(_, query)| {
+        query
+            .split('&')
+            .any(|pair| pair.split('=').next() == Some("timeout_ms"))
+    });
+    if has_timeout || !TIMED.iter().any(|scheme| url.starts_with(scheme)) {
+        return None;
+    }
+    let ms = timeout.as_millis().clamp(1, 3_600_000);
+    let separator = if url.contains('?') { '&' } else { '?' };
+    Some(format!("{url}{separator}timeout_ms={ms}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,6 +179,25 @@ mod tests {
         );
         std::fs::write(dir.path().join("bad"), "x").unwrap();
         assert_eq!(a.fetch("bad", 1).unwrap_err().code(), ErrorCode::Io);
+    }
+
+    #[test]
+    fn the_callers_timeout_is_the_request_budget_unless_the_url_sets_one() {
+        let t = std::time::Duration::from_millis(20_000);
+        assert_eq!(
+            timed_url("idforge://h:7379", t).as_deref(),
+            Some("idforge://h:7379?timeout_ms=20000")
+        );
+        assert_eq!(
+            timed_url("sqlite:///x.db?table=ids", t).as_deref(),
+            Some("sqlite:///x.db?table=ids&timeout_ms=20000")
+        );
+        assert_eq!(timed_url("redis://h?timeout_ms=9", t), None);
+        assert_eq!(timed_url("memory:", t), None);
+        assert_eq!(timed_url("file:///tmp/x", t), None);
+        let zero = timed_url("mysql://u@h/db", std::time::Duration::ZERO);
+        assert_eq!(zero.as_deref(), Some("mysql://u@h/db?timeout_ms=1"));
+        assert!(open_for("postgres://u@h/db", t).is_ok());
     }
 
     #[test]

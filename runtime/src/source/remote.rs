@@ -42,7 +42,35 @@ pub struct RemoteSource {
 }
 
 fn source_error(code: ErrorCode, message: String) -> Error {
-    Error::Source { code, message }
+    Error::permanent(code, message)
+}
+
+/// Error replies that pass: a cluster without a leader (a failover), a server loading or
+/// busy, a replica that cannot write yet, a store that did not answer, a full server.
+const TRANSIENT_REPLIES: [&str; 8] = [
+    "CLUSTERDOWN",
+    "TRYAGAIN",
+    "LOADING",
+    "MASTERDOWN",
+    "READONLY",
+    "BUSY",
+    "ERR STORE UNAVAILABLE",
+    "ERR MAX NUMBER OF CLIENTS",
+];
+
+/// Whether an error reply is one that may pass (see [`TRANSIENT_REPLIES`]).
+fn transient_reply(reply: &str) -> bool {
+    let upper = reply.to_ascii_uppercase();
+    TRANSIENT_REPLIES.iter().any(|p| upper.starts_with(p))
+}
+
+/// An error for the reply `reply`: transient when the reply is.
+fn reply_error(code: ErrorCode, reply: &str, message: String) -> Error {
+    if transient_reply(reply) {
+        Error::transient(code, message)
+    } else {
+        Error::permanent(code, message)
+    }
 }
 
 impl RemoteSource {
@@ -113,8 +141,9 @@ impl RemoteSource {
                 None => conn.call(&[b"AUTH", password.as_bytes()], deadline)?,
             };
             if let Reply::Error(e) = reply {
-                return Err(source_error(
+                return Err(reply_error(
                     ErrorCode::SourceUnavailable,
+                    &e,
                     format!("{}: authentication refused: {e}", conn.addr),
                 ));
             }
@@ -122,8 +151,9 @@ impl RemoteSource {
         if self.db != 0 {
             let db = self.db.to_string();
             if let Reply::Error(e) = conn.call(&[b"SELECT", db.as_bytes()], deadline)? {
-                return Err(source_error(
+                return Err(reply_error(
                     ErrorCode::SourceUnavailable,
+                    &e,
                     format!("{}: SELECT {db}: {e}", conn.addr),
                 ));
             }
@@ -141,7 +171,7 @@ impl RemoteSource {
         } else {
             ErrorCode::SourceUnavailable
         };
-        source_error(code, format!("{addr}: INCRBY {tag}: {reply}"))
+        reply_error(code, reply, format!("{addr}: INCRBY {tag}: {reply}"))
     }
 }
 
@@ -192,7 +222,8 @@ impl RemoteSource {
                             )
                         })?;
                         if redirects > MAX_REDIRECTS {
-                            return Err(source_error(
+                            // A group still electing its leader: may pass.
+                            return Err(Error::transient(
                                 ErrorCode::SourceUnavailable,
                                 format!(
                                     "{addr}: {what}: more than {MAX_REDIRECTS} MOVED redirects: {e}"
@@ -268,6 +299,31 @@ fn leaf_range(last: i64, step: u64) -> std::result::Result<Segment, &'static str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn replies_of_a_failover_or_a_restart_are_transient_and_refusals_are_not() {
+        for passing in [
+            "CLUSTERDOWN no leader is serving right now; retry shortly",
+            "CLUSTERDOWN not the leader",
+            "LOADING Redis is loading the dataset in memory",
+            "READONLY You can't write against a read only replica.",
+            "ERR store unavailable: pool timed out",
+            "ERR max number of clients reached",
+            "TRYAGAIN",
+        ] {
+            assert!(transient_reply(passing), "{passing}");
+        }
+        for refused in [
+            "WRONGPASS invalid username-password pair",
+            "NOAUTH Authentication required.",
+            "ERR no such tag 'x' (create it with IDF.TAG CREATE)",
+            "ERR increment would overflow the tag's 64-bit range",
+            "WRONGTYPE Operation against a key holding the wrong kind of value",
+            "ERR value is not an integer or out of range",
+        ] {
+            assert!(!transient_reply(refused), "{refused}");
+        }
+    }
 
     #[test]
     fn moved_replies_parse() {

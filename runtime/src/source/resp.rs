@@ -124,17 +124,16 @@ pub(crate) fn io_error(addr: &str, what: &str, e: &std::io::Error) -> Error {
         ErrorKind::TimedOut | ErrorKind::WouldBlock => ErrorCode::Timeout,
         _ => ErrorCode::SourceUnavailable,
     };
-    Error::Source {
-        code,
-        message: format!("{addr}: {what}: {e}"),
-    }
+    // The network, a server restarting: may pass.
+    Error::transient(code, format!("{addr}: {what}: {e}"))
 }
 
+/// A reply that breaks the protocol: the peer is not a server we can talk to.
 fn protocol(addr: &str, what: &str) -> Error {
-    Error::Source {
-        code: ErrorCode::SourceUnavailable,
-        message: format!("{addr}: protocol error: {what}"),
-    }
+    Error::permanent(
+        ErrorCode::SourceUnavailable,
+        format!("{addr}: protocol error: {what}"),
+    )
 }
 
 /// One element of a reply as read: a value, or the header of a non-empty array.
@@ -221,7 +220,11 @@ impl Conn {
             .read_until(b'\n', &mut line)
             .map_err(|e| io_error(&self.addr, "read", &e))?;
         if n == 0 {
-            return Err(protocol(&self.addr, "connection closed"));
+            // The server went away (a restart, a failover): may pass.
+            return Err(Error::transient(
+                ErrorCode::SourceUnavailable,
+                format!("{}: connection closed", self.addr),
+            ));
         }
         budget.bytes -= n;
         if !line.ends_with(b"\r\n") {

@@ -13,6 +13,7 @@ use idforge_core::segment::Segment;
 use sqlx::{AnyConnection, Connection};
 
 use super::per_process::PerProcess;
+use super::sqlite_alone;
 use super::url::{self, percent_decode};
 use super::{SegmentSource, check_step, validate_tag};
 use crate::error::{Error, ErrorCode, Result};
@@ -67,6 +68,8 @@ pub struct SqlSource {
     table: String,
     auto_create: bool,
     timeout: Duration,
+    /// SQLite: the database file (none for an in-memory database).
+    sqlite_file: Option<std::path::PathBuf>,
     link: PerProcess<Link>,
 }
 
@@ -91,10 +94,7 @@ impl Drop for Link {
 }
 
 fn unavailable(message: String) -> Error {
-    Error::Source {
-        code: ErrorCode::SourceUnavailable,
-        message,
-    }
+    Error::transient(ErrorCode::SourceUnavailable, message)
 }
 
 fn valid_table(name: &str) -> bool {
@@ -117,6 +117,10 @@ impl SqlSource {
             _ => return Err(CoreError::InvalidUrl("not a SQL URL").into()),
         };
         let (head, query) = url.split_once('?').unwrap_or((url, ""));
+        let sqlite_file = (kind == SqlKind::Sqlite)
+            .then(|| head.strip_prefix("sqlite://").unwrap_or(""))
+            .filter(|path| !path.is_empty() && !path.starts_with(":memory:"))
+            .map(std::path::PathBuf::from);
         let mut ours = Vec::new();
         let mut driver = Vec::new();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
@@ -159,6 +163,7 @@ impl SqlSource {
             table,
             auto_create,
             timeout,
+            sqlite_file,
             link: PerProcess::new()?,
         })
     }
@@ -202,8 +207,10 @@ impl SqlSource {
         if self.kind == SqlKind::Sqlite {
             // busy_timeout first: another connection closing the file (its WAL checkpoint)
             // holds a lock that would fail the next pragmas at once with SQLITE_BUSY.
+            // The busy wait is the request's whole budget (`timeout_ms`).
+            let busy = format!("PRAGMA busy_timeout={}", self.timeout.as_millis());
             for pragma in [
-                "PRAGMA busy_timeout=5000",
+                busy.as_str(),
                 "PRAGMA journal_mode=WAL",
                 "PRAGMA synchronous=FULL",
             ] {
@@ -229,9 +236,11 @@ impl SqlSource {
             }
             _ => ErrorCode::SourceUnavailable,
         };
-        Error::Source {
-            code,
-            message: format!("{:?} table {}: {e}", self.kind, self.table),
+        let message = format!("{:?} table {}: {e}", self.kind, self.table);
+        if transient_db(&e) {
+            Error::transient(code, message)
+        } else {
+            Error::permanent(code, message)
         }
     }
 
@@ -296,14 +305,14 @@ impl SqlSource {
     }
 
     fn timed_out(&self) -> Error {
-        Error::Source {
-            code: ErrorCode::Timeout,
-            message: format!(
+        Error::transient(
+            ErrorCode::Timeout,
+            format!(
                 "{:?}: no range within timeout_ms ({} ms)",
                 self.kind,
                 self.timeout.as_millis()
             ),
-        }
+        )
     }
 
     /// One range on `link`, before `deadline`.
@@ -332,19 +341,19 @@ impl SqlSource {
             Ok(result) => result.map_err(|e| self.db_error(e))?,
         };
         match bumped {
-            None => Err(Error::Source {
-                code: ErrorCode::InvalidArgument,
-                message: format!("no such tag {tag:?} in table {}", self.table),
-            }),
-            Some(Err(max)) => Err(Error::Source {
-                code: ErrorCode::Overflow,
-                message: format!("tag {tag:?} is at max_id {max}: no {step} more ids fit"),
-            }),
+            None => Err(Error::permanent(
+                ErrorCode::InvalidArgument,
+                format!("no such tag {tag:?} in table {}", self.table),
+            )),
+            Some(Err(max)) => Err(Error::permanent(
+                ErrorCode::Overflow,
+                format!("tag {tag:?} is at max_id {max}: no {step} more ids fit"),
+            )),
             Some(Ok(max)) if max >= step => Ok(Segment::new((max - step) as u64, max as u64)?),
-            Some(Ok(max)) => Err(Error::Source {
-                code: ErrorCode::InvalidSegment,
-                message: format!("tag {tag:?}: max_id {max} after adding {step} is negative"),
-            }),
+            Some(Ok(max)) => Err(Error::permanent(
+                ErrorCode::InvalidSegment,
+                format!("tag {tag:?}: max_id {max} after adding {step} is negative"),
+            )),
         }
     }
 }
@@ -359,6 +368,44 @@ impl SqlSource {
             let _ = link.runtime.block_on(conn.close());
         }
         result
+    }
+}
+
+/// Whether trying again may mend `e`: the network, the pool, a busy or locked SQLite file, or a
+/// database error of a server restarting, failing over (a read-only standby), overloaded, or
+/// breaking a lock wait or deadlock. Bad credentials, a missing table, bad SQL: permanent.
+fn transient_db(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => {
+            let code = db.code().unwrap_or_default();
+            let message = db.message();
+            // SQLite: the primary result code (low byte) 5 BUSY or 6 LOCKED.
+            let sqlite_busy = code.parse::<u32>().is_ok_and(|c| matches!(c & 0xff, 5 | 6));
+            // PostgreSQL and MySQL SQLSTATEs: connection exceptions, serialization failure and
+            // deadlock, insufficient resources, operator intervention (a server shutting down
+            // or starting), a lock not available, a read-only transaction (a standby).
+            let sqlstate = code.starts_with("08")
+                || code.starts_with("53")
+                || code.starts_with("57P")
+                || ["40001", "40P01", "55P03", "25006"].contains(&code.as_ref());
+            // MySQL reports lock wait timeouts and the like under the generic HY000.
+            let mysql = code == "HY000"
+                && [
+                    "Lock wait timeout",
+                    "Too many connections",
+                    "read-only",
+                    "shutdown",
+                ]
+                .iter()
+                .any(|m| message.contains(m));
+            sqlite_busy || sqlstate || mysql
+        }
+        _ => false,
     }
 }
 
@@ -397,7 +444,13 @@ impl SegmentSource for SqlSource {
             let deadline = std::time::Instant::now() + self.timeout;
             let mut pause = std::time::Duration::from_millis(1);
             loop {
-                let result = crate::fork::quiesced(|| self.fetch_closed(tag, step, deadline));
+                // With no other SQLite library in this process on the file (see sqlite_alone).
+                let result = crate::fork::quiesced(|| match &self.sqlite_file {
+                    Some(file) => {
+                        sqlite_alone::fetch_alone(file, || self.fetch_closed(tag, step, deadline))
+                    }
+                    None => self.fetch_closed(tag, step, deadline),
+                });
                 match &result {
                     Err(e) if sqlite_busy(e) && std::time::Instant::now() + pause < deadline => {
                         std::thread::sleep(pause);
