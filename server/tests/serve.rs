@@ -417,3 +417,36 @@ fn one_thread_busy_polls_only_after_requests() {
     drop(c);
     server.signal("TERM");
 }
+
+#[test]
+fn a_log_written_to_a_file_has_no_colour_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("serve.log");
+    let port_file = dir.path().join("port");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_idforge"))
+        .args(["serve", "--port=0"])
+        .arg(format!("--port-file={}", port_file.display()))
+        .arg(format!("--data-dir={}", dir.path().join("data").display()))
+        .env("IDFORGE_LOG", "info")
+        .env_remove("NO_COLOR")
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !port_file.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(child.wait().unwrap().success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("INFO"), "{text}");
+    assert!(!text.contains('\x1b'), "colour codes in a file: {text:?}");
+}

@@ -76,7 +76,7 @@ pub struct ServeArgs {
     #[arg(long, env = "IDFORGE_BUSY_POLL_US", value_name = "US")]
     pub busy_poll_us: Option<u64>,
     /// Log filter (tracing's env-filter syntax, e.g. `info` or `idforge_server=debug`)
-    /// [default: info].
+    /// [default: info]. The log goes to stderr, in colour only at a terminal without `NO_COLOR`.
     #[arg(long, env = "IDFORGE_LOG", value_name = "FILTER")]
     pub log: Option<String>,
     /// The address clients reach this server at, sent in `-MOVED` and `CLUSTER SLOTS` when

@@ -82,9 +82,14 @@ pub fn run(args: ServeArgs, err: &mut dyn Write) -> u8 {
     };
     let filter = tracing_subscriber::EnvFilter::try_new(&config.log)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // Colours only for a person at a terminal: not in a file, a pipe or journald, nor with
+    // NO_COLOR set (no-color.org).
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(ansi)
         .try_init();
     // One thread: the current-thread scheduler, as Redis's event loop (no cross-thread wake-ups
     // per request); more: the work-stealing one.
