@@ -207,10 +207,9 @@ impl SqlSource {
         if self.kind == SqlKind::Sqlite {
             // busy_timeout first: another connection closing the file (its WAL checkpoint)
             // holds a lock that would fail the next pragmas at once with SQLITE_BUSY.
-            // The busy wait is the request's whole budget (`timeout_ms`).
-            let busy = format!("PRAGMA busy_timeout={}", self.timeout.as_millis());
+            // A short busy wait: longer waits for the write lock are `fetch_on`'s flat polls.
             for pragma in [
-                busy.as_str(),
+                "PRAGMA busy_timeout=5",
                 "PRAGMA journal_mode=WAL",
                 "PRAGMA synchronous=FULL",
             ] {
@@ -279,6 +278,21 @@ impl SqlSource {
         Ok(max.map(|max| if updated == 1 { Ok(max) } else { Err(max) }))
     }
 
+    /// [`bump`](Self::bump), creating the tag's row first when it has none and may.
+    async fn bump_or_create(
+        &self,
+        conn: &mut AnyConnection,
+        tag: &str,
+        step: i64,
+    ) -> std::result::Result<Option<std::result::Result<i64, i64>>, sqlx::Error> {
+        let bumped = self.bump(conn, tag, step).await?;
+        if bumped.is_some() || !self.auto_create {
+            return Ok(bumped);
+        }
+        self.create_row(conn, tag, step).await?;
+        self.bump(conn, tag, step).await
+    }
+
     async fn create_row(&self, conn: &mut AnyConnection, tag: &str, step: i64) -> sqlx::Result<()> {
         let insert = match self.kind {
             SqlKind::Sqlite => "INSERT OR IGNORE INTO",
@@ -327,12 +341,16 @@ impl SqlSource {
         let conn = link.conn.as_mut().expect("a link holds its connection");
         let outcome = link.runtime.block_on(async {
             tokio::time::timeout_at(deadline.into(), async {
-                let mut bumped = self.bump(conn, tag, step).await?;
-                if bumped.is_none() && self.auto_create {
-                    self.create_row(conn, tag, step).await?;
-                    bumped = self.bump(conn, tag, step).await?;
+                loop {
+                    match self.bump_or_create(conn, tag, step).await {
+                        // SQLite: another process holds the write lock. Its own busy handler
+                        // backs off to 100 ms polls, and a poller that slow loses the lock to
+                        // fresher ones again and again (seconds of starvation among a few
+                        // processes): poll every millisecond or two instead, until the deadline.
+                        Err(e) if sqlx_busy(&e) => tokio::time::sleep(busy_pause()).await,
+                        done => break done,
+                    }
                 }
-                Ok::<_, sqlx::Error>(bumped)
             })
             .await
         });
@@ -409,6 +427,25 @@ fn transient_db(e: &sqlx::Error) -> bool {
     }
 }
 
+/// Whether `e` is SQLite's SQLITE_BUSY (any extended code): nothing was written.
+fn sqlx_busy(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Database(db) => db
+            .code()
+            .and_then(|c| c.parse::<u32>().ok())
+            .is_some_and(|c| c & 0xff == 5),
+        _ => false,
+    }
+}
+
+/// 0.5 to 1.5 ms, varied so that pollers of one lock do not move in step.
+fn busy_pause() -> std::time::Duration {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    std::time::Duration::from_micros(500 + u64::from(nanos % 1000))
+}
+
 /// Whether `e` is SQLite's "database is locked" (SQLITE_BUSY, any extended code): nothing was
 /// written, so the fetch may be tried again.
 fn sqlite_busy(e: &Error) -> bool {
@@ -454,7 +491,7 @@ impl SegmentSource for SqlSource {
                 match &result {
                     Err(e) if sqlite_busy(e) && std::time::Instant::now() + pause < deadline => {
                         std::thread::sleep(pause);
-                        pause = (pause * 2).min(std::time::Duration::from_millis(50));
+                        pause = busy_pause();
                     }
                     _ => return result,
                 }

@@ -1,0 +1,91 @@
+//! Processes contending for one `sqlite://` file wait for each other instead of failing: this
+//! test runs itself again as 5 child processes (selected by an environment variable), each with
+//! 2 threads drawing at step 100, and checks that no call failed and no id repeated.
+
+use std::collections::HashSet;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use idforge::{SegmentOptions, Segments};
+
+const PROCESSES: usize = 5;
+const THREADS: usize = 2;
+const IDS: usize = 3_000;
+const CHILD: &str = "IDFORGE_TEST_CONTENDER";
+
+/// One child: draws with `THREADS` threads, writes its ids to `out`, its errors to stderr.
+fn contend(url: &str, out: &str) -> ! {
+    let options = SegmentOptions {
+        step: 100,
+        max_step: 100,
+        dynamic_step: false,
+        timeout: Duration::from_secs(20),
+        ..Default::default()
+    };
+    let segments = Arc::new(Segments::open(url, "contended", options).unwrap());
+    let drawers: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let segments = segments.clone();
+            std::thread::spawn(move || {
+                let (mut ids, mut errors) = (Vec::new(), Vec::new());
+                for _ in 0..IDS {
+                    match segments.next() {
+                        Ok(id) => ids.push(id),
+                        Err(e) => errors.push(e.to_string()),
+                    }
+                }
+                (ids, errors)
+            })
+        })
+        .collect();
+    let (mut all, mut failed) = (Vec::new(), Vec::new());
+    for drawer in drawers {
+        let (ids, errors) = drawer.join().unwrap();
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "a thread's ids went back"
+        );
+        all.extend(ids);
+        failed.extend(errors);
+    }
+    let text: Vec<String> = all.iter().map(u64::to_string).collect();
+    std::fs::write(out, text.join("\n")).unwrap();
+    for e in &failed {
+        eprintln!("failed call: {e}");
+    }
+    std::process::exit(i32::from(!failed.is_empty()));
+}
+
+#[test]
+fn processes_contending_for_one_sqlite_file_wait_instead_of_failing() {
+    if let Ok(args) = std::env::var(CHILD) {
+        let (url, out) = args.split_once(' ').unwrap();
+        contend(url, out);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}/leaf.db", dir.path().display());
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..PROCESSES)
+        .map(|i| {
+            let out = dir.path().join(format!("ids-{i}"));
+            let child = Command::new(&exe)
+                .args([
+                    "--exact",
+                    "processes_contending_for_one_sqlite_file_wait_instead_of_failing",
+                ])
+                .env(CHILD, format!("{url} {}", out.display()))
+                .spawn()
+                .unwrap();
+            (child, out)
+        })
+        .collect();
+    let mut seen = HashSet::new();
+    for (mut child, out) in children {
+        assert!(child.wait().unwrap().success(), "a contender's call failed");
+        for line in std::fs::read_to_string(&out).unwrap().lines() {
+            assert!(seen.insert(line.parse::<u64>().unwrap()), "{line} twice");
+        }
+    }
+    assert_eq!(seen.len(), PROCESSES * THREADS * IDS);
+}
