@@ -91,7 +91,36 @@ impl Clock for SystemClock {
         let coarse = monotonic_ms(rustix::time::ClockId::MonotonicCoarse);
         (self.anchor_ms + coarse.saturating_sub(self.coarse_anchor_ms)) / 1000
     }
+
+    /// Wakes at the start of `until_ms`, not a whole ms after a truncated reading: sleeps to
+    /// [`SPIN_NS`] before the tick's first nanosecond, then yields until it comes. (Sleeping
+    /// `until_ms - now_ms()` ms overslept by up to a tick, which cost a saturated `Wait`
+    /// generator a sixth of the layout's rate.)
+    fn sleep_until_ms(&self, until_ms: u64, deadline: Instant) {
+        // The monotonic time, in ns, at which `now_ms` first reads `until_ms`.
+        let tick_ns = (until_ms.saturating_sub(self.anchor_ms) + self.mono_anchor_ms)
+            .saturating_mul(1_000_000);
+        while self.now_ms() < until_ms {
+            let now = Instant::now();
+            if now >= deadline {
+                return;
+            }
+            let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+            let now_ns = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+            let left = tick_ns.saturating_sub(now_ns);
+            if left > SPIN_NS {
+                let nap = Duration::from_nanos(left - SPIN_NS);
+                std::thread::sleep(nap.min(deadline - now));
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
 }
+
+/// How close to a tick a sleeping [`SystemClock`] stops sleeping and yields instead: more than
+/// a sleep's usual lateness on Linux (the 50 µs timer slack plus a wake-up).
+const SPIN_NS: u64 = 100_000;
 
 /// A clock that moves only when told to: for tests and the shared vectors.
 #[derive(Debug, Default)]
@@ -164,6 +193,19 @@ mod tests {
             last = now;
         }
         assert!(c.now_secs().abs_diff(wall / 1000) <= 1);
+    }
+
+    #[test]
+    fn system_clock_sleeps_into_the_tick_and_not_past_the_deadline() {
+        let c = SystemClock::shared();
+        for _ in 0..50 {
+            let until = c.now_ms() + 1;
+            c.sleep_until_ms(until, Instant::now() + Duration::from_secs(5));
+            assert!(c.now_ms() >= until, "woke before the tick");
+        }
+        let far = c.now_ms() + 60_000;
+        c.sleep_until_ms(far, Instant::now() + Duration::from_millis(20));
+        assert!(c.now_ms() < far, "slept past the deadline");
     }
 
     #[test]
