@@ -17,7 +17,6 @@ pub const IDFORGE_FLAKE128_BASE62_LEN: usize = 22;
 pub const IDFORGE_FLAKE128_HEX_LEN: usize = 32;
 
 /// Where a flake-128 generator's 48-bit worker id comes from.
-#[allow(non_camel_case_types)]
 #[repr(u32)]
 pub enum idforge_worker_kind {
     /// 48 random bits, drawn again in a forked child (the default).
@@ -29,7 +28,6 @@ pub enum idforge_worker_kind {
 }
 
 /// The fields of a flake-128 id.
-#[allow(non_camel_case_types)]
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct idforge_flake128_parts {
@@ -43,7 +41,6 @@ pub struct idforge_flake128_parts {
 
 /// A flake-128 generator. Thread-safe: every call but `idforge_flake128_free` may run
 /// concurrently on one handle.
-#[allow(non_camel_case_types)]
 pub struct idforge_flake128 {
     inner: Flake128s,
 }

@@ -6,6 +6,9 @@
 //! message from `idforge_last_error`, and every export run under a panic guard so nothing
 //! unwinds into C. No algorithm lives here.
 
+// C names: `idforge_snowflake`, `idforge_status`, ... as the header spells them.
+#![allow(non_camel_case_types)]
+
 mod error;
 mod flake128;
 mod objectid;

@@ -11,7 +11,6 @@ use crate::status::idforge_status;
 
 /// Options of `idforge_segments_new`. Every field left 0 (or `false`) takes its default, so
 /// `idforge_segment_options opts = {0};` is the default set.
-#[allow(non_camel_case_types)]
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct idforge_segment_options {
@@ -33,7 +32,6 @@ pub struct idforge_segment_options {
 }
 
 /// Counters of a segments generator.
-#[allow(non_camel_case_types)]
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct idforge_segment_stats {
@@ -56,7 +54,6 @@ pub struct idforge_segment_stats {
 /// Ids of one tag from a segment source. Thread-safe: every call but `idforge_segments_free`
 /// may run concurrently on one handle. In a forked child the parent's ranges are dropped and
 /// fresh ones fetched, so parent and child never return the same id.
-#[allow(non_camel_case_types)]
 pub struct idforge_segments {
     inner: Segments,
 }

@@ -12,7 +12,6 @@ use crate::ptr;
 use crate::status::idforge_status;
 
 /// The layout presets, for `idforge_layout_preset`.
-#[allow(non_camel_case_types)]
 #[repr(u32)]
 pub enum idforge_preset {
     /// Twitter: 41-bit ms since 2010-11-04T01:42:54.657Z, 10-bit node, 12-bit sequence.
@@ -31,7 +30,6 @@ pub enum idforge_preset {
 }
 
 /// Which field follows the time field (`idforge_layout.order`).
-#[allow(non_camel_case_types)]
 #[repr(u32)]
 pub enum idforge_order {
     /// `time | node | seq` (Twitter, Discord, Instagram, Baidu).
@@ -42,7 +40,6 @@ pub enum idforge_order {
 
 /// A snowflake layout. Fill it with `idforge_layout_preset` / `idforge_layout_named`, or by
 /// hand; every call that takes one validates it (`IDFORGE_STATUS_INVALID_LAYOUT`).
-#[allow(non_camel_case_types)]
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct idforge_layout {
@@ -63,7 +60,6 @@ pub struct idforge_layout {
 }
 
 /// The fields of a snowflake id.
-#[allow(non_camel_case_types)]
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct idforge_parts {
@@ -78,7 +74,6 @@ pub struct idforge_parts {
 }
 
 /// What a generator does when it is ahead of the clock (`idforge_policy.kind`).
-#[allow(non_camel_case_types)]
 #[repr(u32)]
 pub enum idforge_policy_kind {
     /// Borrow with a 1 s lead (the default; `millis` is ignored).
@@ -93,7 +88,6 @@ pub enum idforge_policy_kind {
 }
 
 /// A clock policy: an `idforge_policy_kind` and its duration. All zero is the default.
-#[allow(non_camel_case_types)]
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct idforge_policy {
@@ -104,7 +98,6 @@ pub struct idforge_policy {
 }
 
 /// Everything `idforge_snowflake_new` needs.
-#[allow(non_camel_case_types)]
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct idforge_snowflake_config {
@@ -122,7 +115,6 @@ pub struct idforge_snowflake_config {
 /// A snowflake generator. Thread-safe: share one handle between threads (every call but
 /// `idforge_snowflake_free` may run concurrently). In a forked child its calls fail with
 /// `IDFORGE_STATUS_FORKED` (a fixed node id would repeat the parent's ids); create a new one.
-#[allow(non_camel_case_types)]
 pub struct idforge_snowflake {
     inner: Snowflake,
 }

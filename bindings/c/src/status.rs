@@ -7,7 +7,6 @@ use idforge_core::ErrorCode;
 ///
 /// The numbers never change; new errors get new numbers. `idforge_status_str` gives the name,
 /// `idforge_last_error` the message of the calling thread's last failure.
-#[allow(non_camel_case_types)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub enum idforge_status {
