@@ -114,7 +114,8 @@ on_every_store!(
     a_standby_redirects_to_the_leader_and_takes_over_after_a_kill_9,
     a_paused_leader_serves_nothing_after_it_resumes,
     failover_hands_over_without_a_gap,
-    a_standby_whose_guard_finds_the_store_behind_never_leads
+    a_standby_whose_guard_finds_the_store_behind_never_leads,
+    segments_wait_out_a_leader_kill
 );
 
 /// Waits until `server` answers `INCR tag` with an id, and returns it.
@@ -446,4 +447,39 @@ fn a_standby_whose_guard_finds_the_store_behind_never_leads(backend: &str) {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// `Segments` over all three servers of a group: a `kill -9` of the leader costs the drawing
+/// threads a pause (the takeover), never a failed call or a repeated id.
+fn segments_wait_out_a_leader_kill(backend: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(store) = shared_store(backend, &dir, "segments") else {
+        return;
+    };
+    let mut a = member(&dir, "a", &store);
+    first_served(&a, "orders", Duration::from_secs(10));
+    let (b, c) = (member(&dir, "b", &store), member(&dir, "c", &store));
+    let url = format!(
+        "idforge://127.0.0.1:{},127.0.0.1:{},127.0.0.1:{}",
+        a.port, b.port, c.port
+    );
+    let options = idforge::SegmentOptions {
+        step: 20,
+        max_step: 20,
+        dynamic_step: false,
+        timeout: Duration::from_secs(5),
+        ..Default::default()
+    };
+    let segments = std::sync::Arc::new(idforge::Segments::open(&url, "orders", options).unwrap());
+    let drawing = common::Drawing::start(&segments, 4);
+    std::thread::sleep(Duration::from_millis(500));
+    a.signal("KILL");
+    // The lease (1 s) runs out, another server takes over, and the drawing goes on for a while.
+    std::thread::sleep(Duration::from_secs(3));
+    let drawn = drawing.stop_and_check();
+    eprintln!(
+        "{backend}: {drawn} ids through a leader kill, {} failed fetches retried",
+        segments.stats().fetch_errors
+    );
+    drop((b, c));
 }

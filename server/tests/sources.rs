@@ -143,31 +143,6 @@ fn unknown_tags_silent_and_absent_servers_are_typed_errors() {
     assert_eq!(e.code(), ErrorCode::SourceUnavailable, "{e}");
 }
 
-/// Ids drawn by `threads` threads from `segments` until `stop`, and the errors they saw.
-fn draw_in_threads(
-    segments: &Arc<Segments>,
-    threads: usize,
-    stop: &Arc<AtomicBool>,
-) -> Vec<std::thread::JoinHandle<(Vec<u64>, Vec<String>)>> {
-    (0..threads)
-        .map(|_| {
-            let (segments, stop) = (segments.clone(), stop.clone());
-            std::thread::spawn(move || {
-                let (mut ids, mut errors) = (Vec::new(), Vec::new());
-                while !stop.load(Ordering::Relaxed) {
-                    match segments.next() {
-                        Ok(id) => ids.push(id),
-                        Err(e) => errors.push(e.to_string()),
-                    }
-                    // A steady load, not a flood: the test is about the outage.
-                    std::thread::sleep(Duration::from_micros(200));
-                }
-                (ids, errors)
-            })
-        })
-        .collect()
-}
-
 #[test]
 fn draws_wait_out_a_server_killed_and_restarted() {
     let dir = tempfile::tempdir().unwrap();
@@ -183,8 +158,7 @@ fn draws_wait_out_a_server_killed_and_restarted() {
         ..Default::default()
     };
     let segments = Arc::new(Segments::open(&url, &tag, options).unwrap());
-    let stop = Arc::new(AtomicBool::new(false));
-    let drawers = draw_in_threads(&segments, 4, &stop);
+    let drawing = common::Drawing::start(&segments, 4);
     for _ in 0..3 {
         std::thread::sleep(Duration::from_millis(400));
         server.signal("KILL");
@@ -193,23 +167,7 @@ fn draws_wait_out_a_server_killed_and_restarted() {
         server = Server::start(dir.path(), &[&port_arg]);
     }
     std::thread::sleep(Duration::from_millis(400));
-    stop.store(true, Ordering::Relaxed);
-    let mut all = HashSet::new();
-    let mut drawn = 0;
-    for drawer in drawers {
-        let (ids, errors) = drawer.join().unwrap();
-        assert!(
-            errors.is_empty(),
-            "calls failed through the restarts: {errors:?}"
-        );
-        assert!(
-            ids.windows(2).all(|w| w[0] < w[1]),
-            "a thread's ids went back"
-        );
-        drawn += ids.len();
-        all.extend(ids);
-    }
-    assert_eq!(all.len(), drawn, "duplicates");
+    let drawn = drawing.stop_and_check();
     assert!(
         segments.stats().fetch_errors > 0,
         "the restarts went unnoticed"

@@ -228,3 +228,57 @@ pub fn unique(what: &str) -> String {
         .as_nanos();
     format!("{what}-{}-{nanos}", std::process::id())
 }
+
+/// Threads drawing from one `Segments` until stopped, keeping every id and every error.
+pub struct Drawing {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<(Vec<u64>, Vec<String>)>>,
+}
+
+impl Drawing {
+    /// Starts `threads` threads calling `segments.next()` at a steady pace.
+    pub fn start(segments: &std::sync::Arc<idforge::Segments>, threads: usize) -> Drawing {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let threads = (0..threads)
+            .map(|_| {
+                let (segments, stop) = (segments.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let (mut ids, mut errors) = (Vec::new(), Vec::new());
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        match segments.next() {
+                            Ok(id) => ids.push(id),
+                            Err(e) => errors.push(e.to_string()),
+                        }
+                        // A steady load, not a flood: the tests are about outages.
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                    (ids, errors)
+                })
+            })
+            .collect();
+        Drawing { stop, threads }
+    }
+
+    /// Stops the threads and checks that no call failed, each thread's ids went up and no id
+    /// was drawn twice; returns how many were drawn.
+    pub fn stop_and_check(self) -> usize {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let mut all = std::collections::HashSet::new();
+        let mut drawn = 0;
+        for thread in self.threads {
+            let (ids, errors) = thread.join().unwrap();
+            assert!(
+                errors.is_empty(),
+                "calls failed through the outage: {errors:?}"
+            );
+            assert!(
+                ids.windows(2).all(|w| w[0] < w[1]),
+                "a thread's ids went back"
+            );
+            drawn += ids.len();
+            all.extend(ids);
+        }
+        assert_eq!(all.len(), drawn, "duplicates");
+        drawn
+    }
+}
