@@ -421,8 +421,10 @@ fn refill_loop(shared: Weak<Shared>, worker: Arc<Worker>) {
         if shared.refill(&mut last_install) {
             backoff = Duration::from_millis(10);
         } else {
-            // Retry with backoff while callers still want ranges; at most half a second apart,
-            // so a caller waiting out a server's restart gets its range soon after.
+            // Retry with backoff, for as long as the generator lives (at most half a second
+            // apart, so a caller waiting out a server's restart gets its range soon after).
+            // Each retry after an INVALID_SEGMENT refusal takes, and drops, one more step from
+            // the source: that is how a counter that went back climbs past the mark.
             drop(shared);
             std::thread::sleep(backoff);
             backoff = (backoff * 2).min(Duration::from_millis(500));

@@ -104,9 +104,11 @@ pub fn open(url: &str) -> Result<Arc<dyn SegmentSource>> {
     }
 }
 
-/// Opens a source by URL as [`open`] does, with requests that take at most `timeout` unless the
-/// URL sets `timeout_ms`: how [`Segments`](crate::Segments) makes one request's budget (and
-/// SQLite's busy wait) follow the caller's timeout.
+/// Opens a source by URL as [`open`] does, with requests that take at most `timeout`, kept
+/// between 1 s and 5 s, unless the URL sets `timeout_ms`: how [`Segments`](crate::Segments)
+/// makes one request's budget (and SQLite's busy wait) follow the caller's timeout. At least
+/// 1 s, so a short wait does not cut off every connect; at most 5 s (the default), so a long
+/// wait still retries a server that stopped answering, or another host.
 pub fn open_for(url: &str, timeout: std::time::Duration) -> Result<Arc<dyn SegmentSource>> {
     match timed_url(url, timeout) {
         Some(timed) => open(&timed),
@@ -133,7 +135,7 @@ fn timed_url(url: &str, timeout: std::time::Duration) -> Option<String> {
     if has_timeout || !TIMED.iter().any(|scheme| url.starts_with(scheme)) {
         return None;
     }
-    let ms = timeout.as_millis().clamp(1, 3_600_000);
+    let ms = timeout.as_millis().clamp(1_000, 5_000);
     let separator = if url.contains('?') { '&' } else { '?' };
     Some(format!("{url}{separator}timeout_ms={ms}"))
 }
@@ -183,20 +185,25 @@ mod tests {
 
     #[test]
     fn the_callers_timeout_is_the_request_budget_unless_the_url_sets_one() {
-        let t = std::time::Duration::from_millis(20_000);
+        let t = std::time::Duration::from_millis(3_000);
         assert_eq!(
             timed_url("idforge://h:7379", t).as_deref(),
-            Some("idforge://h:7379?timeout_ms=20000")
+            Some("idforge://h:7379?timeout_ms=3000")
         );
         assert_eq!(
             timed_url("sqlite:///x.db?table=ids", t).as_deref(),
-            Some("sqlite:///x.db?table=ids&timeout_ms=20000")
+            Some("sqlite:///x.db?table=ids&timeout_ms=3000")
+        );
+        let long = std::time::Duration::from_secs(20);
+        assert_eq!(
+            timed_url("redis://h", long).as_deref(),
+            Some("redis://h?timeout_ms=5000")
         );
         assert_eq!(timed_url("redis://h?timeout_ms=9", t), None);
         assert_eq!(timed_url("memory:", t), None);
         assert_eq!(timed_url("file:///tmp/x", t), None);
         let zero = timed_url("mysql://u@h/db", std::time::Duration::ZERO);
-        assert_eq!(zero.as_deref(), Some("mysql://u@h/db?timeout_ms=1"));
+        assert_eq!(zero.as_deref(), Some("mysql://u@h/db?timeout_ms=1000"));
         assert!(open_for("postgres://u@h/db", t).is_ok());
     }
 

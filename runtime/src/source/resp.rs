@@ -213,6 +213,9 @@ impl Conn {
     }
 
     fn line(&mut self, budget: &mut Budget) -> Result<String> {
+        if budget.bytes == 0 {
+            return Err(protocol(&self.addr, "a reply past the size bound"));
+        }
         let mut line = Vec::new();
         let limit = MAX_LINE.min(budget.bytes) as u64;
         let n = (&mut self.reader)
@@ -227,6 +230,13 @@ impl Conn {
             ));
         }
         budget.bytes -= n;
+        if !line.ends_with(b"\n") && (n as u64) < limit {
+            // The stream ended inside a line: the server went away mid-reply.
+            return Err(Error::transient(
+                ErrorCode::SourceUnavailable,
+                format!("{}: connection closed inside a reply", self.addr),
+            ));
+        }
         if !line.ends_with(b"\r\n") {
             return Err(protocol(
                 &self.addr,

@@ -60,7 +60,9 @@ pub enum SqlKind {
 
 /// Ranges from a Leaf table. URL parameters (removed before the URL reaches the driver):
 /// `table` (default `leaf_alloc`), `auto_create` (default `true`: create the table and
-/// unknown tags' rows; `false` uses the table as it is and refuses unknown tags), `timeout_ms`.
+/// unknown tags' rows; `false` uses the table as it is and refuses unknown tags), `timeout_ms`,
+/// and for SQLite `other_sqlite` (`refuse`, the default: no range while the file is open in this
+/// process outside idforge; `same`: those connections use idforge's own SQLite library).
 #[derive(Debug)]
 pub struct SqlSource {
     kind: SqlKind,
@@ -70,6 +72,9 @@ pub struct SqlSource {
     timeout: Duration,
     /// SQLite: the database file (none for an in-memory database).
     sqlite_file: Option<std::path::PathBuf>,
+    /// SQLite: refuse ranges while the file is open in this process outside idforge (URL
+    /// `other_sqlite=refuse`, the default; `same` when those connections use our library).
+    check_other_sqlite: bool,
     link: PerProcess<Link>,
 }
 
@@ -117,15 +122,23 @@ impl SqlSource {
             _ => return Err(CoreError::InvalidUrl("not a SQL URL").into()),
         };
         let (head, query) = url.split_once('?').unwrap_or((url, ""));
-        let sqlite_file = (kind == SqlKind::Sqlite)
-            .then(|| head.strip_prefix("sqlite://").unwrap_or(""))
-            .filter(|path| !path.is_empty() && !path.starts_with(":memory:"))
-            .map(std::path::PathBuf::from);
+        // The database file as the driver reads it: `sqlite://path` or `sqlite:path`, decoded.
+        let sqlite_file = match head
+            .strip_prefix("sqlite://")
+            .or(head.strip_prefix("sqlite:"))
+        {
+            Some(path) if kind == SqlKind::Sqlite => {
+                let path = percent_decode(path)?;
+                (!path.is_empty() && !path.starts_with(":memory:"))
+                    .then(|| std::path::PathBuf::from(path))
+            }
+            _ => None,
+        };
         let mut ours = Vec::new();
         let mut driver = Vec::new();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let key = pair.split('=').next().unwrap_or("");
-            if ["table", "auto_create", "timeout_ms"].contains(&key) {
+            if ["table", "auto_create", "timeout_ms", "other_sqlite"].contains(&key) {
                 let value = pair.split_once('=').map_or("", |(_, v)| v);
                 ours.push((key.to_owned(), percent_decode(value)?));
             } else {
@@ -144,6 +157,11 @@ impl SqlSource {
             Some(_) => return Err(CoreError::InvalidUrl("auto_create is true or false").into()),
         };
         let timeout = url::timeout(&ours, DEFAULT_TIMEOUT)?;
+        let check_other_sqlite = match url::param(&ours, "other_sqlite") {
+            None | Some("refuse") => true,
+            Some("same") => false,
+            Some(_) => return Err(CoreError::InvalidUrl("other_sqlite is refuse or same").into()),
+        };
         if kind == SqlKind::Sqlite && !driver.iter().any(|p| p.starts_with("mode=")) {
             driver.push("mode=rwc"); // create the file when missing
         }
@@ -164,6 +182,7 @@ impl SqlSource {
             auto_create,
             timeout,
             sqlite_file,
+            check_other_sqlite,
             link: PerProcess::new()?,
         })
     }
@@ -236,7 +255,7 @@ impl SqlSource {
             _ => ErrorCode::SourceUnavailable,
         };
         let message = format!("{:?} table {}: {e}", self.kind, self.table);
-        if transient_db(&e) {
+        if transient_db(self.kind, &e) {
             Error::transient(code, message)
         } else {
             Error::permanent(code, message)
@@ -347,7 +366,9 @@ impl SqlSource {
                         // backs off to 100 ms polls, and a poller that slow loses the lock to
                         // fresher ones again and again (seconds of starvation among a few
                         // processes): poll every millisecond or two instead, until the deadline.
-                        Err(e) if sqlx_busy(&e) => tokio::time::sleep(busy_pause()).await,
+                        Err(e) if self.kind == SqlKind::Sqlite && sqlx_busy(&e) => {
+                            tokio::time::sleep(busy_pause()).await
+                        }
                         done => break done,
                     }
                 }
@@ -392,7 +413,7 @@ impl SqlSource {
 /// Whether trying again may mend `e`: the network, the pool, a busy or locked SQLite file, or a
 /// database error of a server restarting, failing over (a read-only standby), overloaded, or
 /// breaking a lock wait or deadlock. Bad credentials, a missing table, bad SQL: permanent.
-fn transient_db(e: &sqlx::Error) -> bool {
+fn transient_db(kind: SqlKind, e: &sqlx::Error) -> bool {
     match e {
         sqlx::Error::Io(_)
         | sqlx::Error::Tls(_)
@@ -402,17 +423,21 @@ fn transient_db(e: &sqlx::Error) -> bool {
         sqlx::Error::Database(db) => {
             let code = db.code().unwrap_or_default();
             let message = db.message();
-            // SQLite: the primary result code (low byte) 5 BUSY or 6 LOCKED.
-            let sqlite_busy = code.parse::<u32>().is_ok_and(|c| matches!(c & 0xff, 5 | 6));
+            // SQLite: the primary result code (low byte) 5 BUSY or 6 LOCKED. Only SQLite's
+            // codes are numbers: PostgreSQL's 42501 (permission denied) would pass the test.
+            let sqlite_busy = kind == SqlKind::Sqlite
+                && code.parse::<u32>().is_ok_and(|c| matches!(c & 0xff, 5 | 6));
             // PostgreSQL and MySQL SQLSTATEs: connection exceptions, serialization failure and
             // deadlock, insufficient resources, operator intervention (a server shutting down
             // or starting), a lock not available, a read-only transaction (a standby).
-            let sqlstate = code.starts_with("08")
-                || code.starts_with("53")
-                || code.starts_with("57P")
-                || ["40001", "40P01", "55P03", "25006"].contains(&code.as_ref());
+            let sqlstate = kind != SqlKind::Sqlite
+                && (code.starts_with("08")
+                    || code.starts_with("53")
+                    || code.starts_with("57P")
+                    || ["40001", "40P01", "55P03", "25006"].contains(&code.as_ref()));
             // MySQL reports lock wait timeouts and the like under the generic HY000.
-            let mysql = code == "HY000"
+            let mysql = kind == SqlKind::MySql
+                && code == "HY000"
                 && [
                     "Lock wait timeout",
                     "Too many connections",
@@ -427,7 +452,7 @@ fn transient_db(e: &sqlx::Error) -> bool {
     }
 }
 
-/// Whether `e` is SQLite's SQLITE_BUSY (any extended code): nothing was written.
+/// Whether `e`, from SQLite, is SQLITE_BUSY (any extended code): nothing was written.
 fn sqlx_busy(e: &sqlx::Error) -> bool {
     match e {
         sqlx::Error::Database(db) => db
@@ -480,14 +505,26 @@ impl SegmentSource for SqlSource {
             // the source's timeout, outside the fork guard so a fork is not held up.
             let deadline = std::time::Instant::now() + self.timeout;
             let mut pause = std::time::Duration::from_millis(1);
+            // With no other SQLite library in this process on the file (see sqlite_alone): our
+            // fetches of the file take turns, and check the process's descriptors around each.
+            let alone = match &self.sqlite_file {
+                Some(file) if self.check_other_sqlite => {
+                    sqlite_alone::hold(file, deadline)?.map(|held| (file, held))
+                }
+                _ => None,
+            };
             loop {
-                // With no other SQLite library in this process on the file (see sqlite_alone).
-                let result = crate::fork::quiesced(|| match &self.sqlite_file {
-                    Some(file) => {
-                        sqlite_alone::fetch_alone(file, || self.fetch_closed(tag, step, deadline))
+                if let Some((file, _)) = &alone {
+                    sqlite_alone::check(file, deadline, true)?;
+                }
+                let result = crate::fork::quiesced(|| self.fetch_closed(tag, step, deadline));
+                let result = match (&alone, result) {
+                    (Some((file, _)), Ok(segment)) => {
+                        // Our connection is closed: a descriptor now was opened meanwhile.
+                        sqlite_alone::check(file, deadline, false).map(|()| segment)
                     }
-                    None => self.fetch_closed(tag, step, deadline),
-                });
+                    (_, result) => result,
+                };
                 match &result {
                     Err(e) if sqlite_busy(e) && std::time::Instant::now() + pause < deadline => {
                         std::thread::sleep(pause);
