@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Regenerates every generated file that is committed and fails when one differs:
+#   the error lists            ci/gen_errors.py from core/testdata/errors.json:
+#                              python/idforge/_errors.py, bindings/c/src/status_codes.rs,
+#                              bindings/uniffi/src/error_codes.rs,
+#                              bindings/uniffi/kotlin/IdforgeCodes.kt (compared first: the header is
+#                              made from the C crate with the fresh list)
 #   include/idforge.h          cbindgen (pinned below, installed on first use) from bindings/c
-#   python/idforge/_errors.py  python/gen_errors.py from core/testdata/errors.json
 #
 #   ci/check-generated.sh           check: exit 1 and show the diff when a file drifted
 #   ci/check-generated.sh --write   rewrite the files
@@ -28,14 +32,6 @@ fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-# The version macros come from the crate's version, never from hand-written text.
-version="$(cargo metadata --no-deps --format-version 1 --locked |
-  python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"]=="idforge-c"))')"
-IFS=.- read -r major minor patch _ <<<"$version"
-macros="\\\\n/** The version of this header; idforge_version() gives the linked library's. */\\\\n#define IDFORGE_VERSION_MAJOR $major\\\\n#define IDFORGE_VERSION_MINOR $minor\\\\n#define IDFORGE_VERSION_PATCH $patch\\\\n#define IDFORGE_VERSION_STRING \\\\\"$version\\\\\""
-sed "s|@IDFORGE_VERSION_MACROS@|$macros|" bindings/c/cbindgen.toml >"$tmp/cbindgen.toml"
-"$cbindgen" --quiet --config "$tmp/cbindgen.toml" --crate idforge-c --output "$tmp/idforge.h" bindings/c
-
 drift=0
 compare() { # compare GENERATED COMMITTED
   if [ "$mode" = write ]; then
@@ -48,8 +44,20 @@ compare() { # compare GENERATED COMMITTED
     drift=1
   fi
 }
+python3 ci/gen_errors.py "$tmp/gen"
+for list in python/idforge/_errors.py bindings/c/src/status_codes.rs bindings/uniffi/src/error_codes.rs \
+  bindings/uniffi/kotlin/IdforgeCodes.kt; do
+  compare "$tmp/gen/$list" "$list"
+done
+
+# The version macros come from the crate's version, never from hand-written text.
+version="$(cargo metadata --no-deps --format-version 1 --locked |
+  python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"]=="idforge-c"))')"
+IFS=.- read -r major minor patch _ <<<"$version"
+macros="\\\\n/** The version of this header; idforge_version() gives the linked library's. */\\\\n#define IDFORGE_VERSION_MAJOR $major\\\\n#define IDFORGE_VERSION_MINOR $minor\\\\n#define IDFORGE_VERSION_PATCH $patch\\\\n#define IDFORGE_VERSION_STRING \\\\\"$version\\\\\""
+sed "s|@IDFORGE_VERSION_MACROS@|$macros|" bindings/c/cbindgen.toml >"$tmp/cbindgen.toml"
+"$cbindgen" --quiet --config "$tmp/cbindgen.toml" --crate idforge-c --output "$tmp/idforge.h" bindings/c
+
 compare "$tmp/idforge.h" include/idforge.h
-python3 python/gen_errors.py "$tmp/_errors.py"
-compare "$tmp/_errors.py" python/idforge/_errors.py
 [ "$drift" -eq 0 ] && [ "$mode" = check ] && echo "    generated files are up to date"
 exit "$drift"

@@ -234,7 +234,7 @@ if wants jvm; then
   "$bindgen" generate --no-format --language kotlin --library "$out/libidforge_uniffi.so" \
     --out-dir "$dir/gen" >/dev/null
   "$kotlin_home/bin/kotlinc" -nowarn -jvm-target 17 -cp /usr/share/java/jna.jar -d "$dir/classes" \
-    "$dir/gen/dev/idforge/idforge_uniffi.kt" bindings/uniffi/kotlin/Idforge.kt
+    "$dir/gen/dev/idforge/idforge_uniffi.kt" bindings/uniffi/kotlin/*.kt
   # JNA looks for a library it cannot find on the system in the class path, under its platform's
   # folder, and loads it from there.
   ship "$out/libidforge_uniffi.so" "$dir/classes/linux-x86-64/libidforge_uniffi.so"

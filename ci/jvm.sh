@@ -50,7 +50,7 @@ echo "    uniffi-bindgen generate --language kotlin"
 
 echo "    kotlinc: idforge.jar, tests"
 "$KOTLINC" -nowarn -jvm-target 17 -cp "$JNA" -d "$OUT/idforge.jar" \
-  "$OUT/gen/dev/idforge/idforge_uniffi.kt" bindings/uniffi/kotlin/Idforge.kt
+  "$OUT/gen/dev/idforge/idforge_uniffi.kt" bindings/uniffi/kotlin/*.kt
 "$KOTLINC" -nowarn -jvm-target 17 -cp "$OUT/idforge.jar:$GSON:$KLIB/kotlin-test.jar" \
   -d "$OUT/tests.jar" bindings/uniffi/tests/IdforgeTest.kt
 javac -d "$OUT/java" -cp "$OUT/idforge.jar:$KLIB/kotlin-stdlib.jar" bindings/uniffi/tests/JavaCaller.java

@@ -88,7 +88,7 @@ enum idforge_status
    */
   IDFORGE_STATUS_INVALID_HEX = 6,
   /**
-   * Text is not valid base62 (`0-9A-Za-z`) or does not fit.
+   * Text is not valid base62 (0-9A-Za-z) or does not fit.
    */
   IDFORGE_STATUS_INVALID_BASE62 = 7,
   /**
@@ -104,43 +104,43 @@ enum idforge_status
    */
   IDFORGE_STATUS_INVALID_LENGTH = 10,
   /**
-   * An argument is out of its documented range.
+   * An argument is out of its allowed range.
    */
   IDFORGE_STATUS_INVALID_ARGUMENT = 11,
   /**
-   * The clock is behind the last id by more than the policy allows.
+   * The generator would have to run further ahead of the clock than its policy allows.
    */
   IDFORGE_STATUS_CLOCK_BEHIND = 12,
   /**
-   * A wait (for the clock or a segment) took longer than its budget.
+   * A wait (for the clock or for a segment refill) exceeded its budget.
    */
   IDFORGE_STATUS_TIMEOUT = 13,
   /**
-   * A generator with a fixed identity was used in a forked child.
+   * A fixed-node generator was used in a forked child process.
    */
   IDFORGE_STATUS_FORKED = 14,
   /**
-   * A segment range is empty or inverted, or not above the ids already taken from its source.
+   * A segment is empty, inverted or too long, or not above the ids already taken from its source.
    */
   IDFORGE_STATUS_INVALID_SEGMENT = 15,
   /**
-   * Both segment buffers are full.
+   * Both segment buffers are in use; a new segment cannot be installed yet.
    */
   IDFORGE_STATUS_BUFFER_FULL = 16,
   /**
-   * A counter or range would pass its largest value.
+   * An arithmetic overflow (a counter or a range reached the end of its type).
    */
   IDFORGE_STATUS_OVERFLOW = 17,
   /**
-   * The segment source cannot be reached or refused the request.
+   * A segment source could not be reached or failed.
    */
   IDFORGE_STATUS_SOURCE_UNAVAILABLE = 18,
   /**
-   * A file or socket operation failed.
+   * An I/O error (for example on the state file).
    */
   IDFORGE_STATUS_IO = 19,
   /**
-   * A source URL is malformed or names an unknown scheme.
+   * A source URL could not be parsed or names an unsupported scheme.
    */
   IDFORGE_STATUS_INVALID_URL = 20,
   /**
@@ -148,15 +148,15 @@ enum idforge_status
    */
   IDFORGE_STATUS_LEASE_LOST = 21,
   /**
-   * A required pointer argument was NULL.
+   * A required pointer argument was NULL (C API only).
    */
   IDFORGE_STATUS_NULL_ARGUMENT = 100,
   /**
-   * idforge panicked (a bug); the call had no effect. Please report it.
+   * A panic was caught at the API boundary (C API only).
    */
   IDFORGE_STATUS_PANIC = 101,
   /**
-   * An output buffer is too small; see the function for the size needed.
+   * An output buffer is too small (C API only).
    */
   IDFORGE_STATUS_BUFFER_TOO_SMALL = 102,
 };

@@ -72,6 +72,7 @@ fn processes_contending_for_one_sqlite_file_wait_instead_of_failing() {
             let child = Command::new(&exe)
                 .args([
                     "--exact",
+                    "--nocapture",
                     "processes_contending_for_one_sqlite_file_wait_instead_of_failing",
                 ])
                 .env(CHILD, format!("{url} {}", out.display()))

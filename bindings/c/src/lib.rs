@@ -16,6 +16,7 @@ mod ptr;
 mod segments;
 mod snowflake;
 mod status;
+mod status_codes;
 
 use std::ffi::c_char;
 

@@ -3,105 +3,11 @@
 
 use runtime::ErrorCode;
 
-/// Every failure of idforge, by its stable code; the value is the message.
-#[derive(Debug, uniffi::Error)]
-#[uniffi(flat_error)]
-#[allow(missing_docs)] // each variant is its code, documented in errors.json
-pub enum IdforgeError {
-    InvalidLayout(String),
-    NodeOutOfRange(String),
-    EpochInFuture(String),
-    TimeOutOfRange(String),
-    SequenceOutOfRange(String),
-    InvalidHex(String),
-    InvalidBase62(String),
-    InvalidBase32(String),
-    InvalidDecimal(String),
-    InvalidLength(String),
-    InvalidArgument(String),
-    ClockBehind(String),
-    Timeout(String),
-    Forked(String),
-    InvalidSegment(String),
-    BufferFull(String),
-    Overflow(String),
-    SourceUnavailable(String),
-    Io(String),
-    InvalidUrl(String),
-    LeaseLost(String),
-    NullArgument(String),
-    Panic(String),
-    BufferTooSmall(String),
-}
+pub use crate::error_codes::IdforgeError;
 
 impl IdforgeError {
-    /// The error of `code` with `message`.
-    pub fn new(code: ErrorCode, message: String) -> IdforgeError {
-        use ErrorCode as C;
-        let make = match code {
-            C::InvalidLayout => IdforgeError::InvalidLayout,
-            C::NodeOutOfRange => IdforgeError::NodeOutOfRange,
-            C::EpochInFuture => IdforgeError::EpochInFuture,
-            C::TimeOutOfRange => IdforgeError::TimeOutOfRange,
-            C::SequenceOutOfRange => IdforgeError::SequenceOutOfRange,
-            C::InvalidHex => IdforgeError::InvalidHex,
-            C::InvalidBase62 => IdforgeError::InvalidBase62,
-            C::InvalidBase32 => IdforgeError::InvalidBase32,
-            C::InvalidDecimal => IdforgeError::InvalidDecimal,
-            C::InvalidLength => IdforgeError::InvalidLength,
-            C::InvalidArgument => IdforgeError::InvalidArgument,
-            C::ClockBehind => IdforgeError::ClockBehind,
-            C::Timeout => IdforgeError::Timeout,
-            C::Forked => IdforgeError::Forked,
-            C::InvalidSegment => IdforgeError::InvalidSegment,
-            C::BufferFull => IdforgeError::BufferFull,
-            C::Overflow => IdforgeError::Overflow,
-            C::SourceUnavailable => IdforgeError::SourceUnavailable,
-            C::Io => IdforgeError::Io,
-            C::InvalidUrl => IdforgeError::InvalidUrl,
-            C::LeaseLost => IdforgeError::LeaseLost,
-            C::NullArgument => IdforgeError::NullArgument,
-            C::Panic => IdforgeError::Panic,
-            C::BufferTooSmall => IdforgeError::BufferTooSmall,
-            // A code newer than this binding (the unit test below keeps them in step).
-            _ => IdforgeError::Panic,
-        };
-        make(message)
-    }
-
-    /// An `INVALID_ARGUMENT` error.
     pub(crate) fn argument(message: &str) -> IdforgeError {
         IdforgeError::InvalidArgument(message.to_owned())
-    }
-
-    fn message(&self) -> &str {
-        use IdforgeError as E;
-        match self {
-            E::InvalidLayout(m)
-            | E::NodeOutOfRange(m)
-            | E::EpochInFuture(m)
-            | E::TimeOutOfRange(m)
-            | E::SequenceOutOfRange(m)
-            | E::InvalidHex(m)
-            | E::InvalidBase62(m)
-            | E::InvalidBase32(m)
-            | E::InvalidDecimal(m)
-            | E::InvalidLength(m)
-            | E::InvalidArgument(m)
-            | E::ClockBehind(m)
-            | E::Timeout(m)
-            | E::Forked(m)
-            | E::InvalidSegment(m)
-            | E::BufferFull(m)
-            | E::Overflow(m)
-            | E::SourceUnavailable(m)
-            | E::Io(m)
-            | E::InvalidUrl(m)
-            | E::LeaseLost(m)
-            | E::NullArgument(m)
-            | E::Panic(m)
-            | E::BufferTooSmall(m) => m,
-        }
     }
 }
 

@@ -11,6 +11,7 @@
 #![allow(unsafe_code)]
 
 mod error;
+mod error_codes;
 mod flake128;
 mod layout;
 mod objectid;

@@ -223,22 +223,42 @@ impl SqlSource {
     /// Connects, sets SQLite up and creates the table when asked.
     async fn open_conn(&self) -> sqlx::Result<AnyConnection> {
         let mut conn = AnyConnection::connect(&self.url).await?;
+        match self.set_up(&mut conn).await {
+            Ok(()) => Ok(conn),
+            Err(e) => {
+                // Closed now, not later by the driver's thread: a SQLite file must show no
+                // descriptor of ours once a fetch has returned (see sqlite_alone).
+                let _ = conn.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// SQLite's settings, and the table when asked.
+    async fn set_up(&self, conn: &mut AnyConnection) -> sqlx::Result<()> {
         if self.kind == SqlKind::Sqlite {
             // busy_timeout first: another connection closing the file (its WAL checkpoint)
-            // holds a lock that would fail the next pragmas at once with SQLITE_BUSY.
-            // A short busy wait: longer waits for the write lock are `fetch_on`'s flat polls.
+            // holds a lock that would fail the next statements at once with SQLITE_BUSY. The
+            // request's budget for these; then a short one, since the write lock is waited for
+            // by `fetch_on`'s flat polls.
+            let setup_wait = format!("PRAGMA busy_timeout={}", self.timeout.as_millis());
             for pragma in [
-                "PRAGMA busy_timeout=5",
+                setup_wait.as_str(),
                 "PRAGMA journal_mode=WAL",
                 "PRAGMA synchronous=FULL",
             ] {
-                sqlx::query(pragma).execute(&mut conn).await?;
+                sqlx::query(pragma).execute(&mut *conn).await?;
             }
         }
         if self.auto_create {
-            sqlx::query(&self.sql(LEAF_DDL)).execute(&mut conn).await?;
+            sqlx::query(&self.sql(LEAF_DDL)).execute(&mut *conn).await?;
         }
-        Ok(conn)
+        if self.kind == SqlKind::Sqlite {
+            sqlx::query("PRAGMA busy_timeout=5")
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(())
     }
 
     fn db_error(&self, e: sqlx::Error) -> Error {

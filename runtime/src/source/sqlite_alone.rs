@@ -12,8 +12,9 @@
 //! one file run one at a time, each on a connection it closes), the process's open descriptors
 //! are listed (`/proc/self/fd`, else `/dev/fd`; where neither lists them the check lets every
 //! fetch through): one on the database, its `-wal` or its `-shm` is someone else's, and the
-//! range is refused with a permanent error that names the hazard (the refill worker keeps
-//! trying, so ids flow again once the other connection closes). A Rust program whose own
+//! range is refused with an error that names the hazard. It is transient (a caller waits, up to
+//! its timeout, for the other connection to close; then it gets the error), since a connection
+//! of ours dropped after a failure is closed by its driver thread a moment later. A Rust program whose own
 //! connections use the same SQLite library (sqlx, rusqlite: Cargo links one `libsqlite3-sys`)
 //! is safe and turns the check off with the URL option `other_sqlite=same`.
 
@@ -142,7 +143,8 @@ pub(crate) fn check(db: &Path, deadline: Instant, patience: bool) -> Result<()> 
             return Ok(());
         };
         if Instant::now() >= until {
-            return Err(Error::permanent(
+            // Transient: it may be a connection of ours still closing, or one that closes soon.
+            return Err(Error::transient(
                 ErrorCode::SourceUnavailable,
                 format!(
                     "{} is also open in this process outside idforge (descriptor {fd}: {}): \
@@ -183,7 +185,7 @@ mod tests {
         let other = std::fs::File::open(&db).unwrap();
         let e = check(&db, soon(), true).unwrap_err();
         assert_eq!(e.code(), ErrorCode::SourceUnavailable);
-        assert!(!e.is_transient());
+        assert!(e.is_transient());
         assert!(e.to_string().contains("another SQLite library"), "{e}");
         drop(other);
         // The -wal counts too.
