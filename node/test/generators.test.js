@@ -84,7 +84,7 @@ test('a timer keeps firing while a slow source refills', async (t) => {
   const lock = await holdLock(join(dir, 'orders'), 400)
   t.after(() => {
     lock.release()
-    rmSync(dir, { recursive: true, force: true })
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 })
   })
   const s = new Segments(`file://${dir}`, 'orders', { step: 100, timeoutMs: 5000 })
   let ticks = 0
@@ -102,7 +102,8 @@ test('a timer keeps firing while a slow source refills', async (t) => {
 
 test('segments: unique across generators of one source, increasing within one', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'idforge-node-'))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  // The generators' refill threads may still be writing a counter file: retry the removal.
+  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 }))
   const url = `file://${dir}`
   const a = new Segments(url, 'users', { step: 50, dynamicStep: false })
   const b = new Segments(url, 'users', { step: 50, dynamicStep: false })
