@@ -93,7 +93,7 @@ impl Clock for SystemClock {
     }
 
     /// Wakes at the start of `until_ms`, not a whole ms after a truncated reading: sleeps to
-    /// [`SPIN_NS`] before the tick's first nanosecond, then yields until it comes. (Sleeping
+    /// 100 µs before the tick's first nanosecond, then yields until it comes. (Sleeping
     /// `until_ms - now_ms()` ms overslept by up to a tick, which cost a saturated `Wait`
     /// generator a sixth of the layout's rate.)
     fn sleep_until_ms(&self, until_ms: u64, deadline: Instant) {
