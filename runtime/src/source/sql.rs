@@ -238,12 +238,12 @@ impl SqlSource {
     async fn set_up(&self, conn: &mut AnyConnection) -> sqlx::Result<()> {
         if self.kind == SqlKind::Sqlite {
             // busy_timeout first: another connection closing the file (its WAL checkpoint)
-            // holds a lock that would fail the next statements at once with SQLITE_BUSY. The
-            // request's budget for these; then a short one, since the write lock is waited for
-            // by `fetch_on`'s flat polls.
-            let setup_wait = format!("PRAGMA busy_timeout={}", self.timeout.as_millis());
+            // holds a lock that would fail the next statements at once with SQLITE_BUSY. A
+            // short one: SQLite's own busy handler backs off to 100 ms polls, which starved a
+            // process for 20 s among five (in CI, twice, also with a 5 s wait here); `fetch`
+            // retries a busy set-up, and `fetch_on` the write lock, every 0.5-1.5 ms.
             for pragma in [
-                setup_wait.as_str(),
+                "PRAGMA busy_timeout=5",
                 "PRAGMA journal_mode=WAL",
                 "PRAGMA synchronous=FULL",
             ] {
@@ -252,11 +252,6 @@ impl SqlSource {
         }
         if self.auto_create {
             sqlx::query(&self.sql(LEAF_DDL)).execute(&mut *conn).await?;
-        }
-        if self.kind == SqlKind::Sqlite {
-            sqlx::query("PRAGMA busy_timeout=5")
-                .execute(&mut *conn)
-                .await?;
         }
         Ok(())
     }
