@@ -150,19 +150,9 @@ if wants c; then
   # An archive keeps the symbols its users link against; std's debug info goes.
   install -m 644 "$out/libidforge.a" "$dir/lib/"
   strip --strip-debug "$dir/lib/libidforge.a"
-  cat >"$dir/lib/pkgconfig/idforge.pc" <<PC
-# Relocatable: every path is relative to this file.
-prefix=\${pcfiledir}/../..
-libdir=\${prefix}/lib
-includedir=\${prefix}/include
-
-Name: idforge
-Description: Unique ids (snowflake, MongoDB ObjectId, flake-128, segments) that never repeat
-Version: $version
-Cflags: -I\${includedir}
-Libs: -L\${libdir} -lidforge
-Libs.private: -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
-PC
+  # Relocatable: every path is relative to the .pc file.
+  sed -e 's|@PREFIX@|${pcfiledir}/../..|' -e "s|@VERSION@|$version|" packaging/c/idforge.pc.in \
+    >"$dir/lib/pkgconfig/idforge.pc"
   install -m 644 packaging/c/README.md LICENSE-MIT LICENSE-APACHE "$dir/"
   soname="$(objdump -p "$dir/lib/libidforge.so.$version" | awk '$1 == "SONAME" { print $2 }')"
   [ "$soname" = "libidforge.so.$major" ] || problems+=("libidforge.so has soname '$soname', not libidforge.so.$major")

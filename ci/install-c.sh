@@ -28,16 +28,6 @@ install -m 755 "$lib/libidforge.so" "$prefix/lib/libidforge.so.$version"
 ln -sf "libidforge.so.$version" "$prefix/lib/libidforge.so.$major"
 ln -sf "libidforge.so.$major" "$prefix/lib/libidforge.so"
 install -m 644 "$lib/libidforge.a" "$prefix/lib/libidforge.a"
-cat >"$prefix/lib/pkgconfig/idforge.pc" <<PC
-prefix=$prefix
-libdir=\${prefix}/lib
-includedir=\${prefix}/include
-
-Name: idforge
-Description: Unique ids (snowflake, MongoDB ObjectId, flake-128, segments) that never repeat
-Version: $version
-Cflags: -I\${includedir}
-Libs: -L\${libdir} -lidforge
-Libs.private: -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
-PC
+sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" packaging/c/idforge.pc.in \
+  >"$prefix/lib/pkgconfig/idforge.pc"
 echo "installed idforge $version into $prefix"
