@@ -5,6 +5,7 @@
 //!
 //! - [`tick`]: the lock-free (tick, sequence) state behind snowflake and flake-128.
 //! - [`snowflake`]: 64-bit ids in any common layout.
+//! - [`layout_text`]: layouts and orders as text (preset names and `key=value` specs).
 //! - [`objectid`]: MongoDB ObjectIds (12 bytes).
 //! - [`flake128`]: Boundary-style 128-bit flake ids.
 //! - [`segment`]: the double-buffered segment (range) client of Leaf-style allocators.
@@ -15,6 +16,7 @@
 pub mod encode;
 pub mod error;
 pub mod flake128;
+pub mod layout_text;
 pub mod objectid;
 pub mod segment;
 pub mod snowflake;

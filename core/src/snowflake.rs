@@ -5,6 +5,7 @@
 //! `tick_ms` milliseconds since the layout's epoch.
 
 use crate::error::{Error, Result};
+pub use crate::layout_text::Spec;
 use crate::tick::{Next, Tick, TickState};
 
 /// Which field follows the time field.

@@ -23,6 +23,7 @@
 //!
 //! Every error has a stable [`ErrorCode`] shared with the C, Python and Node bindings.
 
+mod batch;
 mod clock;
 mod entropy;
 mod error;
@@ -38,6 +39,7 @@ mod snowflake;
 pub mod source;
 mod state_file;
 
+pub use batch::{MAX_BATCH, batch_len};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{CoreError, Error, ErrorCode, Result};
 pub use flake128::{Flake128s, WorkerId};
@@ -45,10 +47,10 @@ pub use idforge_core;
 pub use idforge_core::flake128::Flake128;
 pub use idforge_core::objectid::ObjectId;
 pub use idforge_core::segment::Segment;
-pub use idforge_core::snowflake::{Layout, Order, Parts};
+pub use idforge_core::snowflake::{Layout, Order, Parts, Spec as LayoutSpec};
 pub use lease::{DEFAULT_LEASE_TTL, WorkerLease};
 pub use objectid::{ObjectIds, object_id};
-pub use policy::Policy;
+pub use policy::{DEFAULT_LEAD, Policy};
 pub use segments::{SegmentOptions, SegmentStats, Segments};
 pub use snowflake::{Snowflake, SnowflakeBuilder};
 pub use source::{FileSource, MemorySource, RemoteSource, SegmentSource, SqlSource};

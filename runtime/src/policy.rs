@@ -30,15 +30,45 @@ pub enum Policy {
     Error,
 }
 
+/// The lead of the default policy, and the default duration of a named one ([`Policy::named`]).
+pub const DEFAULT_LEAD: Duration = Duration::from_secs(1);
+
 impl Default for Policy {
     fn default() -> Self {
         Policy::Borrow {
-            max_lead: Duration::from_secs(1),
+            max_lead: DEFAULT_LEAD,
         }
     }
 }
 
 impl Policy {
+    /// The policy names every binding accepts, in the order of the C `idforge_policy_kind`
+    /// values 1, 2 and 3.
+    pub const NAMES: [&'static str; 3] = ["borrow", "wait", "error"];
+
+    /// The policy called `name` (`borrow`, `wait` or `error`), with `duration` as the lead or
+    /// wait budget ([`DEFAULT_LEAD`] when `None`; `error` has none).
+    pub fn named(name: &str, duration: Option<Duration>) -> Result<Policy> {
+        let d = duration.unwrap_or(DEFAULT_LEAD);
+        match name {
+            "borrow" => Ok(Policy::Borrow { max_lead: d }),
+            "wait" => Ok(Policy::Wait { budget: d }),
+            "error" => Ok(Policy::Error),
+            _ => {
+                Err(CoreError::InvalidArgument("policy must be 'borrow', 'wait' or 'error'").into())
+            }
+        }
+    }
+
+    /// The name [`Policy::named`] reads.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Policy::Borrow { .. } => "borrow",
+            Policy::Wait { .. } => "wait",
+            Policy::Error => "error",
+        }
+    }
+
     /// How far ahead of the clock the core state may run.
     pub fn max_lead(&self) -> Duration {
         match self {
@@ -84,5 +114,31 @@ pub(crate) fn run<T, C: Clock>(
                 now = clock.now_ms();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorCode;
+
+    #[test]
+    fn names_read_back() {
+        for name in Policy::NAMES {
+            assert_eq!(Policy::named(name, None).unwrap().name(), name);
+        }
+        assert_eq!(Policy::named("borrow", None).unwrap(), Policy::default());
+        let d = Duration::from_millis(7);
+        assert_eq!(
+            Policy::named("wait", Some(d)).unwrap(),
+            Policy::Wait { budget: d }
+        );
+        assert_eq!(Policy::named("error", Some(d)).unwrap(), Policy::Error);
+        let err = Policy::named("Borrow", None).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument);
+        assert_eq!(
+            err.to_string(),
+            "invalid argument: policy must be 'borrow', 'wait' or 'error'"
+        );
     }
 }

@@ -12,24 +12,20 @@
 //! assert!(text.contains("2020-01-01T00:01:18.745Z"));
 //! ```
 //!
-//! - [`cli`]: the arguments and the dispatch.
-//! - [`layout_arg`]: `--layout` (preset names and strict specs) and the preset listing.
-//! - [`time_arg`]: RFC 3339 and Unix-millisecond times, in and out.
-//! - [`generate`], [`decode`], [`compose`]: the commands.
+//! The layers read top-down: [`cli`] uses [`serve`] and [`text`]; [`serve`] uses [`text`] and never
+//! `cli`; [`text`] uses neither.
+//!
+//! - [`cli`]: the arguments and the dispatch, one module per subcommand (`gen`, `decode`,
+//!   `compose`, `layouts`, `store verify|repair`).
+//! - [`text`]: layouts, times and ids as text, shared by the command line and the server.
 //! - [`serve`]: the segment server.
-//! - [`store_cmd`]: `idforge store verify|repair`, a store against its guard.
 //! - [`error`]: the one-line error with its stable code and exit status.
 #![forbid(unsafe_code)]
 
 pub mod cli;
-pub mod compose;
-pub mod decode;
 pub mod error;
-pub mod generate;
-pub mod layout_arg;
 pub mod serve;
-pub mod store_cmd;
-pub mod time_arg;
+pub mod text;
 
 pub use cli::run;
 pub use error::CliError;

@@ -28,8 +28,8 @@ use tokio::sync::Semaphore;
 
 use super::config::Limits;
 
-use super::engine::lock;
 use super::glob::glob_match;
+use super::lock::lock;
 use super::store::{Store, StoreError, UserRow};
 
 /// What a permission allows.

@@ -9,7 +9,8 @@ use idforge::Clock;
 use idforge::idforge_core::snowflake::SnowflakeGen;
 use idforge::idforge_core::tick::Next;
 
-use super::engine::{Engine, lock};
+use super::engine::Engine;
+use super::lock::lock;
 use super::tags::AllocError;
 
 /// How far (ms) a generator may run ahead of the clock when a tick's sequence is used up.

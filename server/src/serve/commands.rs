@@ -1,157 +1,12 @@
 //! The commands: connection and server commands in Redis's shape, the id commands, and `IDF.*`.
 
-use std::sync::Arc;
-
 use super::Shared;
-use super::auth::{Checked, DEFAULT_USER, Perms, Right};
+use super::auth::{Checked, DEFAULT_USER, Right};
 use super::cluster::redirect;
+use super::cmd::Cmd;
 use super::metrics::ErrorKind;
+use super::request::{Outcome, Session, alloc_error, int, require, tag, text, usage};
 use super::resp::Reply;
-use super::tags::AllocError;
-
-/// The most ids one `IDF.SNOWFLAKE … COUNT n` returns: about 210 KB of reply, so a connection's
-/// pending replies stay within `reply-buffer-bytes` plus one such reply.
-pub const MAX_SNOWFLAKE_COUNT: i64 = 10_000;
-
-/// The commands, for dispatch and per-command metrics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(missing_docs)]
-pub enum Cmd {
-    Ping,
-    Echo,
-    Hello,
-    Auth,
-    Quit,
-    Select,
-    Client,
-    Command,
-    Info,
-    Config,
-    Incr,
-    IncrBy,
-    Get,
-    IdfTag,
-    IdfSnowflake,
-    IdfDecode,
-    IdfUser,
-    IdfFailover,
-    IdfWorker,
-    Cluster,
-    ReadOnly,
-    ReadWrite,
-    Unknown,
-}
-
-impl Cmd {
-    /// How many there are.
-    pub const COUNT: usize = 23;
-    /// All of them, in order.
-    pub const ALL: [Cmd; Cmd::COUNT] = [
-        Cmd::Ping,
-        Cmd::Echo,
-        Cmd::Hello,
-        Cmd::Auth,
-        Cmd::Quit,
-        Cmd::Select,
-        Cmd::Client,
-        Cmd::Command,
-        Cmd::Info,
-        Cmd::Config,
-        Cmd::Incr,
-        Cmd::IncrBy,
-        Cmd::Get,
-        Cmd::IdfTag,
-        Cmd::IdfSnowflake,
-        Cmd::IdfDecode,
-        Cmd::IdfUser,
-        Cmd::IdfFailover,
-        Cmd::IdfWorker,
-        Cmd::Cluster,
-        Cmd::ReadOnly,
-        Cmd::ReadWrite,
-        Cmd::Unknown,
-    ];
-
-    /// The command's name, lower case (as Redis prints it in errors).
-    pub fn name(self) -> &'static str {
-        match self {
-            Cmd::Ping => "ping",
-            Cmd::Echo => "echo",
-            Cmd::Hello => "hello",
-            Cmd::Auth => "auth",
-            Cmd::Quit => "quit",
-            Cmd::Select => "select",
-            Cmd::Client => "client",
-            Cmd::Command => "command",
-            Cmd::Info => "info",
-            Cmd::Config => "config",
-            Cmd::Incr => "incr",
-            Cmd::IncrBy => "incrby",
-            Cmd::Get => "get",
-            Cmd::IdfTag => "idf.tag",
-            Cmd::IdfSnowflake => "idf.snowflake",
-            Cmd::IdfDecode => "idf.decode",
-            Cmd::IdfUser => "idf.user",
-            Cmd::IdfFailover => "idf.failover",
-            Cmd::IdfWorker => "idf.worker",
-            Cmd::Cluster => "cluster",
-            Cmd::ReadOnly => "readonly",
-            Cmd::ReadWrite => "readwrite",
-            Cmd::Unknown => "unknown",
-        }
-    }
-
-    /// `(arity, first key, last key)` as `COMMAND` reports them (negative arity: at least).
-    fn shape(self) -> (i64, i64, i64) {
-        match self {
-            Cmd::Incr | Cmd::Get => (2, 1, 1),
-            Cmd::IncrBy => (3, 1, 1),
-            Cmd::Ping | Cmd::Hello | Cmd::Auth | Cmd::Info | Cmd::Command => (-1, 0, 0),
-            Cmd::Quit | Cmd::IdfFailover | Cmd::ReadOnly | Cmd::ReadWrite => (-1, 0, 0),
-            Cmd::Echo | Cmd::Select => (2, 0, 0),
-            Cmd::IdfSnowflake => (-2, 1, 1),
-            _ => (-2, 0, 0),
-        }
-    }
-
-    /// The key that places a data command in a hash slot (`None`: no key, slot 0), or `None`
-    /// for the commands every server answers itself.
-    fn routed(self, args: &[&[u8]]) -> Option<Option<usize>> {
-        match self {
-            Cmd::Incr | Cmd::IncrBy | Cmd::Get | Cmd::IdfSnowflake => Some(Some(1)),
-            Cmd::IdfTag | Cmd::IdfWorker => Some(Some(2)),
-            Cmd::IdfUser | Cmd::IdfFailover => Some(None),
-            _ => None,
-        }
-        .map(|key| key.filter(|&i| i < args.len()))
-    }
-
-    /// The command `name` names (any case).
-    pub fn parse(name: &[u8]) -> Cmd {
-        Cmd::ALL[..Cmd::COUNT - 1]
-            .iter()
-            .copied()
-            .find(|c| name.eq_ignore_ascii_case(c.name().as_bytes()))
-            .unwrap_or(Cmd::Unknown)
-    }
-}
-
-/// One connection's state.
-#[derive(Debug)]
-pub struct Session {
-    /// `CLIENT ID`.
-    pub id: u64,
-    /// `CLIENT SETNAME`.
-    pub name: Option<Vec<u8>>,
-    /// The authenticated user's rights (`None`: not authenticated yet).
-    pub perms: Option<Arc<Perms>>,
-    /// The user name.
-    pub user: String,
-    /// `QUIT` was called: close after replying.
-    pub quit: bool,
-    /// The client's address (failed AUTHs are limited per address).
-    pub peer: Option<std::net::IpAddr>,
-}
 
 /// Runs one command, appending its reply to `out`.
 pub async fn execute(shared: &Shared, s: &mut Session, args: &[&[u8]], out: &mut Reply) {
@@ -164,67 +19,10 @@ pub async fn execute(shared: &Shared, s: &mut Session, args: &[&[u8]], out: &mut
     }
 }
 
-type Outcome = Result<(), (ErrorKind, String)>;
-
-pub(super) fn usage(message: impl Into<String>) -> (ErrorKind, String) {
-    (ErrorKind::Usage, message.into())
-}
-
 fn arity(cmd: Cmd) -> (ErrorKind, String) {
     usage(format!(
         "ERR wrong number of arguments for '{}' command",
         cmd.name()
-    ))
-}
-
-pub(super) fn alloc_error(shared: &Shared, key: &[u8], e: AllocError) -> (ErrorKind, String) {
-    let kind = match e {
-        AllocError::Overflow => ErrorKind::Overflow,
-        AllocError::NoTag(_) => ErrorKind::NoTag,
-        AllocError::Store(_) | AllocError::Clock(_) => ErrorKind::Store,
-        AllocError::Quota(_) => ErrorKind::Usage,
-        AllocError::NotLeader => return redirect(shared, Some(key)),
-    };
-    (kind, e.to_string())
-}
-
-pub(super) fn text(arg: &[u8]) -> Result<&str, (ErrorKind, String)> {
-    std::str::from_utf8(arg).map_err(|_| usage("ERR argument is not valid UTF-8"))
-}
-
-/// A tag or snowflake name, by the runtime's rule for tags (safe as a file name and a key).
-pub(super) fn tag(arg: &[u8]) -> Result<&str, (ErrorKind, String)> {
-    let name = text(arg)?;
-    idforge::source::validate_tag(name).map_err(|e| usage(format!("ERR invalid tag: {e}")))?;
-    Ok(name)
-}
-
-/// A decimal integer as Redis reads it.
-pub(super) fn int(arg: &[u8]) -> Result<i64, (ErrorKind, String)> {
-    std::str::from_utf8(arg)
-        .ok()
-        .filter(|s| !s.starts_with('+') && !s.is_empty())
-        .and_then(|s| s.parse::<i64>().ok())
-        .ok_or_else(|| usage("ERR value is not an integer or out of range"))
-}
-
-/// Checks the session's rights: `right` on `tag`, or administrator rights when `right` is
-/// `None`. `cmd` names the command in the `NOPERM` error.
-pub(super) fn require(s: &Session, right: Option<Right>, tag: &str, cmd: &str) -> Outcome {
-    let ok = match (&s.perms, right) {
-        (Some(p), Some(r)) => p.allows(r, tag),
-        (Some(p), None) => p.is_admin(),
-        (None, _) => false,
-    };
-    if ok {
-        return Ok(());
-    }
-    Err((
-        ErrorKind::Auth,
-        format!(
-            "NOPERM User {} has no permissions to run the '{cmd}' command",
-            s.user
-        ),
     ))
 }
 

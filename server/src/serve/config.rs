@@ -8,8 +8,8 @@ use clap::Args;
 use serde::Deserialize;
 
 use super::engine::Policy;
-use super::ha::election::ElectionConfig;
-use crate::layout_arg::parse_layout;
+use super::ha::ElectionConfig;
+use crate::text::layout::parse_layout;
 
 /// The default client port (Redis's 6379 plus 1000, so both can run side by side).
 pub const DEFAULT_PORT: u16 = 7379;
@@ -360,9 +360,7 @@ impl ServeArgs {
             return Err(format!("max-step {max_step} must be positive"));
         }
         let layout = match &a.snowflake_layout {
-            Some(spec) => parse_layout(spec)
-                .map_err(|e| e.message().to_owned())?
-                .layout(),
+            Some(spec) => parse_layout(spec).map_err(|e| e.message().to_owned())?,
             None => idforge::Layout::TWITTER,
         };
         let node_id = a.node_id.unwrap_or(0);

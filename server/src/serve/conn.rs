@@ -19,8 +19,9 @@ use tokio::time::Instant;
 
 use super::Shared;
 use super::auth::{DEFAULT_USER, Perms};
-use super::commands::{Session, execute};
+use super::commands::execute;
 use super::metrics::ErrorKind;
+use super::request::Session;
 use super::resp::{Reply, parse_limited};
 
 /// What one read asks the socket for.

@@ -5,9 +5,15 @@
 //! left, the persister moves `limit` ahead in the store; it takes every tag (and snowflake clock)
 //! that needs it in one transaction. A request waits only when its tag's cache is exhausted. After
 //! a crash the next id is the persisted `max_id`: a gap, never a duplicate.
+//!
+//! One `impl Engine` is split by concern on purpose: [`super::tags`], [`super::clocks`] and
+//! [`super::workers`] each add the engine's methods for their commands and hold their own state,
+//! which the engine's persister writes together. Those four modules import each other; no
+//! other module of `serve` is in a cycle (the elections' use of `Shared` aside, see
+//! [`super::ha`]).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use idforge::SystemClock;
@@ -16,6 +22,7 @@ use tokio::sync::Notify;
 use super::clocks::ClockState;
 use super::guard::{Guard, Mark};
 use super::ha::Leadership;
+use super::lock::lock;
 use super::metrics::Metrics;
 use super::store::{Store, StoreError, TagMove};
 use super::tags::Tag;
@@ -104,12 +111,6 @@ pub struct Engine {
     pub(super) tags_created: Mutex<HashMap<String, usize>>,
     /// Tags evicted from memory for being idle.
     pub(super) tags_evicted: std::sync::atomic::AtomicU64,
-}
-
-/// Locks a mutex; a panic while it was held cannot leave the maps half-updated (every update is
-/// a few plain assignments), so a poisoned lock is used as is.
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Engine {

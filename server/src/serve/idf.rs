@@ -2,15 +2,13 @@
 
 use super::Shared;
 use super::auth::{Perms, Right};
-use super::commands::{
-    Cmd, MAX_SNOWFLAKE_COUNT, Session, alloc_error, int, require, tag as name, text as arg_text,
-    usage,
-};
+use super::cmd::{Cmd, MAX_SNOWFLAKE_COUNT};
 use super::metrics::ErrorKind;
+use super::request::{Session, alloc_error, int, require, tag as name, text as arg_text, usage};
 use super::resp::Reply;
 use super::tags::AllocError;
-use crate::decode::{fields, parse_id};
-use crate::layout_arg::{LayoutArg, parse_layout};
+use crate::text::id::{fields, parse_id};
+use crate::text::layout::parse_layout;
 
 type Failure = (ErrorKind, String);
 
@@ -225,7 +223,7 @@ fn put_id(out: &mut Reply, id: u64) {
 /// `IDF.DECODE id [LAYOUT name|spec]`: the id's fields as a map of text values.
 pub fn decode(shared: &Shared, args: &[&[u8]], out: &mut Reply) -> Result<(), Failure> {
     let layout = match args.len() {
-        2 => LayoutArg::new(shared.engine_layout()),
+        2 => shared.engine_layout(),
         4 if args[2].eq_ignore_ascii_case(b"LAYOUT") => {
             parse_layout(arg_text(args[3])?).map_err(|e| usage(format!("ERR {}", e.message())))?
         }

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
-use super::commands::Cmd;
+use super::cmd::Cmd;
 
 /// Why a request failed, for `idforge_errors_total{kind}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

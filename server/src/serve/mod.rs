@@ -16,6 +16,7 @@ pub mod auth;
 pub mod busy_poll;
 pub mod clocks;
 pub mod cluster;
+pub mod cmd;
 pub mod commands;
 pub mod config;
 pub mod conn;
@@ -26,7 +27,9 @@ pub mod ha;
 pub mod http;
 pub mod idf;
 pub mod info;
+pub mod lock;
 pub mod metrics;
+pub mod request;
 pub mod resp;
 pub mod store;
 pub mod tags;
@@ -205,13 +208,13 @@ pub async fn serve(config: Config) -> Result<(), String> {
     let persister = tokio::spawn(engine.clone().persister(stop_persister.clone()));
     let (stop_election_tx, stop_election) = watch::channel(false);
     let election = match (etcd, sql_ha) {
-        (Some(etcd), _) => Some(tokio::spawn(ha::election::run(
+        (Some(etcd), _) => Some(tokio::spawn(ha::etcd::run(
             shared.clone(),
             etcd,
             config.election.clone(),
             stop_election,
         ))),
-        (None, Some(sql)) => Some(tokio::spawn(ha::sql_election::run(
+        (None, Some(sql)) => Some(tokio::spawn(ha::sql::run(
             shared.clone(),
             sql,
             config.election.clone(),

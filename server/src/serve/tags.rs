@@ -2,8 +2,9 @@
 
 use std::time::Instant;
 
-use super::engine::{Engine, lock};
+use super::engine::Engine;
 use super::glob::glob_match;
+use super::lock::lock;
 use super::store::{StoreError, TagMove, TagRow};
 
 /// One loaded tag.

@@ -23,7 +23,8 @@ use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::oneshot;
 
-use super::engine::{Engine, lock};
+use super::engine::Engine;
+use super::lock::lock;
 use super::store::{StoreError, WorkerRow};
 
 /// Why a lease call failed.

@@ -2,21 +2,45 @@
 //!
 //! [`Leadership`] is what the allocator asks before it hands out an id: "am I the leader, and is
 //! my lease still good *now*?". The answer is a deadline on the monotonic clock, moved ahead by
-//! each lease renewal ([`election`]); it never lasts past the lease's end at etcd, so a server
+//! each lease renewal ([`etcd`], [`sql`]); it never lasts past the lease's end at etcd, so a server
 //! paused (SIGSTOP, a long GC-like stall, a VM freeze) past its lease serves nothing when it
 //! resumes, even before it learns that it lost. Standbys answer data commands with `-MOVED`
 //! to the leader they know.
+//!
+//! The elections take the server's `Shared` state (before leading they check the store against
+//! its guard): the one edge from here back to `serve`, on purpose.
 
-pub mod election;
-pub mod sql_election;
+pub mod etcd;
+pub mod sql;
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
-use super::engine::lock;
+use super::lock::lock;
+
+/// How an election runs (etcd's in [`etcd`], a SQL store's in [`sql`]).
+#[derive(Debug, Clone)]
+pub struct ElectionConfig {
+    /// The lease's time to live, in whole seconds (etcd's unit).
+    pub lease_ttl: i64,
+    /// How often a standby reads the leader key.
+    pub poll: Duration,
+    /// Revoke the lease of a leader whose port refuses connections.
+    pub probe: bool,
+}
+
+impl Default for ElectionConfig {
+    fn default() -> ElectionConfig {
+        ElectionConfig {
+            lease_ttl: 1,
+            poll: Duration::from_millis(50),
+            probe: true,
+        }
+    }
+}
 
 /// A server of the group, as clients reach it.
 #[derive(Debug, Clone, PartialEq, Eq)]

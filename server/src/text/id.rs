@@ -1,15 +1,13 @@
-//! `idforge decode`: the fields of a snowflake, ObjectId or flake-128 id.
-
-use std::io::Write;
+//! Ids as text: reading a snowflake, ObjectId or flake-128 id (detecting which it is), its fields
+//! as text and JSON, and the UUID form of a flake-128 (`idforge decode` and `IDF.DECODE`).
 
 use idforge::idforge_core::encode::{base62, decimal};
 use idforge::{ErrorCode, Flake128, Layout, ObjectId};
 use serde_json::{Value, json};
 
-use crate::cli::{DecodeArgs, IdType};
 use crate::error::CliError;
-use crate::layout_arg::LayoutArg;
-use crate::time_arg::{format_ms, format_secs};
+use crate::text::time::{format_ms, format_secs};
+use clap::ValueEnum;
 
 /// An id read from the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,18 +80,14 @@ pub fn parse_id(s: &str, kind: Option<IdType>) -> Result<AnyId, CliError> {
 }
 
 /// The decoded fields as `(key, text value, JSON value)` rows.
-pub fn fields(
-    id: AnyId,
-    layout: &LayoutArg,
-) -> Result<Vec<(&'static str, String, Value)>, CliError> {
+pub fn fields(id: AnyId, layout: &Layout) -> Result<Vec<(&'static str, String, Value)>, CliError> {
     let row = |key, text: String, json: Value| (key, text, json);
     Ok(match id {
         AnyId::Snowflake(id) => {
-            let l: Layout = layout.layout();
-            let parts = l.decompose(id)?;
+            let parts = layout.decompose(id)?;
             vec![
                 row("type", "snowflake".into(), json!("snowflake")),
-                row("layout", layout.label(), json!(layout.label())),
+                row("layout", layout.to_string(), json!(layout.to_string())),
                 row("id", id.to_string(), json!(id.to_string())),
                 row(
                     "time",
@@ -133,22 +127,29 @@ pub fn fields(
     })
 }
 
-/// Runs `decode`: `key value` lines, or one JSON object (ids as strings).
-pub fn run(out: &mut dyn Write, args: &DecodeArgs) -> Result<(), CliError> {
-    let id = parse_id(&args.id, args.kind)?;
-    let rows = fields(id, &args.layout)?;
-    if args.json {
-        let object: serde_json::Map<String, Value> = rows
-            .into_iter()
-            .map(|(key, _, value)| (key.to_owned(), value))
-            .collect();
-        writeln!(out, "{}", Value::Object(object))?;
-    } else {
-        for (key, text, _) in rows {
-            writeln!(out, "{key:<10}{text}")?;
-        }
-    }
-    Ok(())
+/// The id types `decode` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IdType {
+    /// A 64-bit snowflake id in decimal.
+    Snowflake,
+    /// A MongoDB ObjectId in hex.
+    Objectid,
+    /// A flake-128 id in base62, hex or UUID form.
+    Flake128,
+}
+
+/// The 16 big-endian bytes of `id` as 8-4-4-4-12 lower-case hex.
+pub fn uuid_text(id: Flake128) -> String {
+    let mut buf = [0u8; Flake128::HEX_LEN];
+    let hex = id.to_hex(&mut buf);
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
 }
 
 #[cfg(test)]
@@ -168,7 +169,7 @@ mod tests {
             parse_id(&flake.to_string(), None),
             Ok(AnyId::Flake128(flake))
         );
-        let uuid = crate::generate::uuid_text(flake);
+        let uuid = uuid_text(flake);
         assert_eq!(parse_id(&uuid, None), Ok(AnyId::Flake128(flake)));
         assert_eq!(parse_id("8HFaR8qWtRlGDHnO57", None).map(|_| ()), Ok(()));
         // Explicit types.

@@ -3,13 +3,19 @@
 use std::ffi::OsString;
 use std::io::Write;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use idforge::ErrorCode;
 
 use crate::error::{CliError, EXIT_OK, EXIT_USAGE};
-use crate::layout_arg::{LayoutArg, parse_layout};
-use crate::time_arg::parse_time;
-use crate::{compose, decode, generate};
+pub mod compose;
+pub mod decode;
+pub mod generate;
+pub mod layouts;
+pub mod store;
+
+use compose::ComposeArgs;
+use decode::DecodeArgs;
+use generate::GenKind;
 
 /// The most ids one `gen` call prints.
 pub const MAX_COUNT: u64 = 10_000_000;
@@ -39,108 +45,13 @@ pub enum Command {
     /// Run the segment server: per-tag increasing ids over the Redis protocol (`INCR tag`).
     Serve(Box<crate::serve::ServeArgs>),
     /// Check a server's store against its guard, or repair a store that went back.
-    Store(crate::store_cmd::StoreArgs),
+    Store(store::StoreArgs),
     /// List the preset snowflake layouts and their fields.
     Layouts {
         /// Print one JSON array instead of a table.
         #[arg(long)]
         json: bool,
     },
-}
-
-/// The kinds of id `gen` makes.
-#[derive(Debug, Subcommand)]
-pub enum GenKind {
-    /// 64-bit snowflake ids, in decimal.
-    Snowflake {
-        /// A preset (twitter, discord, instagram, sonyflake, baidu, js_safe) or a spec
-        /// epoch=MS,tick=MS,time=BITS,node=BITS,seq=BITS (then optionally ,order=time_seq_node
-        /// and ,unsigned).
-        #[arg(long, value_name = "NAME|SPEC", default_value = "twitter", value_parser = parse_layout)]
-        layout: LayoutArg,
-        /// The node (worker, machine) id; must fit the layout.
-        #[arg(long, value_name = "N", default_value = "0", allow_negative_numbers = true, value_parser = parse_node)]
-        node: u64,
-        /// How many ids (1 to 10000000).
-        #[arg(long, value_name = "N", default_value = "1", allow_negative_numbers = true, value_parser = parse_count)]
-        count: u64,
-    },
-    /// MongoDB ObjectIds, as 24 lower-case hex characters.
-    Objectid {
-        /// How many ids (1 to 10000000).
-        #[arg(long, value_name = "N", default_value = "1", allow_negative_numbers = true, value_parser = parse_count)]
-        count: u64,
-    },
-    /// 128-bit flake ids (time | random 48-bit worker | sequence).
-    Flake128 {
-        /// How many ids (1 to 10000000).
-        #[arg(long, value_name = "N", default_value = "1", allow_negative_numbers = true, value_parser = parse_count)]
-        count: u64,
-        /// How to write each id.
-        #[arg(long, value_enum, default_value_t = Flake128Format::Base62)]
-        format: Flake128Format,
-    },
-}
-
-/// The text forms of a flake-128 id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Flake128Format {
-    /// 22 characters of `0-9A-Za-z`; sorts like the number.
-    Base62,
-    /// 32 lower-case hex characters.
-    Hex,
-    /// The number in decimal.
-    Decimal,
-    /// The 16 big-endian bytes as 8-4-4-4-12 hex.
-    Uuid,
-}
-
-/// The id types `decode` knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum IdType {
-    /// A 64-bit snowflake id in decimal.
-    Snowflake,
-    /// A MongoDB ObjectId in hex.
-    Objectid,
-    /// A flake-128 id in base62, hex or UUID form.
-    Flake128,
-}
-
-/// Arguments of `decode`.
-#[derive(Debug, Args)]
-pub struct DecodeArgs {
-    /// The id: decimal (snowflake), 24 hex (ObjectId), base62, 32 hex or UUID (flake-128).
-    #[arg(allow_negative_numbers = true)]
-    pub id: String,
-    /// The snowflake layout: a preset name or a spec (see `idforge layouts`).
-    #[arg(long, value_name = "NAME|SPEC", default_value = "twitter", value_parser = parse_layout)]
-    pub layout: LayoutArg,
-    /// The id's type, instead of detecting it.
-    #[arg(long = "type", value_enum, value_name = "TYPE")]
-    pub kind: Option<IdType>,
-    /// Print one JSON object.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// Arguments of `compose`.
-#[derive(Debug, Args)]
-pub struct ComposeArgs {
-    /// RFC 3339 (2024-01-01T00:00:00Z, fractions and +hh:mm offsets allowed) or Unix ms.
-    #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = parse_time)]
-    pub time: u64,
-    /// The snowflake layout: a preset name or a spec (see `idforge layouts`).
-    #[arg(long, value_name = "NAME|SPEC", default_value = "twitter", value_parser = parse_layout)]
-    pub layout: LayoutArg,
-    /// With --seq: print the one id of this node.
-    #[arg(long, value_name = "N", requires = "seq", allow_negative_numbers = true, value_parser = parse_node)]
-    pub node: Option<u64>,
-    /// With --node: print the one id of this sequence number.
-    #[arg(long, value_name = "S", requires = "node", allow_negative_numbers = true, value_parser = parse_seq)]
-    pub seq: Option<u64>,
-    /// Print one JSON object.
-    #[arg(long)]
-    pub json: bool,
 }
 
 fn parse_u64(what: &str, s: &str) -> Result<u64, CliError> {
@@ -187,13 +98,13 @@ pub fn execute(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
                 layout,
                 node,
                 count,
-            } => generate::snowflakes(out, layout.layout(), node, count),
+            } => generate::snowflakes(out, layout, node, count),
             GenKind::Objectid { count } => generate::object_ids(out, count),
             GenKind::Flake128 { count, format } => generate::flakes(out, count, format),
         },
         Command::Decode(args) => decode::run(out, &args),
         Command::Compose(args) => compose::run(out, &args),
-        Command::Layouts { json } => crate::layout_arg::write_presets(out, json),
+        Command::Layouts { json } => layouts::write_presets(out, json),
         // Handled by `run` (they own the process and their exit status).
         Command::Serve(_) | Command::Store(_) => Ok(()),
     }
@@ -216,7 +127,7 @@ where
     };
     let cli = match cli.command {
         Command::Serve(args) => return crate::serve::run(*args, err),
-        Command::Store(args) => return crate::store_cmd::run(args, out, err),
+        Command::Store(args) => return store::run(args, out, err),
         command => Cli { command },
     };
     let result = execute(cli, out).and_then(|()| out.flush().map_err(CliError::from));

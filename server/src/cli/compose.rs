@@ -2,21 +2,44 @@
 
 use std::io::Write;
 
+use clap::Args;
+use idforge::Layout;
 use serde_json::{Map, Value, json};
 
-use crate::cli::ComposeArgs;
+use crate::cli::{parse_node, parse_seq};
 use crate::error::CliError;
-use crate::time_arg::format_ms;
+use crate::text::layout::parse_layout;
+use crate::text::time::{format_ms, parse_time};
+
+/// Arguments of `compose`.
+#[derive(Debug, Args)]
+pub struct ComposeArgs {
+    /// RFC 3339 (2024-01-01T00:00:00Z, fractions and +hh:mm offsets allowed) or Unix ms.
+    #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = parse_time)]
+    pub time: u64,
+    /// The snowflake layout: a preset name or a spec (see `idforge layouts`).
+    #[arg(long, value_name = "NAME|SPEC", default_value = "twitter", value_parser = parse_layout)]
+    pub layout: Layout,
+    /// With --seq: print the one id of this node.
+    #[arg(long, value_name = "N", requires = "seq", allow_negative_numbers = true, value_parser = parse_node)]
+    pub node: Option<u64>,
+    /// With --node: print the one id of this sequence number.
+    #[arg(long, value_name = "S", requires = "node", allow_negative_numbers = true, value_parser = parse_seq)]
+    pub seq: Option<u64>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// Runs `compose`: `min <id>` and `max <id>` lines for the tick of `--time` (every id of that
 /// tick lies between them), or the one id of `--node` and `--seq` in that tick; `--json` prints
 /// one object instead (ids as strings).
 pub fn run(out: &mut dyn Write, args: &ComposeArgs) -> Result<(), CliError> {
-    let layout = args.layout.layout();
+    let layout = args.layout;
     let tick = layout.tick_of(args.time)?;
     let tick_ms = layout.epoch_ms() + tick * layout.tick_ms();
     let mut fields = Map::new();
-    fields.insert("layout".into(), json!(args.layout.label()));
+    fields.insert("layout".into(), json!(args.layout.to_string()));
     fields.insert("time".into(), json!(format_ms(tick_ms)));
     fields.insert("time_ms".into(), json!(tick_ms));
     fields.insert("tick".into(), json!(tick));

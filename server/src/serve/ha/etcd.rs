@@ -21,30 +21,10 @@ use tokio::sync::watch;
 
 type Result<T> = std::result::Result<T, etcd_client::Error>;
 
+use super::ElectionConfig;
 use super::Peer;
 use crate::serve::Shared;
 use crate::serve::store::EtcdStore;
-
-/// How the election runs.
-#[derive(Debug, Clone)]
-pub struct ElectionConfig {
-    /// The lease's time to live, in whole seconds (etcd's unit).
-    pub lease_ttl: i64,
-    /// How often a standby reads the leader key.
-    pub poll: Duration,
-    /// Revoke the lease of a leader whose port refuses connections.
-    pub probe: bool,
-}
-
-impl Default for ElectionConfig {
-    fn default() -> ElectionConfig {
-        ElectionConfig {
-            lease_ttl: 1,
-            poll: Duration::from_millis(50),
-            probe: true,
-        }
-    }
-}
 
 /// One granted lease and its keep-alive stream.
 struct Lease {

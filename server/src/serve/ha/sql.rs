@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use super::ElectionConfig;
 use super::Peer;
-use super::election::ElectionConfig;
 use crate::serve::Shared;
 use crate::serve::store::SqlStore;
 

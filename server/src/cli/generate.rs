@@ -2,11 +2,60 @@
 
 use std::io::Write;
 
+use clap::{Subcommand, ValueEnum};
 use idforge::idforge_core::encode::decimal;
 use idforge::{Flake128, Flake128s, Layout, ObjectId, ObjectIds, Snowflake, WorkerId};
 
-use crate::cli::Flake128Format;
+use crate::cli::{parse_count, parse_node};
 use crate::error::CliError;
+use crate::text::layout::parse_layout;
+
+/// The kinds of id `gen` makes.
+#[derive(Debug, Subcommand)]
+pub enum GenKind {
+    /// 64-bit snowflake ids, in decimal.
+    Snowflake {
+        /// A preset (twitter, discord, instagram, sonyflake, baidu, js_safe) or a spec
+        /// epoch=MS,tick=MS,time=BITS,node=BITS,seq=BITS (then optionally ,order=time_seq_node
+        /// and ,unsigned).
+        #[arg(long, value_name = "NAME|SPEC", default_value = "twitter", value_parser = parse_layout)]
+        layout: Layout,
+        /// The node (worker, machine) id; must fit the layout.
+        #[arg(long, value_name = "N", default_value = "0", allow_negative_numbers = true, value_parser = parse_node)]
+        node: u64,
+        /// How many ids (1 to 10000000).
+        #[arg(long, value_name = "N", default_value = "1", allow_negative_numbers = true, value_parser = parse_count)]
+        count: u64,
+    },
+    /// MongoDB ObjectIds, as 24 lower-case hex characters.
+    Objectid {
+        /// How many ids (1 to 10000000).
+        #[arg(long, value_name = "N", default_value = "1", allow_negative_numbers = true, value_parser = parse_count)]
+        count: u64,
+    },
+    /// 128-bit flake ids (time | random 48-bit worker | sequence).
+    Flake128 {
+        /// How many ids (1 to 10000000).
+        #[arg(long, value_name = "N", default_value = "1", allow_negative_numbers = true, value_parser = parse_count)]
+        count: u64,
+        /// How to write each id.
+        #[arg(long, value_enum, default_value_t = Flake128Format::Base62)]
+        format: Flake128Format,
+    },
+}
+
+/// The text forms of a flake-128 id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Flake128Format {
+    /// 22 characters of `0-9A-Za-z`; sorts like the number.
+    Base62,
+    /// 32 lower-case hex characters.
+    Hex,
+    /// The number in decimal.
+    Decimal,
+    /// The 16 big-endian bytes as 8-4-4-4-12 hex.
+    Uuid,
+}
 
 /// Snowflake ids taken per [`Snowflake::next_many`] call.
 const BATCH: usize = 4096;
@@ -85,22 +134,8 @@ pub fn write_flake(
             out.write_all(id.to_hex(&mut buf).as_bytes())
         }
         Flake128Format::Decimal => write!(out, "{}", id.as_u128()),
-        Flake128Format::Uuid => out.write_all(uuid_text(id).as_bytes()),
+        Flake128Format::Uuid => out.write_all(crate::text::id::uuid_text(id).as_bytes()),
     }
-}
-
-/// The 16 big-endian bytes of `id` as 8-4-4-4-12 lower-case hex.
-pub fn uuid_text(id: Flake128) -> String {
-    let mut buf = [0u8; Flake128::HEX_LEN];
-    let hex = id.to_hex(&mut buf);
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..]
-    )
 }
 
 #[cfg(test)]

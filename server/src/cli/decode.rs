@@ -1,0 +1,46 @@
+//! `idforge decode`: the fields of a snowflake, ObjectId or flake-128 id.
+
+use std::io::Write;
+
+use clap::Args;
+use idforge::Layout;
+use serde_json::Value;
+
+use crate::error::CliError;
+use crate::text::id::{IdType, fields, parse_id};
+use crate::text::layout::parse_layout;
+
+/// Arguments of `decode`.
+#[derive(Debug, Args)]
+pub struct DecodeArgs {
+    /// The id: decimal (snowflake), 24 hex (ObjectId), base62, 32 hex or UUID (flake-128).
+    #[arg(allow_negative_numbers = true)]
+    pub id: String,
+    /// The snowflake layout: a preset name or a spec (see `idforge layouts`).
+    #[arg(long, value_name = "NAME|SPEC", default_value = "twitter", value_parser = parse_layout)]
+    pub layout: Layout,
+    /// The id's type, instead of detecting it.
+    #[arg(long = "type", value_enum, value_name = "TYPE")]
+    pub kind: Option<IdType>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `decode`: `key value` lines, or one JSON object (ids as strings).
+pub fn run(out: &mut dyn Write, args: &DecodeArgs) -> Result<(), CliError> {
+    let id = parse_id(&args.id, args.kind)?;
+    let rows = fields(id, &args.layout)?;
+    if args.json {
+        let object: serde_json::Map<String, Value> = rows
+            .into_iter()
+            .map(|(key, _, value)| (key.to_owned(), value))
+            .collect();
+        writeln!(out, "{}", Value::Object(object))?;
+    } else {
+        for (key, text, _) in rows {
+            writeln!(out, "{key:<10}{text}")?;
+        }
+    }
+    Ok(())
+}
