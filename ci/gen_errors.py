@@ -84,7 +84,7 @@ def c_status(data):
         "//! `idforge_status` and the code -> status match.",
         f"//! {HEADER}",
         "",
-        "use idforge_core::ErrorCode;",
+        "use runtime::ErrorCode;",
         "",
         "/// The result of an idforge call: `IDFORGE_STATUS_OK` (0) or the reason it failed.",
         "///",

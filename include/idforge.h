@@ -337,6 +337,63 @@ typedef struct idforge_flake128_parts {
 } idforge_flake128_parts;
 
 /**
+ * A snowflake layout. Fill it with `idforge_layout_preset` / `idforge_layout_named`, or by
+ * hand; every call that takes one validates it (`IDFORGE_STATUS_INVALID_LAYOUT`).
+ */
+typedef struct idforge_layout {
+  /**
+   * The epoch, in Unix milliseconds.
+   */
+  uint64_t epoch_ms;
+  /**
+   * Milliseconds per tick (1 for most layouts, 10 for Sonyflake, 1000 for Baidu).
+   */
+  uint64_t tick_ms;
+  /**
+   * Width of the time field.
+   */
+  uint32_t time_bits;
+  /**
+   * Width of the node field.
+   */
+  uint32_t node_bits;
+  /**
+   * Width of the sequence field.
+   */
+  uint32_t seq_bits;
+  /**
+   * An `idforge_order` value.
+   */
+  uint32_t order;
+  /**
+   * Whether ids may use bit 63 (then they do not fit an `int64_t`).
+   */
+  bool is_unsigned;
+} idforge_layout;
+
+/**
+ * The fields of a snowflake id.
+ */
+typedef struct idforge_parts {
+  /**
+   * Ticks since the layout's epoch.
+   */
+  uint64_t tick;
+  /**
+   * The start of that tick, in Unix milliseconds.
+   */
+  uint64_t time_ms;
+  /**
+   * The node (worker, machine, shard) id.
+   */
+  uint64_t node;
+  /**
+   * The sequence within the tick.
+   */
+  uint64_t seq;
+} idforge_parts;
+
+/**
  * Options of `idforge_segments_new`. Every field left 0 (or `false`) takes its default, so
  * `idforge_segment_options opts = {0};` is the default set.
  */
@@ -403,63 +460,6 @@ typedef struct idforge_segment_stats {
    */
   uint64_t buffered;
 } idforge_segment_stats;
-
-/**
- * A snowflake layout. Fill it with `idforge_layout_preset` / `idforge_layout_named`, or by
- * hand; every call that takes one validates it (`IDFORGE_STATUS_INVALID_LAYOUT`).
- */
-typedef struct idforge_layout {
-  /**
-   * The epoch, in Unix milliseconds.
-   */
-  uint64_t epoch_ms;
-  /**
-   * Milliseconds per tick (1 for most layouts, 10 for Sonyflake, 1000 for Baidu).
-   */
-  uint64_t tick_ms;
-  /**
-   * Width of the time field.
-   */
-  uint32_t time_bits;
-  /**
-   * Width of the node field.
-   */
-  uint32_t node_bits;
-  /**
-   * Width of the sequence field.
-   */
-  uint32_t seq_bits;
-  /**
-   * An `idforge_order` value.
-   */
-  uint32_t order;
-  /**
-   * Whether ids may use bit 63 (then they do not fit an `int64_t`).
-   */
-  bool is_unsigned;
-} idforge_layout;
-
-/**
- * The fields of a snowflake id.
- */
-typedef struct idforge_parts {
-  /**
-   * Ticks since the layout's epoch.
-   */
-  uint64_t tick;
-  /**
-   * The start of that tick, in Unix milliseconds.
-   */
-  uint64_t time_ms;
-  /**
-   * The node (worker, machine, shard) id.
-   */
-  uint64_t node;
-  /**
-   * The sequence within the tick.
-   */
-  uint64_t seq;
-} idforge_parts;
 
 /**
  * A clock policy: an `idforge_policy_kind` and its duration. All zero is the default.
@@ -618,6 +618,78 @@ idforge_status idforge_flake128_compose(uint64_t time_ms,
                                         uint8_t *out);
 
 /**
+ * Writes the layout of a preset (an `idforge_preset`) to `*out`.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+idforge_status idforge_layout_preset(uint32_t preset_id, struct idforge_layout *out);
+
+/**
+ * Writes the layout of a preset named in text (`"twitter"`, `"discord"`, `"instagram"`,
+ * `"sonyflake"`, `"baidu"`, `"js_safe"`; case and `-`/`_` are ignored) to `*out`.
+ *
+ * # Safety
+ * `name` is NULL or NUL-terminated; `out` is NULL or writable.
+ */
+idforge_status idforge_layout_named(const char *name, struct idforge_layout *out);
+
+/**
+ * Writes the layout of a preset name or a spec to `*out`: the text every binding and the
+ * `idforge` CLI accept, such as `"twitter"` or
+ * `"epoch=1288834974657,tick=1,time=41,node=10,seq=12"` (then optionally
+ * `,order=time_seq_node` and `,unsigned`). Anything else is `IDFORGE_STATUS_INVALID_LAYOUT`,
+ * with the reason in `idforge_last_error`.
+ *
+ * # Safety
+ * `text` is NULL or NUL-terminated; `out` is NULL or writable.
+ */
+idforge_status idforge_layout_parse(const char *text, struct idforge_layout *out);
+
+/**
+ * Checks a layout: `IDFORGE_STATUS_OK` or `IDFORGE_STATUS_INVALID_LAYOUT` with the rule broken
+ * in `idforge_last_error`.
+ *
+ * # Safety
+ * `layout` is NULL or readable.
+ */
+idforge_status idforge_layout_validate(const struct idforge_layout *layout);
+
+/**
+ * Builds the id of `(tick, node, seq)` in `layout` into `*out_id`.
+ *
+ * # Safety
+ * `layout` is NULL or readable; `out_id` is NULL or writable.
+ */
+idforge_status idforge_snowflake_compose(const struct idforge_layout *layout,
+                                         uint64_t tick,
+                                         uint64_t node,
+                                         uint64_t seq,
+                                         uint64_t *out_id);
+
+/**
+ * Splits `id` of `layout` into its fields.
+ *
+ * # Safety
+ * `layout` is NULL or readable; `out` is NULL or writable.
+ */
+idforge_status idforge_snowflake_decompose(const struct idforge_layout *layout,
+                                           uint64_t id,
+                                           struct idforge_parts *out);
+
+/**
+ * The smallest and largest ids of the tick holding `time_ms` (Unix ms), for range queries
+ * such as `WHERE id BETWEEN min AND max`.
+ *
+ * # Safety
+ * `layout` is NULL or readable; `out_min` and `out_max` are NULL or writable.
+ */
+idforge_status idforge_snowflake_bounds_at(const struct idforge_layout *layout,
+                                           uint64_t time_ms,
+                                           uint64_t *out_min,
+                                           uint64_t *out_max);
+
+/**
  * Writes a fresh ObjectId (per the bson spec: 4-byte seconds, 5 random bytes per process, a
  * 3-byte counter) to the 12 bytes at `out`. Thread-safe; a forked child reseeds on its first
  * call, so parent and child never share ids. Fails only when the OS has no entropy (`IO`).
@@ -709,66 +781,6 @@ idforge_status idforge_segments_next_many(const struct idforge_segments *handle,
  */
 idforge_status idforge_segments_stats(const struct idforge_segments *handle,
                                       struct idforge_segment_stats *out);
-
-/**
- * Writes the layout of a preset (an `idforge_preset`) to `*out`.
- *
- * # Safety
- * `out` is NULL or writable.
- */
-idforge_status idforge_layout_preset(uint32_t preset_id, struct idforge_layout *out);
-
-/**
- * Writes the layout of a preset named in text (`"twitter"`, `"discord"`, `"instagram"`,
- * `"sonyflake"`, `"baidu"`, `"js_safe"`; case and `-`/`_` are ignored) to `*out`.
- *
- * # Safety
- * `name` is NULL or NUL-terminated; `out` is NULL or writable.
- */
-idforge_status idforge_layout_named(const char *name, struct idforge_layout *out);
-
-/**
- * Checks a layout: `IDFORGE_STATUS_OK` or `IDFORGE_STATUS_INVALID_LAYOUT` with the rule broken
- * in `idforge_last_error`.
- *
- * # Safety
- * `layout` is NULL or readable.
- */
-idforge_status idforge_layout_validate(const struct idforge_layout *layout);
-
-/**
- * Builds the id of `(tick, node, seq)` in `layout` into `*out_id`.
- *
- * # Safety
- * `layout` is NULL or readable; `out_id` is NULL or writable.
- */
-idforge_status idforge_snowflake_compose(const struct idforge_layout *layout,
-                                         uint64_t tick,
-                                         uint64_t node,
-                                         uint64_t seq,
-                                         uint64_t *out_id);
-
-/**
- * Splits `id` of `layout` into its fields.
- *
- * # Safety
- * `layout` is NULL or readable; `out` is NULL or writable.
- */
-idforge_status idforge_snowflake_decompose(const struct idforge_layout *layout,
-                                           uint64_t id,
-                                           struct idforge_parts *out);
-
-/**
- * The smallest and largest ids of the tick holding `time_ms` (Unix ms), for range queries
- * such as `WHERE id BETWEEN min AND max`.
- *
- * # Safety
- * `layout` is NULL or readable; `out_min` and `out_max` are NULL or writable.
- */
-idforge_status idforge_snowflake_bounds_at(const struct idforge_layout *layout,
-                                           uint64_t time_ms,
-                                           uint64_t *out_min,
-                                           uint64_t *out_max);
 
 /**
  * Creates a generator from `config`; free it with `idforge_snowflake_free`.

@@ -8,7 +8,7 @@
 const native = require('./native.js')
 const { ErrorCode, errorTable, idforgeError } = require('./errors.js')
 
-const { Snowflake, Layout, Segments, Flake128Generator } = native
+const { Snowflake, Layout, Segments, Flake128Generator, batchLen } = native
 const inspect = Symbol.for('nodejs.util.inspect.custom')
 
 // ---- Snowflake: single ids from runs of one tick -------------------------------------------
@@ -18,7 +18,6 @@ const inspect = Symbol.for('nodejs.util.inspect.custom')
 // length adapts: it doubles while runs are used up within their millisecond and halves when
 // one expires unused, so a slow caller wastes little of a tick's sequence space.
 const MAX_RUN = 256
-const MAX_BATCH = 2 ** 27 // as the addon's batch calls
 const VIEWS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 const fillRun = Snowflake.prototype.fillRun
 const nativeNextNumber = Snowflake.prototype.nextNumber
@@ -76,11 +75,9 @@ Snowflake.prototype.nextNumber = function nextNumber() {
 }
 
 Snowflake.prototype.nextMany = function nextMany(n) {
-  if (!(Number.isInteger(n) && n >= 0 && n <= MAX_BATCH)) {
-    throw idforgeError(ErrorCode.INVALID_ARGUMENT, 'n must be an integer from 0 to 2^27')
-  }
+  if (typeof n !== 'number') batchLen(NaN) // throws IDFORGE_INVALID_ARGUMENT, as for -1
   dropRun(this)
-  const out = new BigUint64Array(n)
+  const out = new BigUint64Array(batchLen(n))
   fillMany.call(this, out)
   return out
 }

@@ -124,12 +124,18 @@ impl Layout {
             .map(|(n, _)| *n)
     }
 
+    /// The preset called `name` (case-insensitive, `-` for `_`), or `INVALID_LAYOUT` with the
+    /// one message every binding gives for an unknown name (it lists the presets).
+    pub fn named(name: &str) -> Result<Layout, Error> {
+        Layout::preset_named(name).ok_or(Error::InvalidLayout(UNKNOWN_NAME))
+    }
+
     /// Parses a preset name or a spec (see the [module docs](self)); same as [`str::parse`].
     pub fn parse(s: &str) -> Result<Layout, Error> {
         if s.contains(['=', ',']) {
             return parse_spec(s);
         }
-        Layout::preset_named(s).ok_or(Error::InvalidLayout(UNKNOWN_NAME))
+        Layout::named(s)
     }
 }
 

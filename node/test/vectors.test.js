@@ -133,3 +133,31 @@ test('Flake128 vectors', () => {
   for (const r of FLAKE.invalid_bytes) throwsCode(() => new Flake128(Buffer.from(r.bytes_hex, 'hex')), r.error)
   for (const r of FLAKE.invalid_parts) throwsCode(() => Flake128.compose(r.time_ms, r.worker, r.seq), r.error)
 })
+
+test('layout text: preset names and specs, with one message for a bad one', () => {
+  const TEXT = load('layout_text.json')
+  for (const r of TEXT.valid) {
+    const want = new Layout({
+      epochMs: r.epoch_ms,
+      tickMs: r.tick_ms,
+      timeBits: r.time_bits,
+      nodeBits: r.node_bits,
+      seqBits: r.seq_bits,
+      order: r.order,
+      unsigned: r.unsigned,
+    })
+    const got = Layout.parse(r.text)
+    assert.deepEqual(got.toJSON(), want.toJSON(), r.text)
+    assert.equal(String(got), r.display)
+    assert.deepEqual(Layout.parse(got.spec).toJSON(), want.toJSON())
+    assert.deepEqual(new Snowflake({ layout: r.text }).layout.toJSON(), want.toJSON())
+  }
+  for (const r of TEXT.invalid) {
+    assert.throws(() => Layout.parse(r.text), (e) => {
+      assert.equal(e.code, 'IDFORGE_INVALID_LAYOUT', r.text)
+      assert.equal(e.message, `invalid layout: ${r.message}`, r.text)
+      return true
+    })
+    throwsCode(() => new Snowflake({ layout: r.text }), 'INVALID_LAYOUT')
+  }
+})

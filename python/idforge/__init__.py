@@ -61,7 +61,8 @@ class SnowflakeParts(NamedTuple):
 
 
 class Snowflake(_native.Snowflake):
-    """64-bit snowflake ids in a layout (a preset name such as ``"twitter"`` or a ``Layout``).
+    """64-bit snowflake ids in a layout (a preset name such as ``"twitter"``, a spec such as
+    ``"epoch=1288834974657,tick=1,time=41,node=10,seq=12"``, or a ``Layout``).
 
     ``policy``: ``"borrow"`` (default: run up to ``max_wait`` seconds, default 1, ahead of the
     clock under bursts), ``"wait"`` (wait for the next tick, at most ``max_wait``) or ``"error"``.

@@ -120,3 +120,27 @@ def test_flake128_vectors():
     for r in FLAKE["invalid_parts"]:
         with pytest.raises(error_class(r["error"])):
             idforge.Flake128.from_parts(int(r["time_ms"]), r["worker"], r["seq"])
+
+
+LAYOUT_TEXT = load("layout_text.json")
+
+
+@pytest.mark.parametrize("row", LAYOUT_TEXT["valid"], ids=lambda r: r["text"])
+def test_layout_text_valid(row):
+    want = idforge.Layout(row["epoch_ms"], row["tick_ms"], row["time_bits"], row["node_bits"],
+                          row["seq_bits"], row["order"], row["unsigned"])
+    got = idforge.Layout.parse(row["text"])
+    assert got == want
+    assert str(got) == row["display"]
+    assert idforge.Layout.parse(got.spec) == want
+    # A generator takes the same text.
+    assert idforge.Snowflake(row["text"]).layout == want
+
+
+@pytest.mark.parametrize("row", LAYOUT_TEXT["invalid"], ids=lambda r: r["text"])
+def test_layout_text_invalid(row):
+    with pytest.raises(idforge.InvalidLayoutError) as e:
+        idforge.Layout.parse(row["text"])
+    assert str(e.value) == "invalid layout: " + row["message"]
+    with pytest.raises(idforge.InvalidLayoutError):
+        idforge.Snowflake(row["text"])

@@ -44,6 +44,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{CoreError, Error, ErrorCode, Result};
 pub use flake128::{Flake128s, WorkerId};
 pub use idforge_core;
+pub use idforge_core::encode;
 pub use idforge_core::flake128::Flake128;
 pub use idforge_core::objectid::ObjectId;
 pub use idforge_core::segment::Segment;

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::ffi::CString;
 use std::panic::{self, AssertUnwindSafe};
 
-use idforge_core::ErrorCode;
+use runtime::ErrorCode;
 
 use crate::status::idforge_status;
 

@@ -11,6 +11,7 @@
 
 mod error;
 mod flake128;
+mod layout;
 mod objectid;
 mod ptr;
 mod segments;
@@ -21,6 +22,7 @@ mod status_codes;
 use std::ffi::c_char;
 
 pub use flake128::*;
+pub use layout::*;
 pub use objectid::*;
 pub use segments::*;
 pub use snowflake::*;

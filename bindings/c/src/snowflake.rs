@@ -1,77 +1,15 @@
-//! Snowflake ids: layouts (presets or custom), the stateless codecs, and the generator handle.
+//! The snowflake generator handle: its clock policy, its configuration, and its calls.
 
 use std::ffi::{OsStr, c_char};
 use std::os::unix::ffi::OsStrExt;
 use std::time::Duration;
 
-use idforge_core::snowflake::{Layout, Order, Parts};
 use runtime::{CoreError, Policy, Snowflake, SnowflakeBuilder};
 
 use crate::error::{FfiError, guard};
+use crate::layout::{idforge_layout, idforge_parts, preset};
 use crate::ptr;
 use crate::status::idforge_status;
-
-/// The layout presets, for `idforge_layout_preset`.
-#[repr(u32)]
-pub enum idforge_preset {
-    /// Twitter: 41-bit ms since 2010-11-04T01:42:54.657Z, 10-bit node, 12-bit sequence.
-    Twitter = 0,
-    /// Discord: 42-bit ms since 2015-01-01, 10-bit node, 12-bit sequence; unsigned.
-    Discord = 1,
-    /// Instagram: 41-bit ms since 2011-08-24, 13-bit shard, 10-bit sequence; unsigned.
-    Instagram = 2,
-    /// Sonyflake: 39-bit 10 ms ticks since 2014-09-01, 8-bit sequence, 16-bit node (last).
-    Sonyflake = 3,
-    /// Baidu uid-generator: 28-bit seconds since 2016-05-20, 22-bit node, 13-bit sequence.
-    /// Its time field ran out on 2024-11-20: decode only, a generator fails.
-    Baidu = 4,
-    /// 53-bit ids that fit a JavaScript number: 41-bit ms since 2020, 4-bit node, 8-bit seq.
-    JsSafe = 5,
-}
-
-/// Which field follows the time field (`idforge_layout.order`).
-#[repr(u32)]
-pub enum idforge_order {
-    /// `time | node | seq` (Twitter, Discord, Instagram, Baidu).
-    TimeNodeSeq = 0,
-    /// `time | seq | node` (Sonyflake).
-    TimeSeqNode = 1,
-}
-
-/// A snowflake layout. Fill it with `idforge_layout_preset` / `idforge_layout_named`, or by
-/// hand; every call that takes one validates it (`IDFORGE_STATUS_INVALID_LAYOUT`).
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct idforge_layout {
-    /// The epoch, in Unix milliseconds.
-    pub epoch_ms: u64,
-    /// Milliseconds per tick (1 for most layouts, 10 for Sonyflake, 1000 for Baidu).
-    pub tick_ms: u64,
-    /// Width of the time field.
-    pub time_bits: u32,
-    /// Width of the node field.
-    pub node_bits: u32,
-    /// Width of the sequence field.
-    pub seq_bits: u32,
-    /// An `idforge_order` value.
-    pub order: u32,
-    /// Whether ids may use bit 63 (then they do not fit an `int64_t`).
-    pub is_unsigned: bool,
-}
-
-/// The fields of a snowflake id.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct idforge_parts {
-    /// Ticks since the layout's epoch.
-    pub tick: u64,
-    /// The start of that tick, in Unix milliseconds.
-    pub time_ms: u64,
-    /// The node (worker, machine, shard) id.
-    pub node: u64,
-    /// The sequence within the tick.
-    pub seq: u64,
-}
 
 /// What a generator does when it is ahead of the clock (`idforge_policy.kind`).
 #[repr(u32)]
@@ -119,192 +57,23 @@ pub struct idforge_snowflake {
     inner: Snowflake,
 }
 
-impl idforge_layout {
-    fn to_layout(self) -> Result<Layout, FfiError> {
-        let order = match self.order {
-            0 => Order::TimeNodeSeq,
-            1 => Order::TimeSeqNode,
-            _ => return Err(CoreError::InvalidLayout("order must be an idforge_order").into()),
-        };
-        Ok(Layout::new(
-            self.epoch_ms,
-            self.tick_ms,
-            self.time_bits,
-            self.node_bits,
-            self.seq_bits,
-            order,
-            self.is_unsigned,
-        )?)
-    }
-
-    fn of(layout: &Layout) -> idforge_layout {
-        idforge_layout {
-            epoch_ms: layout.epoch_ms(),
-            tick_ms: layout.tick_ms(),
-            time_bits: layout.time_bits(),
-            node_bits: layout.node_bits(),
-            seq_bits: layout.seq_bits(),
-            order: match layout.order() {
-                Order::TimeNodeSeq => idforge_order::TimeNodeSeq as u32,
-                Order::TimeSeqNode => idforge_order::TimeSeqNode as u32,
-            },
-            is_unsigned: layout.is_unsigned(),
-        }
-    }
-}
-
-impl idforge_parts {
-    fn of(parts: Parts) -> idforge_parts {
-        idforge_parts {
-            tick: parts.tick,
-            time_ms: parts.time_ms,
-            node: parts.node,
-            seq: parts.seq,
-        }
-    }
-}
-
 impl idforge_policy {
     fn to_policy(self) -> Result<Policy, FfiError> {
-        let millis = Duration::from_millis(self.millis);
+        // Kinds 1, 2 and 3 are the runtime's policy names in order (checked by a test).
         match self.kind {
             0 => Ok(Policy::default()),
-            1 => Ok(Policy::Borrow { max_lead: millis }),
-            2 => Ok(Policy::Wait { budget: millis }),
-            3 => Ok(Policy::Error),
-            _ => {
-                Err(CoreError::InvalidArgument("policy.kind must be an idforge_policy_kind").into())
-            }
+            k => match Policy::NAMES.get(k as usize - 1) {
+                Some(name) => Ok(Policy::named(
+                    name,
+                    Some(Duration::from_millis(self.millis)),
+                )?),
+                None => Err(CoreError::InvalidArgument(
+                    "policy.kind must be an idforge_policy_kind",
+                )
+                .into()),
+            },
         }
     }
-}
-
-fn preset(preset: u32) -> Result<Layout, FfiError> {
-    // The order of Layout::PRESETS is the numbering of idforge_preset (checked by a test).
-    match Layout::PRESETS.get(preset as usize) {
-        Some((_, layout)) => Ok(*layout),
-        None => Err(CoreError::InvalidArgument("unknown idforge_preset").into()),
-    }
-}
-
-/// Writes the layout of a preset (an `idforge_preset`) to `*out`.
-///
-/// # Safety
-/// `out` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn idforge_layout_preset(
-    preset_id: u32,
-    out: *mut idforge_layout,
-) -> idforge_status {
-    guard(|| {
-        // SAFETY: the caller's guarantee.
-        let out = unsafe { ptr::out(out, "out") }?;
-        out.write(idforge_layout::of(&preset(preset_id)?));
-        Ok(())
-    })
-}
-
-/// Writes the layout of a preset named in text (`"twitter"`, `"discord"`, `"instagram"`,
-/// `"sonyflake"`, `"baidu"`, `"js_safe"`; case and `-`/`_` are ignored) to `*out`.
-///
-/// # Safety
-/// `name` is NULL or NUL-terminated; `out` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn idforge_layout_named(
-    name: *const c_char,
-    out: *mut idforge_layout,
-) -> idforge_status {
-    guard(|| {
-        // SAFETY: the caller's guarantees.
-        let (name, out) = unsafe { (ptr::cstr(name, "name")?, ptr::out(out, "out")?) };
-        let layout = name
-            .to_str()
-            .ok()
-            .and_then(Layout::preset_named)
-            .ok_or(CoreError::InvalidLayout("no preset has this name"))?;
-        out.write(idforge_layout::of(&layout));
-        Ok(())
-    })
-}
-
-/// Checks a layout: `IDFORGE_STATUS_OK` or `IDFORGE_STATUS_INVALID_LAYOUT` with the rule broken
-/// in `idforge_last_error`.
-///
-/// # Safety
-/// `layout` is NULL or readable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn idforge_layout_validate(layout: *const idforge_layout) -> idforge_status {
-    guard(|| {
-        // SAFETY: the caller's guarantee.
-        unsafe { ptr::get(layout, "layout") }?.to_layout()?;
-        Ok(())
-    })
-}
-
-/// Builds the id of `(tick, node, seq)` in `layout` into `*out_id`.
-///
-/// # Safety
-/// `layout` is NULL or readable; `out_id` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn idforge_snowflake_compose(
-    layout: *const idforge_layout,
-    tick: u64,
-    node: u64,
-    seq: u64,
-    out_id: *mut u64,
-) -> idforge_status {
-    guard(|| {
-        // SAFETY: the caller's guarantees.
-        let (layout, out) = unsafe { (ptr::get(layout, "layout")?, ptr::out(out_id, "out_id")?) };
-        out.write(layout.to_layout()?.compose(tick, node, seq)?);
-        Ok(())
-    })
-}
-
-/// Splits `id` of `layout` into its fields.
-///
-/// # Safety
-/// `layout` is NULL or readable; `out` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn idforge_snowflake_decompose(
-    layout: *const idforge_layout,
-    id: u64,
-    out: *mut idforge_parts,
-) -> idforge_status {
-    guard(|| {
-        // SAFETY: the caller's guarantees.
-        let (layout, out) = unsafe { (ptr::get(layout, "layout")?, ptr::out(out, "out")?) };
-        out.write(idforge_parts::of(layout.to_layout()?.decompose(id)?));
-        Ok(())
-    })
-}
-
-/// The smallest and largest ids of the tick holding `time_ms` (Unix ms), for range queries
-/// such as `WHERE id BETWEEN min AND max`.
-///
-/// # Safety
-/// `layout` is NULL or readable; `out_min` and `out_max` are NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn idforge_snowflake_bounds_at(
-    layout: *const idforge_layout,
-    time_ms: u64,
-    out_min: *mut u64,
-    out_max: *mut u64,
-) -> idforge_status {
-    guard(|| {
-        // SAFETY: the caller's guarantees.
-        let (layout, min, max) = unsafe {
-            (
-                ptr::get(layout, "layout")?,
-                ptr::out(out_min, "out_min")?,
-                ptr::out(out_max, "out_max")?,
-            )
-        };
-        let (lo, hi) = layout.to_layout()?.bounds_at(time_ms)?;
-        min.write(lo);
-        max.write(hi);
-        Ok(())
-    })
 }
 
 /// Creates a generator from `config`; free it with `idforge_snowflake_free`.
@@ -528,28 +297,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn preset_numbers_follow_layout_presets() {
-        let named = [
-            (idforge_preset::Twitter as u32, "twitter"),
-            (idforge_preset::Discord as u32, "discord"),
-            (idforge_preset::Instagram as u32, "instagram"),
-            (idforge_preset::Sonyflake as u32, "sonyflake"),
-            (idforge_preset::Baidu as u32, "baidu"),
-            (idforge_preset::JsSafe as u32, "js_safe"),
+    fn policy_kinds_are_the_runtime_names_in_order() {
+        let kinds = [
+            (idforge_policy_kind::Borrow as u32, "borrow"),
+            (idforge_policy_kind::Wait as u32, "wait"),
+            (idforge_policy_kind::Error as u32, "error"),
         ];
-        assert_eq!(named.len(), Layout::PRESETS.len());
-        for (value, name) in named {
-            assert_eq!(Layout::PRESETS[value as usize].0, name);
+        for (kind, name) in kinds {
+            let policy = idforge_policy { kind, millis: 7 }.to_policy().unwrap();
+            assert_eq!(policy.name(), name);
         }
-    }
-
-    #[test]
-    fn layouts_round_trip_through_the_c_struct() {
-        for (_, layout) in Layout::PRESETS {
-            assert_eq!(idforge_layout::of(&layout).to_layout().unwrap(), layout);
-        }
-        let mut bad = idforge_layout::of(&Layout::TWITTER);
-        bad.order = 2;
-        assert!(bad.to_layout().is_err());
+        let default = idforge_policy { kind: 0, millis: 7 }.to_policy().unwrap();
+        assert_eq!(default, Policy::default());
+        assert!(idforge_policy { kind: 4, millis: 0 }.to_policy().is_err());
     }
 }

@@ -1,7 +1,7 @@
 //! `idforge_status`: the return value of every fallible call, numbered as
 //! `core/testdata/errors.json` (the enum itself is generated from it: `status_codes.rs`).
 
-use idforge_core::ErrorCode;
+use runtime::ErrorCode;
 
 use crate::status_codes::for_each_code;
 pub use crate::status_codes::idforge_status;

@@ -79,7 +79,9 @@ def main(out):
           "typedef struct { uint64_t time_ms, worker; uint16_t seq; const char *hex, *base62, *bytes_hex; } v_flake_parts;",
           "typedef struct { const char *input; uint64_t time_ms, worker; uint16_t seq; const char *base62; } v_flake_boundary;",
           "typedef struct { uint64_t time_ms, worker; uint16_t seq; const char *error; } v_flake_invalid_parts;",
-          "typedef struct { uint32_t code; const char *name, *c; int c_only; } v_error;", ""]
+          "typedef struct { uint32_t code; const char *name, *c; int c_only; } v_error;",
+          "typedef struct { const char *text; idforge_layout layout; } v_layout_text;",
+          "typedef struct { const char *text, *message; } v_layout_text_invalid;", ""]
     table(L, "v_preset", "V_PRESETS", [[cstr(p["name"]), layout(p)] for p in snow["presets"]])
     table(L, "v_preset_name", "V_PRESET_NAMES", [[cstr(r["input"]), cstr(r["preset"])] for r in snow["preset_names"]])
     table(L, "v_layout", "V_VALID_LAYOUTS", [[layout(r)] for r in snow["valid_layouts"]])
@@ -98,6 +100,11 @@ def main(out):
           [[layout(r["layout"]), u64(r["time_ms"]), status(r["error"])] for r in snow["invalid_bounds_at"]])
     table(L, "v_invalid_new", "V_INVALID_GENERATOR_NEW",
           [[layout(r["layout"]), u64(r["node"]), status(r["error"])] for r in snow["invalid_generator_new"]])
+
+    text = load("layout_text.json")
+    table(L, "v_layout_text", "V_LAYOUT_TEXT", [[cstr(r["text"]), layout(r)] for r in text["valid"]])
+    table(L, "v_layout_text_invalid", "V_LAYOUT_TEXT_INVALID",
+          [[cstr(r["text"]), cstr(r["message"])] for r in text["invalid"]])
 
     oid = load("objectid.json")
     table(L, "v_oid_timestamp", "V_OID_TIMESTAMPS",

@@ -87,6 +87,33 @@ static void test_preset_names(void) {
   }
 }
 
+/* Preset names and specs: the shared vectors, with the one message of every binding. */
+static void test_layout_text(void) {
+  size_t i, j;
+  char message[512];
+  for (i = 0; i < V_LAYOUT_TEXT_LEN; i++) {
+    idforge_layout got;
+    CHECK_OK(idforge_layout_parse(V_LAYOUT_TEXT[i].text, &got));
+    CHECK(same_layout(&got, &V_LAYOUT_TEXT[i].layout));
+  }
+  for (j = 0; j < V_LAYOUT_TEXT_INVALID_LEN; j++) {
+    idforge_layout untouched = {0}, got = untouched;
+    size_t needed = 0;
+    CHECK_STATUS(idforge_layout_parse(V_LAYOUT_TEXT_INVALID[j].text, &got),
+                 "IDFORGE_STATUS_INVALID_LAYOUT");
+    CHECK(same_layout(&got, &untouched));
+    CHECK_OK(idforge_last_error(message, sizeof message, &needed));
+    CHECK(strncmp(message, "invalid layout: ", 16) == 0);
+    CHECK(strcmp(message + 16, V_LAYOUT_TEXT_INVALID[j].message) == 0);
+  }
+  {
+    idforge_layout got;
+    CHECK_STATUS(idforge_layout_parse(NULL, &got), "IDFORGE_STATUS_NULL_ARGUMENT");
+    CHECK_STATUS(idforge_layout_parse("twitter", NULL), "IDFORGE_STATUS_NULL_ARGUMENT");
+    CHECK_STATUS(idforge_layout_parse("tw\xffitter", &got), "IDFORGE_STATUS_INVALID_LAYOUT");
+  }
+}
+
 static void test_layouts(void) {
   size_t i;
   for (i = 0; i < V_VALID_LAYOUTS_LEN; i++) CHECK_OK(idforge_layout_validate(&V_VALID_LAYOUTS[i].layout));
@@ -741,6 +768,7 @@ int main(void) {
   RUN(test_null_arguments);
   RUN(test_presets);
   RUN(test_preset_names);
+  RUN(test_layout_text);
   RUN(test_layouts);
   RUN(test_compose_decompose);
   RUN(test_bounds_at);

@@ -23,7 +23,7 @@ pub(crate) fn uint64(arg: Uint64Arg) -> Result<u64> {
             Ok(value)
         }
         Either3::B(number) => uint(number, "expected a non-negative safe integer"),
-        Either3::C(text) => idforge_core::encode::decimal::decode_u64(text.as_bytes()).or_throw(),
+        Either3::C(text) => runtime::encode::decimal::decode_u64(text.as_bytes()).or_throw(),
     }
 }
 
@@ -44,7 +44,7 @@ pub(crate) fn write(mut out: Uint8ArraySlice, bytes: &[u8]) -> Result<()> {
     // writes the array's memory until it returns.
     let out = unsafe { out.as_mut() };
     if out.len() != bytes.len() {
-        return Err(to_js(idforge_core::Error::InvalidLength {
+        return Err(to_js(runtime::CoreError::InvalidLength {
             expected: bytes.len(),
             got: out.len(),
         }));
@@ -62,14 +62,11 @@ pub(crate) fn to_js_uint(value: u64) -> Either3<BigInt, f64, String> {
     }
 }
 
-/// The most ids one batch call makes (a 1 GiB `BigUint64Array`).
-pub(crate) const MAX_BATCH: f64 = (1u64 << 27) as f64;
-
-/// A batch size: an integer from 0 to [`MAX_BATCH`].
+/// A batch size: an integer from 0 to the runtime's [`runtime::MAX_BATCH`].
 pub(crate) fn count(n: f64) -> Result<usize> {
-    if (0.0..=MAX_BATCH).contains(&n) && n.fract() == 0.0 {
-        Ok(n as usize)
+    if n >= 0.0 && n.fract() == 0.0 && n <= u64::MAX as f64 {
+        runtime::batch_len(n as u64).or_throw()
     } else {
-        Err(invalid_argument("n must be an integer from 0 to 2^27"))
+        Err(invalid_argument("a batch holds 0 to 2^27 (134217728) ids"))
     }
 }

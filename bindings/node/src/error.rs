@@ -3,9 +3,9 @@
 
 use std::sync::OnceLock;
 
-use idforge_core::ErrorCode;
 use napi::bindgen_prelude::JsObjectValue;
 use napi::{Env, JsValue, Status};
+use runtime::ErrorCode;
 
 /// An error code as JavaScript sees it (`error.code`).
 pub struct Code(ErrorCode);
@@ -40,7 +40,7 @@ pub(crate) fn to_js(e: impl Into<runtime::Error>) -> JsErr {
 /// An `INVALID_ARGUMENT` error.
 #[cold]
 pub(crate) fn invalid_argument(message: &'static str) -> JsErr {
-    to_js(idforge_core::Error::InvalidArgument(message))
+    to_js(runtime::CoreError::InvalidArgument(message))
 }
 
 /// Shorthand for results of the runtime and the core.
@@ -56,7 +56,7 @@ impl<T> OrThrow<T> for std::result::Result<T, runtime::Error> {
     }
 }
 
-impl<T> OrThrow<T> for std::result::Result<T, idforge_core::Error> {
+impl<T> OrThrow<T> for std::result::Result<T, runtime::CoreError> {
     #[inline]
     fn or_throw(self) -> Result<T> {
         self.map_err(to_js)

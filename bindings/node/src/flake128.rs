@@ -4,9 +4,9 @@
 use std::sync::OnceLock;
 
 use chrono::{DateTime, Utc};
-use idforge_core::flake128::Flake128 as CoreFlake128;
 use napi::bindgen_prelude::{BigInt, Either, Either3, Uint8Array, Uint8ArraySlice};
 use napi_derive::napi;
+use runtime::Flake128 as CoreFlake128;
 use runtime::{Flake128s, WorkerId};
 
 use crate::args::{uint, uint64};
@@ -96,7 +96,7 @@ pub fn flake128_compose(
     out: Uint8ArraySlice,
 ) -> Result<()> {
     let seq = u16::try_from(seq).map_err(|_| {
-        to_js(idforge_core::Error::SequenceOutOfRange {
+        to_js(runtime::CoreError::SequenceOutOfRange {
             seq: u64::from(seq),
             max: u64::from(u16::MAX),
         })

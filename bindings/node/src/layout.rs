@@ -2,12 +2,12 @@
 //! bounds).
 
 use chrono::{DateTime, Utc};
-use idforge_core::snowflake::{Layout as CoreLayout, Order, Parts};
 use napi::bindgen_prelude::{BigInt, Either, Either3, Either4};
 use napi_derive::napi;
+use runtime::{Layout as CoreLayout, Order, Parts};
 
 use crate::args::{uint, uint64};
-use crate::error::{OrThrow, Result, to_js};
+use crate::error::{OrThrow, Result};
 
 /// The fields of a layout, as plain data (what `Layout.toJSON()` returns and what a
 /// `Snowflake` accepts in place of a preset name).
@@ -74,28 +74,18 @@ pub struct Layout {
     pub(crate) inner: CoreLayout,
 }
 
-/// A layout from a preset name or a spec (or a `Layout`, which has the same fields).
+/// A layout from a preset name or a spec text, or from its fields (a `Layout` has the same).
 pub(crate) fn layout_of(value: Either<String, LayoutSpec>) -> Result<CoreLayout> {
     match value {
-        Either::A(name) => preset(&name),
+        Either::A(text) => CoreLayout::parse(&text).or_throw(),
         Either::B(spec) => from_spec(&spec),
     }
 }
 
-fn preset(name: &str) -> Result<CoreLayout> {
-    CoreLayout::preset_named(name)
-        .ok_or(idforge_core::Error::InvalidLayout(
-            "no preset has this name",
-        ))
-        .or_throw()
-}
-
 fn from_spec(spec: &LayoutSpec) -> Result<CoreLayout> {
-    let bad = |m| to_js(idforge_core::Error::InvalidLayout(m));
     let order = match spec.order.as_deref() {
-        None | Some("time_node_seq") => Order::TimeNodeSeq,
-        Some("time_seq_node") => Order::TimeSeqNode,
-        Some(_) => return Err(bad("order must be 'time_node_seq' or 'time_seq_node'")),
+        None => Order::TimeNodeSeq,
+        Some(name) => name.parse::<Order>().or_throw()?,
     };
     let epoch_ms = uint64(spec.epoch_ms.clone())?;
     let tick_ms = uint64(spec.tick_ms.clone())?;
@@ -111,13 +101,6 @@ fn from_spec(spec: &LayoutSpec) -> Result<CoreLayout> {
     .or_throw()
 }
 
-fn order_name(l: &CoreLayout) -> &'static str {
-    match l.order() {
-        Order::TimeNodeSeq => "time_node_seq",
-        Order::TimeSeqNode => "time_seq_node",
-    }
-}
-
 pub(crate) fn spec_of(l: &CoreLayout) -> LayoutSpec {
     LayoutSpec {
         epoch_ms: crate::args::to_js_uint(l.epoch_ms()),
@@ -125,7 +108,7 @@ pub(crate) fn spec_of(l: &CoreLayout) -> LayoutSpec {
         time_bits: l.time_bits(),
         node_bits: l.node_bits(),
         seq_bits: l.seq_bits(),
-        order: Some(order_name(l).to_owned()),
+        order: Some(l.order().name().to_owned()),
         unsigned: Some(l.is_unsigned()),
     }
 }
@@ -173,8 +156,30 @@ impl Layout {
     #[napi(factory)]
     pub fn preset(name: String) -> Result<Layout> {
         Ok(Layout {
-            inner: preset(&name)?,
+            inner: CoreLayout::named(&name).or_throw()?,
         })
+    }
+
+    /// A preset name or a spec such as
+    /// `"epoch=1288834974657,tick=1,time=41,node=10,seq=12"` (then optionally
+    /// `,order=time_seq_node` and `,unsigned`); throws `IDFORGE_INVALID_LAYOUT` otherwise.
+    #[napi(factory)]
+    pub fn parse(text: String) -> Result<Layout> {
+        Ok(Layout {
+            inner: CoreLayout::parse(&text).or_throw()?,
+        })
+    }
+
+    /// The canonical spec (every field), which `Layout.parse` reads back.
+    #[napi(getter)]
+    pub fn spec(&self) -> String {
+        self.inner.spec().to_string()
+    }
+
+    /// The preset's name, or else the spec.
+    #[napi(js_name = "toString")]
+    pub fn to_text(&self) -> String {
+        self.inner.to_string()
     }
 
     /// The preset names, in order.
@@ -211,7 +216,7 @@ impl Layout {
     /// `"time_node_seq"` or `"time_seq_node"`.
     #[napi(getter, ts_return_type = "'time_node_seq' | 'time_seq_node'")]
     pub fn order(&self) -> &'static str {
-        order_name(&self.inner)
+        self.inner.order().name()
     }
     /// Whether the id may use all 64 bits.
     #[napi(getter)]

@@ -23,6 +23,13 @@ pub fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// `n` if it is a batch size (an integer from 0 to 2^27), else throws `IDFORGE_INVALID_ARGUMENT`:
+/// the runtime's one rule, for the package's JavaScript batch calls.
+#[napi]
+pub fn batch_len(n: f64) -> error::Result<u32> {
+    args::count(n).map(|n| n as u32)
+}
+
 /// Does nothing: the cost of one call into the addon, the floor of the benchmarks.
 #[napi]
 pub fn noop() {}

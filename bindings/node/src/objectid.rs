@@ -1,9 +1,9 @@
 //! ObjectId codecs and generation. The package's `ObjectId` class is JavaScript (a native object
 //! per id would cost a wrapper and a finalizer each); these functions do the work.
 
-use idforge_core::objectid::ObjectId as CoreObjectId;
 use napi::bindgen_prelude::{Uint8Array, Uint8ArraySlice};
 use napi_derive::napi;
+use runtime::ObjectId as CoreObjectId;
 
 use crate::error::{OrThrow, Result};
 

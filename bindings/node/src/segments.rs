@@ -77,7 +77,7 @@ fn options_of(o: Option<SegmentOptions>) -> Result<RtOptions> {
 }
 
 fn nothing_buffered() -> napi::Error<crate::error::Code> {
-    to_js(idforge_core::Error::Timeout { waited_ms: 0 })
+    to_js(runtime::CoreError::Timeout { waited_ms: 0 })
 }
 
 /// Ids of one tag from a segment source (`idforge://`, `redis://`, `postgres://`, `mysql://`,

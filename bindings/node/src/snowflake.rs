@@ -5,15 +5,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use idforge_core::snowflake::Layout as CoreLayout;
 use napi::bindgen_prelude::{
     AsyncTask, BigInt, BigUint64Array, BigUint64ArraySlice, Either, Either3, Either4,
 };
 use napi_derive::napi;
-use runtime::{Policy, Snowflake as RtSnowflake, SnowflakeBuilder};
+use runtime::{Layout as CoreLayout, Policy, Snowflake as RtSnowflake, SnowflakeBuilder};
 
 use crate::args::{count, uint, uint64};
-use crate::error::{OrThrow, Result, invalid_argument, to_js};
+use crate::error::{OrThrow, Result, to_js};
 use crate::layout::{self, IdBounds, LayoutSpec, SnowflakeParts, layout_of};
 use crate::task::{self, Waiting};
 
@@ -94,19 +93,14 @@ impl napi::Task for Leasing {
 }
 
 fn policy_of(name: Option<&str>, max_wait_ms: Option<f64>) -> Result<Policy> {
-    let ms = match max_wait_ms {
-        None => 1000,
-        Some(ms) => uint(ms, "maxWaitMs must be a non-negative safe integer")?,
+    let duration = match max_wait_ms {
+        None => None,
+        Some(ms) => Some(Duration::from_millis(uint(
+            ms,
+            "maxWaitMs must be a non-negative safe integer",
+        )?)),
     };
-    let d = Duration::from_millis(ms);
-    match name.unwrap_or("borrow") {
-        "borrow" => Ok(Policy::Borrow { max_lead: d }),
-        "wait" => Ok(Policy::Wait { budget: d }),
-        "error" => Ok(Policy::Error),
-        _ => Err(invalid_argument(
-            "policy must be 'borrow', 'wait' or 'error'",
-        )),
-    }
+    Policy::named(name.unwrap_or(Policy::NAMES[0]), duration).or_throw()
 }
 
 /// A snowflake generator: 64-bit ids, increasing, never repeated by this generator.
@@ -170,7 +164,7 @@ impl Snowflake {
     #[napi]
     pub fn next_number(&self) -> Result<f64> {
         if self.layout.total_bits() > 53 {
-            return Err(to_js(idforge_core::Error::InvalidLayout(
+            return Err(to_js(runtime::CoreError::InvalidLayout(
                 "ids of this layout do not fit a JavaScript number (more than 53 bits); use next()",
             )));
         }

@@ -1,8 +1,8 @@
 //! Errors: a runtime error becomes an instance of the exception class the package `idforge`
 //! defines for its code (`idforge._errors.by_code`), with the runtime's message.
 
-use idforge_core::ErrorCode;
 use pyo3::prelude::*;
+use runtime::ErrorCode;
 
 /// Converts a runtime error into the package's exception for its code.
 pub(crate) fn to_py(e: runtime::Error) -> PyErr {
@@ -10,7 +10,7 @@ pub(crate) fn to_py(e: runtime::Error) -> PyErr {
 }
 
 /// Converts a core error into the package's exception for its code.
-pub(crate) fn core_to_py(e: idforge_core::Error) -> PyErr {
+pub(crate) fn core_to_py(e: runtime::CoreError) -> PyErr {
     raise(e.code(), e.to_string())
 }
 
@@ -49,7 +49,7 @@ impl<T> OrRaise<T> for Result<T, runtime::Error> {
     }
 }
 
-impl<T> OrRaise<T> for Result<T, idforge_core::Error> {
+impl<T> OrRaise<T> for Result<T, runtime::CoreError> {
     fn or_raise(self) -> PyResult<T> {
         self.map_err(core_to_py)
     }

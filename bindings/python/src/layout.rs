@@ -1,7 +1,7 @@
 //! `Layout`: a validated snowflake layout with the stateless codecs.
 
-use idforge_core::snowflake::{Layout as CoreLayout, Order};
 use pyo3::prelude::*;
+use runtime::{Layout as CoreLayout, Order};
 
 use crate::error::OrRaise;
 
@@ -25,16 +25,7 @@ impl Layout {
         order: &str,
         unsigned: bool,
     ) -> PyResult<Self> {
-        let order = match order {
-            "time_node_seq" => Order::TimeNodeSeq,
-            "time_seq_node" => Order::TimeSeqNode,
-            _ => {
-                return Err(idforge_core::Error::InvalidLayout(
-                    "order must be 'time_node_seq' or 'time_seq_node'",
-                ))
-                .or_raise();
-            }
-        };
+        let order = order.parse::<Order>().or_raise()?;
         let inner = CoreLayout::new(
             epoch_ms, tick_ms, time_bits, node_bits, seq_bits, order, unsigned,
         )
@@ -46,12 +37,24 @@ impl Layout {
     /// `js_safe`; case and `-`/`_` ignored).
     #[staticmethod]
     fn preset(name: &str) -> PyResult<Self> {
-        CoreLayout::preset_named(name)
+        CoreLayout::named(name)
             .map(|inner| Layout { inner })
-            .ok_or(idforge_core::Error::InvalidLayout(
-                "no preset has this name",
-            ))
             .or_raise()
+    }
+
+    /// A preset name or a spec such as
+    /// `epoch=1288834974657,tick=1,time=41,node=10,seq=12[,order=time_seq_node][,unsigned]`.
+    #[staticmethod]
+    fn parse(text: &str) -> PyResult<Self> {
+        CoreLayout::parse(text)
+            .map(|inner| Layout { inner })
+            .or_raise()
+    }
+
+    /// The canonical spec (every field), which `Layout.parse` reads back.
+    #[getter]
+    fn spec(&self) -> String {
+        self.inner.spec().to_string()
     }
 
     /// The preset names, in order.
@@ -82,10 +85,7 @@ impl Layout {
     }
     #[getter]
     fn order(&self) -> &'static str {
-        match self.inner.order() {
-            Order::TimeNodeSeq => "time_node_seq",
-            Order::TimeSeqNode => "time_seq_node",
-        }
+        self.inner.order().name()
     }
     #[getter]
     fn unsigned(&self) -> bool {
@@ -115,6 +115,11 @@ impl Layout {
     /// Checks that the epoch is not after `now_ms`.
     fn check_epoch(&self, now_ms: u64) -> PyResult<()> {
         self.inner.check_epoch(now_ms).or_raise()
+    }
+
+    /// The preset's name, or else the spec.
+    fn __str__(&self) -> String {
+        self.inner.to_string()
     }
 
     fn __repr__(&self) -> String {

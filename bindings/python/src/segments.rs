@@ -20,7 +20,7 @@ fn seconds(value: f64, what: &'static str) -> PyResult<Duration> {
     if value.is_finite() && value > 0.0 {
         Ok(Duration::from_secs_f64(value))
     } else {
-        Err(idforge_core::Error::InvalidArgument(what)).or_raise()
+        Err(runtime::CoreError::InvalidArgument(what)).or_raise()
     }
 }
 
@@ -72,7 +72,8 @@ impl Segments {
 
     /// `n` ids as the native-endian bytes of `n` uint64 (the package wraps them in an
     /// `array('Q')`).
-    fn next_many_bytes<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyBytes>> {
+    fn next_many_bytes<'py>(&self, py: Python<'py>, n: u64) -> PyResult<Bound<'py, PyBytes>> {
+        let n = runtime::batch_len(n).map_err(crate::error::to_py)?;
         crate::buffer::ids_bytes(py, n, |ids| self.inner.next_many(ids), crate::error::to_py)
     }
 

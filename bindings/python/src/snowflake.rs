@@ -19,49 +19,28 @@ pub(crate) struct Snowflake {
     may_wait: bool,
 }
 
-/// A layout from a preset name or a `Layout`.
+/// A layout from a preset name, a spec or a `Layout`.
 pub(crate) fn layout_of(value: &Bound<'_, PyAny>) -> PyResult<Layout> {
-    if let Ok(name) = value.extract::<PyBackedStr>() {
-        return Layout::preset_inner(&name);
+    if let Ok(text) = value.extract::<PyBackedStr>() {
+        return runtime::Layout::parse(&text)
+            .map(|inner| Layout { inner })
+            .or_raise();
     }
     value.extract::<Layout>()
 }
 
-impl Layout {
-    fn preset_inner(name: &str) -> PyResult<Layout> {
-        idforge_core::snowflake::Layout::preset_named(name)
-            .map(|inner| Layout { inner })
-            .ok_or(idforge_core::Error::InvalidLayout(
-                "no preset has this name",
-            ))
-            .or_raise()
-    }
-}
-
 fn policy_of(name: &str, max_wait: Option<f64>) -> PyResult<Policy> {
-    let duration = |default: Duration| -> PyResult<Duration> {
-        match max_wait {
-            None => Ok(default),
-            Some(s) if s.is_finite() && s >= 0.0 => Ok(Duration::from_secs_f64(s)),
-            Some(_) => Err(idforge_core::Error::InvalidArgument(
+    let duration = match max_wait {
+        None => None,
+        Some(s) if s.is_finite() && (0.0..1e12).contains(&s) => Some(Duration::from_secs_f64(s)),
+        Some(_) => {
+            return Err(runtime::CoreError::InvalidArgument(
                 "max_wait must be a non-negative number of seconds",
             ))
-            .or_raise(),
+            .or_raise();
         }
     };
-    match name {
-        "borrow" => Ok(Policy::Borrow {
-            max_lead: duration(Duration::from_secs(1))?,
-        }),
-        "wait" => Ok(Policy::Wait {
-            budget: duration(Duration::from_secs(1))?,
-        }),
-        "error" => Ok(Policy::Error),
-        _ => Err(idforge_core::Error::InvalidArgument(
-            "policy must be 'borrow', 'wait' or 'error'",
-        ))
-        .or_raise(),
-    }
+    Policy::named(name, duration).map_err(crate::error::to_py)
 }
 
 impl Snowflake {
@@ -94,7 +73,9 @@ impl Snowflake {
     ) -> PyResult<Self> {
         let layout = match layout {
             Some(l) => layout_of(l)?,
-            None => Layout::preset_inner("twitter")?,
+            None => Layout {
+                inner: runtime::Layout::TWITTER,
+            },
         };
         let policy = policy_of(policy, max_wait)?;
         let mut builder = RtSnowflake::builder(layout.inner)
@@ -108,7 +89,7 @@ impl Snowflake {
             (None, None) if lease_ttl.is_none() => {}
             _ => {
                 return Err(crate::error::core_to_py(
-                    idforge_core::Error::InvalidArgument(
+                    runtime::CoreError::InvalidArgument(
                         "lease= and service= go together (lease_ttl= needs both)",
                     ),
                 ));
@@ -117,7 +98,7 @@ impl Snowflake {
         if let Some(ttl) = lease_ttl {
             if !(ttl.is_finite() && ttl > 0.0 && ttl < 1e9) {
                 return Err(crate::error::core_to_py(
-                    idforge_core::Error::InvalidArgument(
+                    runtime::CoreError::InvalidArgument(
                         "lease_ttl is a positive number of seconds",
                     ),
                 ));
@@ -137,7 +118,8 @@ impl Snowflake {
 
     /// `n` fresh ids as the native-endian bytes of `n` uint64 (the package wraps them in an
     /// `array('Q')`). The GIL is released while they are made.
-    fn next_many_bytes<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyBytes>> {
+    fn next_many_bytes<'py>(&self, py: Python<'py>, n: u64) -> PyResult<Bound<'py, PyBytes>> {
+        let n = runtime::batch_len(n).map_err(crate::error::to_py)?;
         crate::buffer::ids_bytes(py, n, |ids| self.inner.next_many(ids), crate::error::to_py)
     }
 

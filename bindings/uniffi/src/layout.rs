@@ -10,9 +10,9 @@ use crate::error::{IdforgeError, Result};
 /// The order of the node and sequence fields below the time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, uniffi::Enum)]
 pub enum Order {
-    /// time | node | seq (Twitter, Sony, most layouts).
+    /// time | node | seq (Twitter, Discord, Instagram, Baidu).
     TimeNodeSeq,
-    /// time | seq | node (Baidu uid-generator style).
+    /// time | seq | node (Sonyflake).
     TimeSeqNode,
 }
 
@@ -97,9 +97,29 @@ impl Layout {
     /// A preset by name (`twitter`, `sonyflake`, ...; see `layoutPresetNames()`).
     #[uniffi::constructor]
     pub fn preset(name: String) -> Result<Arc<Layout>> {
-        CoreLayout::preset_named(&name)
-            .map(|inner| Arc::new(Layout { inner }))
-            .ok_or_else(|| IdforgeError::InvalidLayout(format!("no preset is named {name:?}")))
+        Ok(Arc::new(Layout {
+            inner: CoreLayout::named(&name)?,
+        }))
+    }
+
+    /// A preset name or a spec such as `epoch=1288834974657,tick=1,time=41,node=10,seq=12`
+    /// (then optionally `,order=time_seq_node` and `,unsigned`): the text every binding and the
+    /// `idforge` CLI accept (`InvalidLayout` otherwise).
+    #[uniffi::constructor]
+    pub fn parse(text: String) -> Result<Arc<Layout>> {
+        Ok(Arc::new(Layout {
+            inner: CoreLayout::parse(&text)?,
+        }))
+    }
+
+    /// The canonical spec (every field), which `Layout.parse` reads back.
+    pub fn spec(&self) -> String {
+        self.inner.spec().to_string()
+    }
+
+    /// The preset's name, or `null` for a custom layout.
+    pub fn preset_name(&self) -> Option<String> {
+        self.inner.preset_name().map(str::to_owned)
     }
 
     /// The epoch, Unix milliseconds.

@@ -19,12 +19,10 @@ pub enum Policy {
     Error,
 }
 
-/// A count as `usize`: negative or past 2^27 is refused (one call's buffer, not a stream).
+/// A count as `usize`: negative or past the runtime's batch cap (2^27) is refused.
 pub(crate) fn count(n: i32) -> Result<usize> {
-    match usize::try_from(n) {
-        Ok(n) if n <= 1 << 27 => Ok(n),
-        _ => Err(IdforgeError::argument("n must be between 0 and 2^27")),
-    }
+    let n = u64::try_from(n).unwrap_or(u64::MAX);
+    Ok(runtime::batch_len(n)?)
 }
 
 /// A snowflake generator: 64-bit ids, increasing, never repeated by this generator, safe to
@@ -40,16 +38,17 @@ fn builder(
     layout: &Layout,
     node_id: i64,
     policy: Option<Policy>,
-    max_wait_ms: i64,
+    max_wait_ms: Option<i64>,
 ) -> Result<SnowflakeBuilder> {
-    let budget = u64::try_from(max_wait_ms)
-        .map_err(|_| IdforgeError::argument("maxWaitMs cannot be negative"))?;
-    let d = Duration::from_millis(budget);
-    let policy = match policy.unwrap_or(Policy::Borrow) {
-        Policy::Borrow => RtPolicy::Borrow { max_lead: d },
-        Policy::Wait => RtPolicy::Wait { budget: d },
-        Policy::Error => RtPolicy::Error,
+    let duration = match max_wait_ms {
+        None => None,
+        Some(ms) => Some(Duration::from_millis(u64::try_from(ms).map_err(|_| {
+            IdforgeError::argument("maxWaitMs cannot be negative")
+        })?)),
     };
+    // The enum's order is the runtime's names' (checked by a test).
+    let name = RtPolicy::NAMES[policy.unwrap_or(Policy::Borrow) as usize];
+    let policy = RtPolicy::named(name, duration)?;
     Ok(RtSnowflake::builder(layout.inner)
         .node(node_id as u64)
         .policy(policy))
@@ -59,12 +58,12 @@ fn builder(
 impl Snowflake {
     /// A generator for `layout` and `node_id` (`policy` defaults to `Borrow`); `state_file` persists the high-water time so a
     /// restart with the clock set back cannot repeat ids.
-    #[uniffi::constructor(default(node_id = 0, policy = None, max_wait_ms = 1000, state_file = None))]
+    #[uniffi::constructor(default(node_id = 0, policy = None, max_wait_ms = None, state_file = None))]
     pub fn new(
         layout: Arc<Layout>,
         node_id: i64,
         policy: Option<Policy>,
-        max_wait_ms: i64,
+        max_wait_ms: Option<i64>,
         state_file: Option<String>,
     ) -> Result<Arc<Snowflake>> {
         let mut builder = builder(&layout, node_id, policy, max_wait_ms)?;
@@ -82,13 +81,13 @@ impl Snowflake {
     /// holds, renewed in the background every third of `ttl_ms` and released when the generator
     /// is destroyed (`close()`). If the lease is lost, every call throws
     /// `IdforgeException.LeaseLost`. Blocks for one round trip to the server.
-    #[uniffi::constructor(default(policy = None, max_wait_ms = 1000, ttl_ms = 10000))]
+    #[uniffi::constructor(default(policy = None, max_wait_ms = None, ttl_ms = 10000))]
     pub fn leased(
         layout: Arc<Layout>,
         url: String,
         service: String,
         policy: Option<Policy>,
-        max_wait_ms: i64,
+        max_wait_ms: Option<i64>,
         ttl_ms: i64,
     ) -> Result<Arc<Snowflake>> {
         let ttl = u64::try_from(ttl_ms)
@@ -105,7 +104,7 @@ impl Snowflake {
     /// A generator of the preset layout `name` (`twitter`, ...).
     #[uniffi::constructor(default(node_id = 0))]
     pub fn preset(name: String, node_id: i64) -> Result<Arc<Snowflake>> {
-        Snowflake::new(Layout::preset(name)?, node_id, None, 1000, None)
+        Snowflake::new(Layout::preset(name)?, node_id, None, None, None)
     }
 
     /// The next id; may wait for the clock as the policy says.
@@ -147,5 +146,21 @@ impl Snowflake {
     /// The node id.
     pub fn node_id(&self) -> i64 {
         self.inner.node() as i64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_policy_enum_follows_the_runtime_names() {
+        for (policy, name) in [
+            (Policy::Borrow, "borrow"),
+            (Policy::Wait, "wait"),
+            (Policy::Error, "error"),
+        ] {
+            assert_eq!(RtPolicy::NAMES[policy as usize], name);
+        }
     }
 }

@@ -148,6 +148,20 @@ val tests = linkedMapOf<String, () -> Unit>(
             throwsCode(r.str("error")) { Snowflake(layoutOf(r.get("layout")), nodeId = r.u64("node")) }
         }
     },
+    "layout text vectors" to {
+        val text = load("layout_text.json")
+        for (r in text.rows("valid")) {
+            val got = Layout.parse(r.str("text"))
+            assertEquals(layoutOf(r), got, r.str("text"))
+            assertEquals(got, Layout.parse(got.spec()))
+            assertEquals(r.str("display"), got.presetName() ?: got.spec())
+        }
+        for (r in text.rows("invalid")) {
+            val e = assertFailsWith<IdforgeException> { Layout.parse(r.str("text")) }
+            assertEquals("INVALID_LAYOUT", e.code, r.str("text"))
+            assertTrue(e.message!!.endsWith(r.str("message")), "${r.str("text")}: ${e.message}")
+        }
+    },
     "ObjectId vectors" to {
         for (r in OID.rows("timestamps") + OID.rows("legacy")) {
             val oid = ObjectId.fromHex(r.str("hex"))
