@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates every generated file that is committed and fails when one differs:
 #   the error lists            ci/gen_errors.py from core/testdata/errors.json:
+#                              core/src/error_code.rs (the core's ErrorCode),
 #                              python/idforge/_errors.py, bindings/c/src/status_codes.rs,
 #                              bindings/uniffi/src/error_codes.rs,
 #                              bindings/uniffi/kotlin/IdforgeCodes.kt (compared first: the header is
@@ -45,8 +46,7 @@ compare() { # compare GENERATED COMMITTED
   fi
 }
 python3 ci/gen_errors.py "$tmp/gen"
-for list in python/idforge/_errors.py bindings/c/src/status_codes.rs bindings/uniffi/src/error_codes.rs \
-  bindings/uniffi/kotlin/IdforgeCodes.kt; do
+for list in $(python3 ci/gen_errors.py --list); do
   compare "$tmp/gen/$list" "$list"
 done
 

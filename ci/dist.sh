@@ -191,7 +191,7 @@ if wants node; then
   [ "$node_version" = "$version" ] || problems+=("node/package.json says $node_version, the workspace $version")
   dir="$stage/node"
   install -d "$dir"
-  tar -C node --exclude=node_modules --exclude='*.node' --exclude='*.tgz' -cf - . | tar -C "$dir" -xf -
+  tar -C node -h --exclude=node_modules --exclude='*.node' --exclude='*.tgz' -cf - . | tar -C "$dir" -xf -
   install -m 644 LICENSE-MIT LICENSE-APACHE "$dir/"
   ship "$out/libidforge_node.so" "$dir/idforge.linux-x64-gnu.node"
   echo "==> node: npm pack"

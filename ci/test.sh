@@ -2,7 +2,7 @@
 # The one test command of idforge: `ci/test.sh` runs every step; `ci/test.sh clippy test` runs only
 # the named steps (in the fixed order below). Run from anywhere inside the repository.
 #
-# Steps: fmt generated clippy test server ctest python node jvm dist loom nostd fuzz doc. Every selected step runs even when an earlier one failed; a
+# Steps: fmt generated clippy msrv test server ctest python node jvm dist loom nostd fuzz doc. Every selected step runs even when an earlier one failed; a
 # summary follows, and the exit status is non-zero if any step failed. A step whose input does not
 # exist yet (loom without core/tests/loom.rs) is reported as skipped.
 set -euo pipefail
@@ -12,7 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-auto}"
 
-STEPS=(fmt generated clippy test server ctest python node jvm dist loom nostd fuzz doc)
+STEPS=(fmt generated clippy msrv test server ctest python node jvm dist loom nostd fuzz doc)
 
 usage() {
   cat <<EOF
@@ -21,7 +21,10 @@ usage: ci/test.sh [STEP...]
 Runs the named steps, or all of them: ${STEPS[*]}
   fmt     cargo fmt --all -- --check (and rustfmt --check on ci/nostd-check)
   generated  ci/check-generated.sh: committed generated files (include/idforge.h) match
-  clippy  cargo clippy --workspace --all-targets --locked -- -D warnings
+  clippy  cargo clippy --workspace --all-targets --locked -- -D warnings, and the runtime
+          without its default \`sql\` feature
+  msrv    ci/msrv.sh: no dependency needs a Rust newer than rust-version (and cargo +VERSION
+          check when that toolchain is installed)
   test    cargo test --workspace --locked (the server's store tests and the segment sources
           against the real servers of ci/services.sh)
   server  the segment server: its process tests (single node, and HA on etcd), ci/server-clients.sh
@@ -98,6 +101,11 @@ step_fmt() {
 step_clippy() {
   ensure_rust_component clippy
   cargo clippy --workspace --all-targets --locked -- -D warnings
+  cargo clippy -p idforge --no-default-features --all-targets --locked -- -D warnings
+}
+
+step_msrv() {
+  bash ci/msrv.sh
 }
 
 step_test() {

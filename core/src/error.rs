@@ -1,93 +1,13 @@
 //! The one error type of idforge, and the stable numeric codes every binding exposes.
 //!
-//! [`ErrorCode`] values are frozen: they are the C `idforge_status` numbers and are listed in
-//! `core/testdata/errors.json` together with the C, Python and JavaScript names. A new error gets a
-//! new number; an existing number never changes meaning.
+//! [`ErrorCode`] values are frozen: they are the C `idforge_status` numbers, and
+//! `core/testdata/errors.json` lists them with the C, Python and JavaScript names. That file is
+//! the one list: `ci/gen_errors.py` writes the enum (`error_code.rs`) and every binding's list
+//! from it. A new error gets a new number; an existing number never changes meaning.
 
-/// Stable numeric code of an error, shared by every language binding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[repr(u32)]
-#[non_exhaustive]
-pub enum ErrorCode {
-    /// A snowflake layout is not valid (widths, tick unit, epoch).
-    InvalidLayout = 1,
-    /// A node (worker, machine) id does not fit the layout.
-    NodeOutOfRange = 2,
-    /// The layout's epoch lies after the current time.
-    EpochInFuture = 3,
-    /// A time is before the epoch or past the last time the layout can encode.
-    TimeOutOfRange = 4,
-    /// A sequence number does not fit the layout.
-    SequenceOutOfRange = 5,
-    /// Text is not valid hexadecimal of the expected length.
-    InvalidHex = 6,
-    /// Text is not valid base62 (`0-9A-Za-z`) or does not fit.
-    InvalidBase62 = 7,
-    /// Text is not valid Crockford base32 or does not fit.
-    InvalidBase32 = 8,
-    /// Text is not a valid decimal number or does not fit.
-    InvalidDecimal = 9,
-    /// A byte string has the wrong length.
-    InvalidLength = 10,
-    /// An argument is out of its allowed range.
-    InvalidArgument = 11,
-    /// The generator would have to run further ahead of the clock than its policy allows.
-    ClockBehind = 12,
-    /// A wait (for the clock or for a segment refill) exceeded its budget.
-    Timeout = 13,
-    /// A fixed-node generator was used in a forked child process.
-    Forked = 14,
-    /// A segment is empty, inverted or too long, or not above the ids already taken from its source.
-    InvalidSegment = 15,
-    /// Both segment buffers are in use; a new segment cannot be installed yet.
-    BufferFull = 16,
-    /// An arithmetic overflow (a counter or a range reached the end of its type).
-    Overflow = 17,
-    /// A segment source could not be reached or failed.
-    SourceUnavailable = 18,
-    /// An I/O error (for example on the state file).
-    Io = 19,
-    /// A source URL could not be parsed or names an unsupported scheme.
-    InvalidUrl = 20,
-    /// A worker-id lease was lost or ran out: the generator on it issues no more ids.
-    LeaseLost = 21,
-    /// A required pointer argument was NULL (C API only).
-    NullArgument = 100,
-    /// A panic was caught at the API boundary (C API only).
-    Panic = 101,
-    /// An output buffer is too small (C API only).
-    BufferTooSmall = 102,
-}
+pub use crate::error_code::ErrorCode;
 
 impl ErrorCode {
-    /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 24] = [
-        ErrorCode::InvalidLayout,
-        ErrorCode::NodeOutOfRange,
-        ErrorCode::EpochInFuture,
-        ErrorCode::TimeOutOfRange,
-        ErrorCode::SequenceOutOfRange,
-        ErrorCode::InvalidHex,
-        ErrorCode::InvalidBase62,
-        ErrorCode::InvalidBase32,
-        ErrorCode::InvalidDecimal,
-        ErrorCode::InvalidLength,
-        ErrorCode::InvalidArgument,
-        ErrorCode::ClockBehind,
-        ErrorCode::Timeout,
-        ErrorCode::Forked,
-        ErrorCode::InvalidSegment,
-        ErrorCode::BufferFull,
-        ErrorCode::Overflow,
-        ErrorCode::SourceUnavailable,
-        ErrorCode::Io,
-        ErrorCode::InvalidUrl,
-        ErrorCode::LeaseLost,
-        ErrorCode::NullArgument,
-        ErrorCode::Panic,
-        ErrorCode::BufferTooSmall,
-    ];
-
     /// The numeric value (the C status).
     pub const fn as_u32(self) -> u32 {
         self as u32
@@ -96,36 +16,6 @@ impl ErrorCode {
     /// The code with this numeric value, if any.
     pub fn from_u32(value: u32) -> Option<ErrorCode> {
         Self::ALL.iter().copied().find(|c| c.as_u32() == value)
-    }
-
-    /// The upper-case name; prefixed with `IDFORGE_STATUS_` in C and `IDFORGE_` in JavaScript.
-    pub const fn name(self) -> &'static str {
-        match self {
-            ErrorCode::InvalidLayout => "INVALID_LAYOUT",
-            ErrorCode::NodeOutOfRange => "NODE_OUT_OF_RANGE",
-            ErrorCode::EpochInFuture => "EPOCH_IN_FUTURE",
-            ErrorCode::TimeOutOfRange => "TIME_OUT_OF_RANGE",
-            ErrorCode::SequenceOutOfRange => "SEQUENCE_OUT_OF_RANGE",
-            ErrorCode::InvalidHex => "INVALID_HEX",
-            ErrorCode::InvalidBase62 => "INVALID_BASE62",
-            ErrorCode::InvalidBase32 => "INVALID_BASE32",
-            ErrorCode::InvalidDecimal => "INVALID_DECIMAL",
-            ErrorCode::InvalidLength => "INVALID_LENGTH",
-            ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
-            ErrorCode::ClockBehind => "CLOCK_BEHIND",
-            ErrorCode::Timeout => "TIMEOUT",
-            ErrorCode::Forked => "FORKED",
-            ErrorCode::InvalidSegment => "INVALID_SEGMENT",
-            ErrorCode::BufferFull => "BUFFER_FULL",
-            ErrorCode::Overflow => "OVERFLOW",
-            ErrorCode::SourceUnavailable => "SOURCE_UNAVAILABLE",
-            ErrorCode::Io => "IO",
-            ErrorCode::InvalidUrl => "INVALID_URL",
-            ErrorCode::LeaseLost => "LEASE_LOST",
-            ErrorCode::NullArgument => "NULL_ARGUMENT",
-            ErrorCode::Panic => "PANIC",
-            ErrorCode::BufferTooSmall => "BUFFER_TOO_SMALL",
-        }
     }
 }
 

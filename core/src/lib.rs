@@ -15,6 +15,7 @@
 
 pub mod encode;
 pub mod error;
+mod error_code;
 pub mod flake128;
 pub mod layout_text;
 pub mod objectid;

@@ -54,5 +54,7 @@ pub use objectid::{ObjectIds, object_id};
 pub use policy::{DEFAULT_LEAD, Policy};
 pub use segments::{SegmentOptions, SegmentStats, Segments};
 pub use snowflake::{Snowflake, SnowflakeBuilder};
-pub use source::{FileSource, MemorySource, RemoteSource, SegmentSource, SqlSource};
+#[cfg(feature = "sql")]
+pub use source::SqlSource;
+pub use source::{FileSource, MemorySource, RemoteSource, SegmentSource};
 pub use state_file::StateFile;

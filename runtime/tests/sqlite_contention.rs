@@ -2,6 +2,8 @@
 //! test runs itself again as 5 child processes (selected by an environment variable), each with
 //! 2 threads drawing at step 100, and checks that no call failed and no id repeated.
 
+#![cfg(feature = "sql")]
+
 use std::collections::HashSet;
 use std::process::Command;
 use std::sync::Arc;

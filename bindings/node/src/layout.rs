@@ -178,7 +178,7 @@ impl Layout {
 
     /// The preset's name, or else the spec.
     #[napi(js_name = "toString")]
-    pub fn to_text(&self) -> String {
+    pub fn text(&self) -> String {
         self.inner.to_string()
     }
 

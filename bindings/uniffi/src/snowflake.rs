@@ -42,9 +42,11 @@ fn builder(
 ) -> Result<SnowflakeBuilder> {
     let duration = match max_wait_ms {
         None => None,
-        Some(ms) => Some(Duration::from_millis(u64::try_from(ms).map_err(|_| {
-            IdforgeError::argument("maxWaitMs cannot be negative")
-        })?)),
+        Some(ms) => {
+            Some(Duration::from_millis(u64::try_from(ms).map_err(|_| {
+                IdforgeError::argument("maxWaitMs cannot be negative")
+            })?))
+        }
     };
     // The enum's order is the runtime's names' (checked by a test).
     let name = RtPolicy::NAMES[policy.unwrap_or(Policy::Borrow) as usize];

@@ -19,11 +19,15 @@
 //! where it is not.
 
 mod file;
+#[cfg(feature = "sql")]
+pub mod leaf_table;
 mod memory;
 mod per_process;
 mod remote;
 pub(crate) mod resp;
+#[cfg(feature = "sql")]
 mod sql;
+#[cfg(feature = "sql")]
 mod sqlite_alone;
 mod url;
 
@@ -35,7 +39,8 @@ use idforge_core::segment::Segment;
 pub use file::FileSource;
 pub use memory::MemorySource;
 pub use remote::{Flavor, RemoteSource};
-pub use sql::{LEAF_DDL, SqlKind, SqlSource, numbered_placeholders};
+#[cfg(feature = "sql")]
+pub use sql::{SqlKind, SqlSource};
 
 use crate::error::Result;
 
@@ -94,9 +99,15 @@ pub fn open(url: &str) -> Result<Arc<dyn SegmentSource>> {
     }
     match url.split(':').next().unwrap_or("") {
         "idforge" | "redis" => Ok(Arc::new(RemoteSource::new(url)?)),
+        #[cfg(feature = "sql")]
         "postgres" | "postgresql" | "mysql" | "mariadb" | "sqlite" => {
             Ok(Arc::new(SqlSource::new(url)?))
         }
+        #[cfg(not(feature = "sql"))]
+        "postgres" | "postgresql" | "mysql" | "mariadb" | "sqlite" => Err(CoreError::InvalidUrl(
+            "SQL sources need idforge built with its `sql` feature (on by default)",
+        )
+        .into()),
         _ => Err(CoreError::InvalidUrl(
             "supported schemes: idforge://, redis://, postgres://, mysql://, sqlite://, file://, memory:",
         )

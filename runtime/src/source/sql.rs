@@ -12,6 +12,7 @@ use idforge_core::Error as CoreError;
 use idforge_core::segment::Segment;
 use sqlx::{AnyConnection, Connection};
 
+use super::leaf_table::{LEAF_DDL, numbered_placeholders};
 use super::per_process::PerProcess;
 use super::sqlite_alone;
 use super::url::{self, percent_decode};
@@ -20,32 +21,6 @@ use crate::error::{Error, ErrorCode, Result};
 
 /// How long one range may take unless the URL says otherwise (`timeout_ms`).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Leaf's table, portable to the three databases (Leaf's MySQL DDL differs only in types'
-/// display widths and `ON UPDATE CURRENT_TIMESTAMP`, which the update sets explicitly).
-pub const LEAF_DDL: &str = "CREATE TABLE IF NOT EXISTS {table} (
-    biz_tag VARCHAR(128) NOT NULL PRIMARY KEY,
-    max_id BIGINT NOT NULL DEFAULT 1,
-    step INT NOT NULL,
-    description VARCHAR(256) DEFAULT NULL,
-    update_time TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)";
-
-/// `sql` with its `?` placeholders numbered `$1, $2, …`, as PostgreSQL wants them (the SQL
-/// here never holds a `?` inside a string literal).
-pub fn numbered_placeholders(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len() + 8);
-    let mut n = 0;
-    for c in sql.chars() {
-        if c == '?' {
-            n += 1;
-            out.push('$');
-            out.push_str(&n.to_string());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
 
 /// Which database a [`SqlSource`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -33,7 +33,7 @@ impl From<sqlx::Error> for StoreError {
     }
 }
 
-/// The tables besides Leaf's (`idforge::source::LEAF_DDL`, shared with the runtime's SQL source).
+/// The tables besides Leaf's (`idforge::source::leaf_table::LEAF_DDL`, shared with the runtime's SQL source).
 const SCHEMA: [&str; 3] = [
     "CREATE TABLE IF NOT EXISTS idforge_users (
         name VARCHAR(128) NOT NULL PRIMARY KEY,
@@ -105,7 +105,7 @@ impl SqlStore {
             kind,
             fence: std::sync::Arc::new(std::sync::Mutex::new(Fence::Off)),
         };
-        let leaf = idforge::source::LEAF_DDL.replace("{table}", "leaf_alloc");
+        let leaf = idforge::source::leaf_table::LEAF_DDL.replace("{table}", "leaf_alloc");
         sqlx::query(&leaf).execute(&store.pool).await?;
         for ddl in SCHEMA.iter().chain(&leader::DDL) {
             sqlx::query(ddl).execute(&store.pool).await?;
@@ -154,7 +154,7 @@ impl SqlStore {
     /// `sql` with `?` placeholders in this dialect (`$1, $2, …` for PostgreSQL).
     fn sql(&self, sql: &str) -> String {
         if self.kind == Kind::Postgres {
-            idforge::source::numbered_placeholders(sql)
+            idforge::source::leaf_table::numbered_placeholders(sql)
         } else {
             sql.to_owned()
         }
