@@ -31,6 +31,16 @@ export declare class Layout {
   constructor(spec: LayoutSpec)
   /** The preset named `name` (case, `-` and `_` ignored). */
   static preset(name: string): Layout
+  /**
+   * A preset name or a spec such as
+   * `"epoch=1288834974657,tick=1,time=41,node=10,seq=12"` (then optionally
+   * `,order=time_seq_node` and `,unsigned`); throws `IDFORGE_INVALID_LAYOUT` otherwise.
+   */
+  static parse(text: string): Layout
+  /** The canonical spec (every field), which `Layout.parse` reads back. */
+  get spec(): string
+  /** The preset's name, or else the spec. */
+  toString(): string
   /** The preset names, in order. */
   static presetNames(): Array<string>
   /** The epoch, in Unix milliseconds. */
@@ -152,6 +162,12 @@ export declare class Snowflake {
   /** The node id (for a leased generator, the id leased). */
   get nodeId(): number
 }
+
+/**
+ * `n` if it is a batch size (an integer from 0 to 2^27), else throws `IDFORGE_INVALID_ARGUMENT`:
+ * the runtime's one rule, for the package's JavaScript batch calls.
+ */
+export declare function batchLen(n: number): number
 
 /** Every error code with its name, for the package's self-check against `errors.json`. */
 export interface ErrorCodeInfo {

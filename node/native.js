@@ -839,6 +839,7 @@ module.exports.Flake128Generator = nativeBinding.Flake128Generator
 module.exports.Layout = nativeBinding.Layout
 module.exports.Segments = nativeBinding.Segments
 module.exports.Snowflake = nativeBinding.Snowflake
+module.exports.batchLen = nativeBinding.batchLen
 module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.flake128Compose = nativeBinding.flake128Compose
 module.exports.flake128Decompose = nativeBinding.flake128Decompose

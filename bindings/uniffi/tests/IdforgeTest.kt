@@ -85,7 +85,7 @@ val tests = linkedMapOf<String, () -> Unit>(
             Triple({ Segments("bogus://x", "t") }, "INVALID_URL", ""),
             Triple({ Segments("memory:", "../x") }, "INVALID_ARGUMENT", ""),
             Triple({ Segments("memory:", "t", prefetchPct = 300) }, "INVALID_ARGUMENT", "prefetch"),
-            Triple({ Snowflake.preset("twitter").nextMany(-1) }, "INVALID_ARGUMENT", "n must"),
+            Triple({ Snowflake.preset("twitter").nextMany(-1) }, "INVALID_ARGUMENT", "2^27"),
             Triple({ Layout.preset("twitter").boundsAt(0) }, "TIME_OUT_OF_RANGE", ""),
             Triple({ Layout.preset("twitter").compose(0, 0, 4096) }, "SEQUENCE_OUT_OF_RANGE", ""),
             Triple({ Flake128.compose(0, 0, 65536) }, "SEQUENCE_OUT_OF_RANGE", ""),
