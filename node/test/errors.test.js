@@ -72,14 +72,15 @@ const UNREACHABLE = {
 // SOURCE_UNAVAILABLE in sources.test.js, LEASE_LOST in leases.test.js.
 const TESTED_BELOW = ['TIMEOUT', 'SOURCE_UNAVAILABLE', 'LEASE_LOST']
 
-test('every code is either triggered or explained', () => {
-  for (const r of ROWS) {
-    const places = [r.name in TRIGGERS, r.name in UNREACHABLE, TESTED_BELOW.includes(r.name)]
-    assert.equal(
-      places.filter(Boolean).length,
-      1,
-      `${r.name} must be in exactly one of TRIGGERS, UNREACHABLE and TESTED_BELOW`,
-    )
+// A code new in errors.json needs no edit here to pass (its JSON row and core variant are the
+// whole change); it is reported until a trigger or a reason is added, as the C suite does.
+test('every code is triggered, explained, or reported', (t) => {
+  const names = new Set(ROWS.map((r) => r.name))
+  const listed = [...Object.keys(TRIGGERS), ...Object.keys(UNREACHABLE), ...TESTED_BELOW]
+  for (const name of listed) assert.ok(names.has(name), `${name} is not a code of errors.json`)
+  assert.equal(new Set(listed).size, listed.length, 'a code is listed twice')
+  for (const name of names) {
+    if (!listed.includes(name)) t.diagnostic(`${name}: not triggered through the Node API yet`)
   }
 })
 

@@ -96,9 +96,9 @@ pub async fn run(
     shared: Arc<Shared>,
     store: EtcdStore,
     config: ElectionConfig,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) {
-    let mut e = Election {
+    let e = Election {
         leader_key: store.key("leader"),
         member_key: store.key(&format!("member/{}", shared.engine.leadership().me().id)),
         store,
@@ -110,28 +110,32 @@ pub async fn run(
         polls: 0,
     };
     let shared = e.shared.clone();
-    loop {
-        let leading = shared.engine.leadership().serving();
-        let pause = if leading {
-            e.lead().await
-        } else {
-            e.stand_by().await
-        };
-        tokio::select! {
-            () = tokio::time::sleep(pause) => {}
-            () = shared.engine.leadership().failover.notified(), if leading => {
-                e.hand_over().await;
-            }
-            _ = stop.changed() => break,
-        }
-        if *stop.borrow() {
-            break;
-        }
+    let poll = e.config.poll;
+    super::campaign(e, shared, poll, stop).await;
+}
+
+impl super::Campaign for Election {
+    fn leading(&self) -> bool {
+        self.shared.engine.leadership().serving()
     }
-    if e.shared.engine.leadership().serving() {
-        e.step_down("shutting down").await;
-    } else if let Some(lease) = e.lease.take() {
-        e.revoke(lease.id).await;
+    async fn lead_turn(&mut self) -> Duration {
+        self.lead().await
+    }
+    async fn standby_turn(&mut self) -> Duration {
+        self.stand_by().await
+    }
+    async fn give_up(&mut self, why: &str) {
+        self.step_down(why).await;
+    }
+    fn keep_quiet(&mut self, pause: Duration) {
+        self.quiet_until = Instant::now() + pause;
+    }
+    async fn resign(&mut self) {
+        if self.shared.engine.leadership().serving() {
+            self.step_down("shutting down").await;
+        } else if let Some(lease) = self.lease.take() {
+            self.revoke(lease.id).await;
+        }
     }
 }
 
@@ -374,18 +378,6 @@ impl Election {
 
     /// Stops serving, gives back the unused cached ids and resigns, so a standby takes over
     /// within one poll (`IDF.FAILOVER`).
-    async fn hand_over(&mut self) {
-        self.shared.engine.leadership().stop_serving();
-        self.shared.engine.release().await;
-        self.quiet_until = Instant::now() + self.config.poll * 4;
-        self.step_down("handing over").await;
-        self.shared
-            .engine
-            .leadership()
-            .failover_done
-            .notify_waiters();
-    }
-
     /// Ends a lease (its keys go with it), best effort: a lease not revoked expires anyway.
     async fn revoke(&self, id: i64) {
         let revoke = self

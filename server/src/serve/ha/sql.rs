@@ -32,10 +32,11 @@ pub async fn run(
     shared: Arc<Shared>,
     store: SqlStore,
     config: ElectionConfig,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) {
     store.set_fence(None);
-    let mut e = Election {
+    let poll = config.poll;
+    let e = Election {
         shared: shared.clone(),
         store,
         config,
@@ -45,30 +46,29 @@ pub async fn run(
         quiet_until: Instant::now(),
         polls: 0,
     };
-    loop {
-        let leading = e.token.is_some();
-        let pause = if leading {
-            e.lead().await
-        } else {
-            e.stand_by().await
-        };
-        tokio::select! {
-            () = tokio::time::sleep(pause) => {}
-            () = shared.engine.leadership().failover.notified(), if leading => {
-                shared.engine.leadership().stop_serving();
-                shared.engine.release().await;
-                e.quiet_until = Instant::now() + e.config.poll * 4;
-                e.step_down("handing over").await;
-                shared.engine.leadership().failover_done.notify_waiters();
-            }
-            _ = stop.changed() => break,
-        }
-        if *stop.borrow() {
-            break;
-        }
+    super::campaign(e, shared, poll, stop).await;
+}
+
+impl super::Campaign for Election {
+    fn leading(&self) -> bool {
+        self.token.is_some()
     }
-    if e.token.is_some() {
-        e.step_down("shutting down").await;
+    async fn lead_turn(&mut self) -> Duration {
+        self.lead().await
+    }
+    async fn standby_turn(&mut self) -> Duration {
+        self.stand_by().await
+    }
+    async fn give_up(&mut self, why: &str) {
+        self.step_down(why).await;
+    }
+    fn keep_quiet(&mut self, pause: Duration) {
+        self.quiet_until = Instant::now() + pause;
+    }
+    async fn resign(&mut self) {
+        if self.token.is_some() {
+            self.step_down("shutting down").await;
+        }
     }
 }
 
