@@ -3,10 +3,10 @@
 //! clients (redis-cli `-c`, redis-py `RedisCluster`, ioredis `Cluster`) find the leader and
 //! follow a failover.
 
-use super::Shared;
 use super::ha::Peer;
 use super::metrics::ErrorKind;
 use super::resp::Reply;
+use super::shared::Shared;
 
 /// The number of hash slots.
 pub const SLOTS: u16 = 16384;

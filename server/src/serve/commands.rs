@@ -1,12 +1,12 @@
 //! The commands: connection and server commands in Redis's shape, the id commands, and `IDF.*`.
 
-use super::Shared;
 use super::auth::{Checked, DEFAULT_USER, Right};
 use super::cluster::redirect;
 use super::cmd::Cmd;
 use super::metrics::ErrorKind;
 use super::request::{Outcome, Session, alloc_error, int, require, tag, text, usage};
 use super::resp::Reply;
+use super::shared::Shared;
 
 /// Runs one command, appending its reply to `out`.
 pub async fn execute(shared: &Shared, s: &mut Session, args: &[&[u8]], out: &mut Reply) {

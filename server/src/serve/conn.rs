@@ -17,12 +17,12 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::Shared;
 use super::auth::{DEFAULT_USER, Perms};
 use super::commands::execute;
 use super::metrics::ErrorKind;
 use super::request::Session;
 use super::resp::{Reply, parse_limited};
+use super::shared::Shared;
 
 /// What one read asks the socket for.
 const READ_CHUNK: usize = 16 * 1024;

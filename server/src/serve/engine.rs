@@ -9,8 +9,7 @@
 //! One `impl Engine` is split by concern on purpose: [`super::tags`], [`super::clocks`] and
 //! [`super::workers`] each add the engine's methods for their commands and hold their own state,
 //! which the engine's persister writes together. Those four modules import each other; no
-//! other module of `serve` is in a cycle (the elections' use of `Shared` aside, see
-//! [`super::ha`]).
+//! other module of `serve` is in a cycle.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -15,7 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
-use super::Shared;
+use super::shared::Shared;
 
 /// Metrics connections served at once.
 pub const MAX_CONNECTIONS: usize = 16;

@@ -1,11 +1,11 @@
 //! The `IDF.*` commands: tags, server-side snowflakes, decoding and users.
 
-use super::Shared;
 use super::auth::{Perms, Right};
 use super::cmd::{Cmd, MAX_SNOWFLAKE_COUNT};
 use super::metrics::ErrorKind;
 use super::request::{Session, alloc_error, int, require, tag as name, text as arg_text, usage};
 use super::resp::Reply;
+use super::shared::Shared;
 use super::tags::AllocError;
 use crate::text::id::{fields, parse_id};
 use crate::text::layout::parse_layout;

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::Shared;
+use super::shared::Shared;
 
 /// The `INFO` text of `section` (all sections when `None`, `all` or `everything`).
 pub fn text(shared: &Shared, section: Option<&[u8]>) -> String {

@@ -31,6 +31,7 @@ pub mod lock;
 pub mod metrics;
 pub mod request;
 pub mod resp;
+pub mod shared;
 pub mod store;
 pub mod tags;
 pub mod workers;
@@ -46,33 +47,10 @@ use tokio::task::JoinSet;
 
 pub use config::{Config, ServeArgs};
 pub use engine::Engine;
+pub use shared::Shared;
 
 use auth::Auth;
 use store::Store;
-
-/// What every connection shares.
-#[derive(Debug)]
-pub struct Shared {
-    /// The allocator.
-    pub engine: Arc<Engine>,
-    /// Users.
-    pub auth: Auth,
-    /// The client port bound.
-    pub port: u16,
-    /// The next `CLIENT ID`.
-    pub next_client: AtomicU64,
-    /// Keeps the event loop polling for a while after each request.
-    pub busy_poll: busy_poll::BusyPoll,
-    /// What one client may hold (README "Limits").
-    pub limits: config::Limits,
-}
-
-impl Shared {
-    /// The `IDF.SNOWFLAKE` layout (the default of `IDF.DECODE`).
-    pub fn engine_layout(&self) -> idforge::Layout {
-        self.engine.snowflake
-    }
-}
 
 /// Runs `idforge serve` until SIGTERM or SIGINT; returns the exit status.
 pub fn run(args: ServeArgs, err: &mut dyn Write) -> u8 {

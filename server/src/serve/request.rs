@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use super::Shared;
 use super::auth::{Perms, Right};
 use super::cluster::redirect;
 use super::metrics::ErrorKind;
+use super::shared::Shared;
 use super::tags::AllocError;
 
 /// One connection's state.

@@ -23,7 +23,7 @@ type Result<T> = std::result::Result<T, etcd_client::Error>;
 
 use super::ElectionConfig;
 use super::Peer;
-use crate::serve::Shared;
+use crate::serve::shared::Shared;
 use crate::serve::store::EtcdStore;
 
 /// One granted lease and its keep-alive stream.
@@ -111,10 +111,10 @@ pub async fn run(
     };
     let shared = e.shared.clone();
     let poll = e.config.poll;
-    super::campaign(e, shared, poll, stop).await;
+    super::campaign::campaign(e, shared, poll, stop).await;
 }
 
-impl super::Campaign for Election {
+impl super::campaign::Campaign for Election {
     fn leading(&self) -> bool {
         self.shared.engine.leadership().serving()
     }

@@ -7,19 +7,19 @@
 //! resumes, even before it learns that it lost. Standbys answer data commands with `-MOVED`
 //! to the leader they know.
 //!
-//! The elections take the server's `Shared` state (before leading they check the store against
-//! its guard): the one edge from here back to `serve`, on purpose.
+//! The elections ([`etcd`], [`sql`], one loop in `campaign`) take the server's `Shared` state:
+//! before leading they check the store against its guard.
 
+mod campaign;
 pub mod etcd;
 pub mod sql;
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use tokio::sync::{Notify, watch};
+use tokio::sync::Notify;
 
-use super::Shared;
 use super::lock::lock;
 
 /// How an election runs (etcd's in [`etcd`], a SQL store's in [`sql`]).
@@ -41,56 +41,6 @@ impl Default for ElectionConfig {
             probe: true,
         }
     }
-}
-
-/// One election's moves (etcd's in [`etcd`], a SQL store's in [`sql`]); [`campaign`] is the one
-/// loop over them.
-trait Campaign {
-    /// Whether this server leads now.
-    fn leading(&self) -> bool;
-    /// One turn as the leader (renew the lease); how long until the next turn.
-    async fn lead_turn(&mut self) -> Duration;
-    /// One turn as a standby (watch the leader, campaign); how long until the next turn.
-    async fn standby_turn(&mut self) -> Duration;
-    /// Gives up the lead on purpose, saying `why`.
-    async fn give_up(&mut self, why: &str);
-    /// Runs no campaign for `pause` (after handing over, so another server wins).
-    fn keep_quiet(&mut self, pause: Duration);
-    /// At shutdown: a leader resigns; a standby lets go of what it holds.
-    async fn resign(&mut self);
-}
-
-/// Runs an election until `stop` turns true: turns as leader or standby, a hand-over when asked
-/// (`FAILOVER`), and a resignation at the end.
-async fn campaign(
-    mut e: impl Campaign,
-    shared: Arc<Shared>,
-    poll: Duration,
-    mut stop: watch::Receiver<bool>,
-) {
-    loop {
-        let leading = e.leading();
-        let pause = if leading {
-            e.lead_turn().await
-        } else {
-            e.standby_turn().await
-        };
-        tokio::select! {
-            () = tokio::time::sleep(pause) => {}
-            () = shared.engine.leadership().failover.notified(), if leading => {
-                shared.engine.leadership().stop_serving();
-                shared.engine.release().await;
-                e.keep_quiet(poll * 4);
-                e.give_up("handing over").await;
-                shared.engine.leadership().failover_done.notify_waiters();
-            }
-            _ = stop.changed() => break,
-        }
-        if *stop.borrow() {
-            break;
-        }
-    }
-    e.resign().await;
 }
 
 /// A server of the group, as clients reach it.
@@ -182,7 +132,7 @@ impl Leadership {
         Leadership::new(me, false)
     }
 
-    /// A member of an elected group: a standby until [`election`] wins a lease.
+    /// A member of an elected group: a standby until its election ([`etcd`], [`sql`]) wins a lease.
     pub fn elected(me: Peer) -> Leadership {
         Leadership::new(me, true)
     }

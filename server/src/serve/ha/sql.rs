@@ -12,7 +12,7 @@ use tokio::sync::watch;
 
 use super::ElectionConfig;
 use super::Peer;
-use crate::serve::Shared;
+use crate::serve::shared::Shared;
 use crate::serve::store::SqlStore;
 
 struct Election {
@@ -46,10 +46,10 @@ pub async fn run(
         quiet_until: Instant::now(),
         polls: 0,
     };
-    super::campaign(e, shared, poll, stop).await;
+    super::campaign::campaign(e, shared, poll, stop).await;
 }
 
-impl super::Campaign for Election {
+impl super::campaign::Campaign for Election {
     fn leading(&self) -> bool {
         self.token.is_some()
     }

@@ -1,0 +1,33 @@
+//! What every connection and task of a server shares: the engine, the users, the limits.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use super::auth::Auth;
+use super::busy_poll::BusyPoll;
+use super::config::Limits;
+use super::engine::Engine;
+
+/// What every connection shares.
+#[derive(Debug)]
+pub struct Shared {
+    /// The allocator.
+    pub engine: Arc<Engine>,
+    /// Users.
+    pub auth: Auth,
+    /// The client port bound.
+    pub port: u16,
+    /// The next `CLIENT ID`.
+    pub next_client: AtomicU64,
+    /// Keeps the event loop polling for a while after each request.
+    pub busy_poll: BusyPoll,
+    /// What one client may hold (README "Limits").
+    pub limits: Limits,
+}
+
+impl Shared {
+    /// The `IDF.SNOWFLAKE` layout (the default of `IDF.DECODE`).
+    pub fn engine_layout(&self) -> idforge::Layout {
+        self.engine.snowflake
+    }
+}
