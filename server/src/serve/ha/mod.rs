@@ -14,8 +14,8 @@ mod campaign;
 pub mod etcd;
 pub mod sql;
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
