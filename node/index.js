@@ -8,7 +8,7 @@
 const native = require('./native.js')
 const { ErrorCode, errorTable, idforgeError } = require('./errors.js')
 
-const { Snowflake, Layout, Segments, Flake128Generator, batchLen } = native
+const { Snowflake, Layout, Segments, Flake128Generator, batchLen, MAX_BATCH } = native
 const inspect = Symbol.for('nodejs.util.inspect.custom')
 
 // ---- Snowflake: single ids from runs of one tick -------------------------------------------
@@ -75,9 +75,10 @@ Snowflake.prototype.nextNumber = function nextNumber() {
 }
 
 Snowflake.prototype.nextMany = function nextMany(n) {
-  if (typeof n !== 'number') batchLen(NaN) // throws IDFORGE_INVALID_ARGUMENT, as for -1
+  // A valid size costs no crossing; anything else gets the addon's (the runtime's) error.
+  if (!(Number.isInteger(n) && n >= 0 && n <= MAX_BATCH)) batchLen(typeof n === 'number' ? n : NaN)
   dropRun(this)
-  const out = new BigUint64Array(batchLen(n))
+  const out = new BigUint64Array(n)
   fillMany.call(this, out)
   return out
 }

@@ -245,6 +245,9 @@ export interface LayoutSpec {
   unsigned?: boolean
 }
 
+/** The most ids one batch call makes (the runtime's cap, 2^27), for the package's JavaScript. */
+export declare const MAX_BATCH: number
+
 /** Does nothing: the cost of one call into the addon, the floor of the benchmarks. */
 export declare function noop(): void
 

@@ -23,6 +23,10 @@ pub fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// The most ids one batch call makes (the runtime's cap, 2^27), for the package's JavaScript.
+#[napi]
+pub const MAX_BATCH: u32 = runtime::MAX_BATCH as u32;
+
 /// `n` if it is a batch size (an integer from 0 to 2^27), else throws `IDFORGE_INVALID_ARGUMENT`:
 /// the runtime's one rule, for the package's JavaScript batch calls.
 #[napi]
