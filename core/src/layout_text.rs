@@ -260,6 +260,29 @@ mod tests {
     }
 
     #[test]
+    fn long_texts_are_refused_in_one_pass() {
+        // A megabyte of fields stops at the second one; a megabyte name is no preset.
+        let fields = "epoch=1,".repeat(1 << 17);
+        assert_eq!(
+            Layout::parse(&fields),
+            Err(Error::InvalidLayout(KEYS[0].twice))
+        );
+        let name = "t".repeat(1 << 20);
+        assert_eq!(
+            Layout::parse(&name),
+            Err(Error::InvalidLayout(UNKNOWN_NAME))
+        );
+        let digits = format!(
+            "epoch={},tick=1,time=41,node=10,seq=12",
+            "9".repeat(1 << 20)
+        );
+        assert_eq!(
+            Layout::parse(&digits),
+            Err(Error::InvalidLayout(KEYS[0].too_large))
+        );
+    }
+
+    #[test]
     fn orders_read_back() {
         for o in [Order::TimeNodeSeq, Order::TimeSeqNode] {
             assert_eq!(o.to_string().parse::<Order>(), Ok(o));

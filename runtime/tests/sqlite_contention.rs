@@ -65,10 +65,10 @@ fn processes_contending_for_one_sqlite_file_wait_instead_of_failing() {
         let (url, out) = args.split_once(' ').unwrap();
         contend(url, out);
     }
-    // Every range commits with an fsync (`synchronous=FULL`). Right after a build, gigabytes of
-    // the build's dirty pages can make each fsync wait for them (ext4 orders the data of files
-    // replaced by rename before the journal commit): 8 s instead of 1 here, past the 20 s
-    // timeout twice in CI. This test is about lock contention, so it starts from a clean cache.
+    // Every range commits with an fsync (`synchronous=FULL`). Right after a build, the build's
+    // dirty pages made each fsync wait for them (8 s for this test instead of 1, measured): the
+    // test is about lock contention, so it starts from a clean page cache. (It did not end the
+    // rare 20 s stalls seen in CI; see issue 21.)
     rustix::fs::sync();
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}/leaf.db", dir.path().display());
