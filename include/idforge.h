@@ -462,6 +462,41 @@ typedef struct idforge_segment_stats {
 } idforge_segment_stats;
 
 /**
+ * Figures of the refill engine a generator shares with every generator of the process on the
+ * same source (see `idforge_segments_engine_stats`).
+ */
+typedef struct idforge_engine_stats {
+  /**
+   * Generators the process's refill engine for this source serves.
+   */
+  uint64_t generators;
+  /**
+   * Threads that engine runs now.
+   */
+  uint64_t threads;
+  /**
+   * Connections the source holds open in this process now.
+   */
+  uint64_t connections;
+  /**
+   * Requests made to the source (a pipelined round trip, a transaction).
+   */
+  uint64_t round_trips;
+  /**
+   * Ranges fetched by the engine, in all.
+   */
+  uint64_t refills;
+  /**
+   * Ranges fetched in a round trip shared with other tags' ranges.
+   */
+  uint64_t batched_refills;
+  /**
+   * Tags waiting for a range now, retries included.
+   */
+  uint64_t queued;
+} idforge_engine_stats;
+
+/**
  * A clock policy: an `idforge_policy_kind` and its duration. All zero is the default.
  */
 typedef struct idforge_policy {
@@ -730,8 +765,10 @@ idforge_status idforge_objectid_timestamp(const uint8_t *id, uint32_t *out_secon
  * (the segment server), `redis://[user:pass@]host:port[/db]`, `postgres://…`, `mysql://…` or
  * `sqlite:///path` (Leaf's `leaf_alloc` table), `file:///abs/dir` (a locked counter file per
  * tag, shared by the processes of a host) or `memory:` (this process only); see the README's
- * "Segment sources". `options` may be NULL for the defaults. Starts a refill thread and asks
- * for the first range at once; network sources connect in that thread, so their failures
+ * "Segment sources". `options` may be NULL for the defaults. Joins the process's refill engine
+ * for the URL (started with its thread on first use: one thread and one connection for every
+ * generator on one `idforge://` or `redis://` URL) and asks for the first range at once;
+ * network sources connect in the engine's thread, so their failures
  * (`SOURCE_UNAVAILABLE`, `TIMEOUT`, `INVALID_ARGUMENT` for an unknown tag) come from
  * `idforge_segments_next`. Fails with `INVALID_URL`, `INVALID_ARGUMENT` (tag, options) or `IO`.
  *
@@ -745,7 +782,7 @@ idforge_status idforge_segments_new(const char *url,
                                     struct idforge_segments **out);
 
 /**
- * Frees a generator and stops its refill thread; NULL is ignored. Ids still buffered are
+ * Frees a generator (the last one on a source ends its refill engine); NULL is ignored. Ids still buffered are
  * dropped (never handed out again). No other call may use the handle during or after this.
  *
  * # Safety
@@ -781,6 +818,17 @@ idforge_status idforge_segments_next_many(const struct idforge_segments *handle,
  */
 idforge_status idforge_segments_stats(const struct idforge_segments *handle,
                                       struct idforge_segment_stats *out);
+
+/**
+ * The figures of the refill engine serving the generator's source, into `*out`: one engine
+ * (one thread and one connection for `idforge://` and `redis://`) serves every generator of
+ * the process on the same source URL.
+ *
+ * # Safety
+ * `handle` is NULL or a live generator; `out` is NULL or writable.
+ */
+idforge_status idforge_segments_engine_stats(const struct idforge_segments *handle,
+                                             struct idforge_engine_stats *out);
 
 /**
  * Creates a generator from `config`; free it with `idforge_snowflake_free`.

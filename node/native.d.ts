@@ -81,7 +81,9 @@ export declare class Layout {
  * step. Safe to share; ids are unique across every generator of the
  * source and increase within one generator. With `sqlite://`, do not open the same file
  * through `node:sqlite` in this process: another SQLite library, blind to idforge's locks;
- * ranges are refused (`IDFORGE_SOURCE_UNAVAILABLE`) while such a connection is open.
+ * ranges are refused (`IDFORGE_SOURCE_UNAVAILABLE`) while such a connection is open. Every
+ * generator of the process on one URL shares one refill engine: one thread and one connection
+ * for `idforge://` and `redis://` however many tags (`stats().engine` holds its figures).
  */
 export declare class Segments {
   /**
@@ -168,6 +170,27 @@ export declare class Snowflake {
  * the runtime's one rule, for the package's JavaScript batch calls.
  */
 export declare function batchLen(n: number): number
+
+/**
+ * Figures of the refill engine a generator shares with every generator of the process on
+ * the same source.
+ */
+export interface EngineStats {
+  /** Generators the process's refill engine for this source serves. */
+  generators: number
+  /** Threads that engine runs now. */
+  threads: number
+  /** Connections the source holds open in this process now. */
+  connections: number
+  /** Requests made to the source (a pipelined round trip, a transaction). */
+  roundTrips: number
+  /** Ranges fetched by the engine, in all. */
+  refills: number
+  /** Ranges fetched in a round trip shared with other tags' ranges. */
+  batchedRefills: number
+  /** Tags waiting for a range now, retries included. */
+  queued: number
+}
 
 /** Every error code with its name, for the package's self-check against `errors.json`. */
 export interface ErrorCodeInfo {
@@ -298,6 +321,8 @@ export interface SegmentStats {
   step: number
   /** Ids buffered now. */
   buffered: number
+  /** The process-wide figures of the refill engine serving this generator's source. */
+  engine: EngineStats
 }
 
 /** Options of a `Snowflake`. */

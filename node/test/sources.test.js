@@ -58,6 +58,25 @@ for (const name of ['idforge', 'redis', 'postgres', 'mysql', 'sqlite']) {
   })
 }
 
+for (const name of ['idforge', 'redis']) {
+  test(`${name}: a thousand tags share one refill thread and one connection`, async (t) => {
+    const url = service(t, name)
+    if (!url) return
+    const run = randomBytes(6).toString('hex')
+    const options = { step: 10, dynamicStep: false, timeoutMs: 20000 }
+    const gens = []
+    for (let i = 0; i < 1000; i++) gens.push(new Segments(url, `js-many-${run}-${i}`, options))
+    const firsts = await Promise.all(gens.map((g) => g.nextAsync()))
+    assert.deepEqual(firsts, Array(1000).fill(1n))
+    const { engine } = gens[0].stats()
+    assert.ok(engine.generators >= 1000, JSON.stringify(engine))
+    assert.equal(engine.threads, 1, JSON.stringify(engine))
+    assert.equal(engine.connections, 1, JSON.stringify(engine))
+    assert.ok(engine.batchedRefills > 0, JSON.stringify(engine))
+    assert.ok(engine.roundTrips < engine.refills, JSON.stringify(engine))
+  })
+}
+
 function freePort() {
   return new Promise((resolve) => {
     const srv = net.createServer()

@@ -189,6 +189,11 @@ class Segments(_native.Segments):
     sets ``?timeout_ms=``. ``next()`` releases the GIL when it must wait; in asyncio code use
     ``await next_async()``, which waits in a worker thread.
 
+    Every ``Segments`` of the process on the same URL shares one background refill engine: one
+    thread and one connection for ``idforge://`` and ``redis://`` however many tags (ranges due
+    together go out in one round trip), a pool of ``?pool=`` connections (default 4) for
+    PostgreSQL and MySQL. ``stats()["engine"]`` holds its figures.
+
     ``sqlite://``: do not open the same database file with Python's ``sqlite3`` in this
     process. That is another SQLite library, blind to idforge's locks, and the two would hand out
     the same ids; idforge refuses ranges (``SourceUnavailableError``) while such a connection is

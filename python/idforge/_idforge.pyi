@@ -1,6 +1,6 @@
 # Stubs of the native module idforge._idforge (bindings/python). Checked by mypy.stubtest in CI.
 from os import PathLike
-from typing import Any, Dict, List, Optional, Tuple, Union, final
+from typing import Any, Dict, List, Optional, Tuple, TypedDict, Union, final
 
 from typing_extensions import disjoint_base
 
@@ -17,6 +17,25 @@ __all__ = [
 ]
 
 __version__: str
+
+class _EngineStats(TypedDict):
+    generators: int
+    threads: int
+    connections: int
+    round_trips: int
+    refills: int
+    batched_refills: int
+    queued: int
+
+class _SegmentStats(TypedDict):
+    ranges_fetched: int
+    fetch_errors: int
+    fetch_micros_total: int
+    fetch_micros_last: int
+    waits: int
+    step: int
+    buffered: int
+    engine: _EngineStats
 
 def error_codes() -> List[Tuple[int, str]]: ...
 def _noop() -> None: ...  # the floor of a native call, for python/bench
@@ -158,4 +177,4 @@ class Segments:
     def next_many_bytes(self, n: int) -> bytes: ...
     @property
     def tag(self) -> str: ...
-    def stats(self) -> Dict[str, int]: ...
+    def stats(self) -> _SegmentStats: ...

@@ -52,6 +52,36 @@ def test_every_source_hands_out_increasing_ids_from_one(url):
     assert stats["ranges_fetched"] >= 15 and stats["fetch_errors"] == 0
 
 
+def _threads():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("Threads:"))
+
+
+@pytest.mark.parametrize("name", ["idforge", "redis"])
+def test_a_thousand_tags_share_one_refill_thread_and_one_connection(name):
+    url = service(name)
+    before = _threads()
+    run = uuid.uuid4().hex[:12]
+    gens = [
+        idforge.Segments(url, f"py-many-{run}-{i}", step=10, dynamic_step=False, timeout=20.0)
+        for i in range(1000)
+    ]
+    firsts = [g.next() for g in gens]
+    assert firsts == [1] * 1000
+    engine = gens[0].stats()["engine"]
+    assert engine["generators"] >= 1000
+    assert engine["threads"] == 1 and engine["connections"] == 1, engine
+    assert engine["round_trips"] < engine["refills"], engine
+    assert engine["batched_refills"] > 0, engine
+    assert _threads() - before <= 3
+    # The engine ends with the last generator on the source.
+    del gens
+    deadline = time.monotonic() + 10
+    while _threads() > before and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _threads() == before
+
+
 def test_the_idforge_server_counts_what_it_handed_out():
     url = service("idforge")
     tag = fresh_tag("count")

@@ -67,6 +67,23 @@ impl Error {
         }
     }
 
+    /// The same failure again, for another request of one batch (a source error keeps its
+    /// code, words and whether it may pass; any other error is a permanent one in its words).
+    pub(crate) fn again(&self) -> Error {
+        match self {
+            Error::Source {
+                code,
+                message,
+                transient,
+            } => Error::Source {
+                code: *code,
+                message: message.clone(),
+                transient: *transient,
+            },
+            other => Error::permanent(other.code(), other.to_string()),
+        }
+    }
+
     /// A source failure that may pass: a caller waiting for a range keeps waiting.
     pub(crate) fn transient(code: ErrorCode, message: String) -> Error {
         Error::Source {

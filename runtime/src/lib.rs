@@ -52,7 +52,7 @@ pub use idforge_core::snowflake::{Layout, Order, Parts, Spec as LayoutSpec};
 pub use lease::{DEFAULT_LEASE_TTL, WorkerLease};
 pub use objectid::{ObjectIds, object_id};
 pub use policy::{DEFAULT_LEAD, Policy};
-pub use segments::{SegmentOptions, SegmentStats, Segments};
+pub use segments::{EngineStats, SegmentOptions, SegmentStats, Segments};
 pub use snowflake::{Snowflake, SnowflakeBuilder};
 #[cfg(feature = "sql")]
 pub use source::SqlSource;

@@ -11,6 +11,7 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::{Client, Server, Value, free_port, service_url};
@@ -420,4 +421,110 @@ fn sqlite_leaf_table_shared_by_two_generators() {
         assert!(seen.insert(a.next().unwrap()));
         assert!(seen.insert(b.next().unwrap()));
     }
+}
+
+/// Holds `tag`'s row of `leaf_alloc` locked (`SELECT … FOR UPDATE` in an open transaction) from
+/// when it says so on `locked` until `release` says so (or 30 s pass).
+fn hold_row_lock(url: String, tag: String, locked: mpsc::Sender<()>, release: mpsc::Receiver<()>) {
+    use sqlx::Connection;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+        let mut tx = conn.begin().await.unwrap();
+        sqlx::query("SELECT max_id FROM leaf_alloc WHERE biz_tag = $1 FOR UPDATE")
+            .bind(&tag)
+            .fetch_one(&mut *tx)
+            .await
+            .unwrap();
+        locked.send(()).unwrap();
+        let _ = tokio::task::spawn_blocking(move || release.recv_timeout(Duration::from_secs(30)))
+            .await;
+        tx.commit().await.unwrap();
+    });
+}
+
+/// The 99th percentile of `samples`.
+fn p99(mut samples: Vec<Duration>) -> Duration {
+    samples.sort_unstable();
+    samples[samples.len() * 99 / 100]
+}
+
+#[test]
+fn a_locked_row_holds_up_only_its_own_tag() {
+    let Some(url) = service_url("IDFORGE_TEST_POSTGRES_URL") else {
+        return;
+    };
+    let (a, b) = (unique_tag("locked"), unique_tag("free"));
+    let options = SegmentOptions {
+        step: 10,
+        max_step: 10,
+        dynamic_step: false,
+        timeout: Duration::from_secs(20),
+        ..Default::default()
+    };
+    let seg_a = Arc::new(Segments::open(&url, &a, options).unwrap());
+    let seg_b = Segments::open(&url, &b, options).unwrap();
+    let mut ids_b = vec![seg_b.next().unwrap()];
+    let first_a = seg_a.next().unwrap();
+    // B's calls before the lock: 300 ids, a range every 10.
+    let timed = |ids: &mut Vec<u64>| -> Vec<Duration> {
+        (0..300)
+            .map(|_| {
+                let started = Instant::now();
+                ids.push(seg_b.next().unwrap());
+                started.elapsed()
+            })
+            .collect()
+    };
+    let before = p99(timed(&mut ids_b));
+    let mut ids_a = vec![first_a];
+    let (locked_tx, locked_rx) = mpsc::channel();
+    let (release_tx, release_rx) = mpsc::channel();
+    let locker = {
+        let (url, a) = (url.clone(), a.clone());
+        std::thread::spawn(move || hold_row_lock(url, a, locked_tx, release_rx))
+    };
+    locked_rx.recv_timeout(Duration::from_secs(30)).unwrap();
+    // A range fetched before the lock was taken may still be landing: take what is buffered
+    // until nothing is, twice apart.
+    for _ in 0..2 {
+        std::thread::sleep(Duration::from_millis(100));
+        while let Some(id) = seg_a.try_next().unwrap() {
+            ids_a.push(id);
+        }
+    }
+    let ranges_a = seg_a.stats().ranges_fetched;
+    let waiting_a = {
+        let seg_a = seg_a.clone();
+        std::thread::spawn(move || seg_a.next())
+    };
+    // A's refill is stuck on the lock now (or soon): B's go on meanwhile, on other connections.
+    std::thread::sleep(Duration::from_millis(200));
+    let during = p99(timed(&mut ids_b));
+    assert!(
+        !waiting_a.is_finished(),
+        "tag A got an id while its row was locked"
+    );
+    // B's 30 ranges came while A's one fetch still waited on the lock: none had to wait for
+    // that fetch to give up (its request budget is 5 s).
+    let stats_a = seg_a.stats();
+    assert_eq!(
+        (stats_a.fetch_errors, stats_a.ranges_fetched),
+        (0, ranges_a),
+        "tag B's ranges waited for tag A's fetch to fail: {stats_a:?}"
+    );
+    eprintln!("tag B's next() p99: {before:?} before the lock on A's row, {during:?} during it");
+    let stats_b = seg_b.stats();
+    assert!(stats_b.ranges_fetched >= 60, "{stats_b:?}");
+    assert_eq!(stats_b.fetch_errors, 0, "{stats_b:?}");
+    release_tx.send(()).unwrap();
+    locker.join().unwrap();
+    // A waited the lock out within its timeout.
+    ids_a.push(waiting_a.join().unwrap().unwrap());
+    ids_a.push(seg_a.next().unwrap());
+    assert!(ids_a.windows(2).all(|w| w[0] < w[1]), "{ids_a:?}");
+    assert!(ids_b.windows(2).all(|w| w[0] < w[1]));
 }

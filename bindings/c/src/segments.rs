@@ -51,6 +51,27 @@ pub struct idforge_segment_stats {
     pub buffered: u64,
 }
 
+/// Figures of the refill engine a generator shares with every generator of the process on the
+/// same source (see `idforge_segments_engine_stats`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct idforge_engine_stats {
+    /// Generators the process's refill engine for this source serves.
+    pub generators: u64,
+    /// Threads that engine runs now.
+    pub threads: u64,
+    /// Connections the source holds open in this process now.
+    pub connections: u64,
+    /// Requests made to the source (a pipelined round trip, a transaction).
+    pub round_trips: u64,
+    /// Ranges fetched by the engine, in all.
+    pub refills: u64,
+    /// Ranges fetched in a round trip shared with other tags' ranges.
+    pub batched_refills: u64,
+    /// Tags waiting for a range now, retries included.
+    pub queued: u64,
+}
+
 /// Ids of one tag from a segment source. Thread-safe: every call but `idforge_segments_free`
 /// may run concurrently on one handle. In a forked child the parent's ranges are dropped and
 /// fresh ones fetched, so parent and child never return the same id.
@@ -89,8 +110,10 @@ fn or_duration(ms: u64, default: Duration) -> Duration {
 /// (the segment server), `redis://[user:pass@]host:port[/db]`, `postgres://…`, `mysql://…` or
 /// `sqlite:///path` (Leaf's `leaf_alloc` table), `file:///abs/dir` (a locked counter file per
 /// tag, shared by the processes of a host) or `memory:` (this process only); see the README's
-/// "Segment sources". `options` may be NULL for the defaults. Starts a refill thread and asks
-/// for the first range at once; network sources connect in that thread, so their failures
+/// "Segment sources". `options` may be NULL for the defaults. Joins the process's refill engine
+/// for the URL (started with its thread on first use: one thread and one connection for every
+/// generator on one `idforge://` or `redis://` URL) and asks for the first range at once;
+/// network sources connect in the engine's thread, so their failures
 /// (`SOURCE_UNAVAILABLE`, `TIMEOUT`, `INVALID_ARGUMENT` for an unknown tag) come from
 /// `idforge_segments_next`. Fails with `INVALID_URL`, `INVALID_ARGUMENT` (tag, options) or `IO`.
 ///
@@ -128,7 +151,7 @@ pub unsafe extern "C" fn idforge_segments_new(
     })
 }
 
-/// Frees a generator and stops its refill thread; NULL is ignored. Ids still buffered are
+/// Frees a generator (the last one on a source ends its refill engine); NULL is ignored. Ids still buffered are
 /// dropped (never handed out again). No other call may use the handle during or after this.
 ///
 /// # Safety
@@ -201,6 +224,34 @@ pub unsafe extern "C" fn idforge_segments_stats(
             waits: s.waits,
             step: s.step,
             buffered: s.buffered,
+        });
+        Ok(())
+    })
+}
+
+/// The figures of the refill engine serving the generator's source, into `*out`: one engine
+/// (one thread and one connection for `idforge://` and `redis://`) serves every generator of
+/// the process on the same source URL.
+///
+/// # Safety
+/// `handle` is NULL or a live generator; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn idforge_segments_engine_stats(
+    handle: *const idforge_segments,
+    out: *mut idforge_engine_stats,
+) -> idforge_status {
+    guard(|| {
+        // SAFETY: the caller's guarantees.
+        let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out, "out")?) };
+        let e = h.inner.engine_stats();
+        out.write(idforge_engine_stats {
+            generators: e.generators,
+            threads: e.threads,
+            connections: e.connections,
+            round_trips: e.round_trips,
+            refills: e.refills,
+            batched_refills: e.batched_refills,
+            queued: e.queued,
         });
         Ok(())
     })

@@ -753,6 +753,7 @@ static void test_null_arguments(void) {
   CHECK_STATUS(idforge_segments_next(NULL, &u), N);
   CHECK_STATUS(idforge_segments_next_many(NULL, &u, 1), N);
   CHECK_STATUS(idforge_segments_stats(NULL, NULL), N);
+  CHECK_STATUS(idforge_segments_engine_stats(NULL, NULL), N);
   CHECK(s == NULL);
 }
 

@@ -66,6 +66,41 @@ static void draw_from(const char *url, const char *name) {
   idforge_segments_free(s);
 }
 
+/* Many tags on one server share the process's refill engine: one thread, one connection. */
+static void many_tags_on(const char *url, const char *name) {
+  enum { TAGS = 500 };
+  static idforge_segments *all[TAGS];
+  idforge_segment_options o = fixed(10);
+  idforge_engine_stats engine;
+  char tag[96];
+  size_t i;
+  uint64_t id;
+  if (!url) return;
+  o.timeout_ms = 20000;
+  unique_tag(tag, sizeof tag, name);
+  for (i = 0; i < TAGS; i++) {
+    char each[128];
+    snprintf(each, sizeof each, "%s-%zu", tag, i);
+    all[i] = NULL;
+    CHECK_OK(idforge_segments_new(url, each, &o, &all[i]));
+    if (!all[i]) return;
+  }
+  for (i = 0; i < TAGS; i++) {
+    CHECK_OK(idforge_segments_next(all[i], &id));
+    CHECK(id == 1);
+  }
+  CHECK_OK(idforge_segments_engine_stats(all[0], &engine));
+  CHECK(engine.generators >= TAGS);
+  CHECK(engine.threads == 1 && engine.connections == 1);
+  CHECK(engine.batched_refills > 0 && engine.round_trips < engine.refills);
+  for (i = 0; i < TAGS; i++) idforge_segments_free(all[i]);
+}
+
+static void test_many_tags(void) {
+  many_tags_on(service("IDFORGE_TEST_IDFORGE_URL"), "idf-many");
+  many_tags_on(service("IDFORGE_TEST_REDIS_URL"), "redis-many");
+}
+
 static void test_idforge_server(void) { draw_from(service("IDFORGE_TEST_IDFORGE_URL"), "idf"); }
 static void test_redis(void) { draw_from(service("IDFORGE_TEST_REDIS_URL"), "redis"); }
 static void test_postgres(void) { draw_from(service("IDFORGE_TEST_POSTGRES_URL"), "pg"); }
@@ -239,6 +274,7 @@ int main(void) {
   if (!mkdtemp(sqlite_dir)) return 2;
   RUN(test_idforge_server);
   RUN(test_redis);
+  RUN(test_many_tags);
   RUN(test_postgres);
   RUN(test_mariadb);
   RUN(test_sqlite);

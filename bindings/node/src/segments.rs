@@ -47,6 +47,28 @@ pub struct SegmentStats {
     pub step: f64,
     /// Ids buffered now.
     pub buffered: f64,
+    /// The process-wide figures of the refill engine serving this generator's source.
+    pub engine: EngineStats,
+}
+
+/// Figures of the refill engine a generator shares with every generator of the process on
+/// the same source.
+#[napi(object)]
+pub struct EngineStats {
+    /// Generators the process's refill engine for this source serves.
+    pub generators: f64,
+    /// Threads that engine runs now.
+    pub threads: f64,
+    /// Connections the source holds open in this process now.
+    pub connections: f64,
+    /// Requests made to the source (a pipelined round trip, a transaction).
+    pub round_trips: f64,
+    /// Ranges fetched by the engine, in all.
+    pub refills: f64,
+    /// Ranges fetched in a round trip shared with other tags' ranges.
+    pub batched_refills: f64,
+    /// Tags waiting for a range now, retries included.
+    pub queued: f64,
 }
 
 fn options_of(o: Option<SegmentOptions>) -> Result<RtOptions> {
@@ -85,7 +107,9 @@ fn nothing_buffered() -> napi::Error<crate::error::Code> {
 /// step. Safe to share; ids are unique across every generator of the
 /// source and increase within one generator. With `sqlite://`, do not open the same file
 /// through `node:sqlite` in this process: another SQLite library, blind to idforge's locks;
-/// ranges are refused (`IDFORGE_SOURCE_UNAVAILABLE`) while such a connection is open.
+/// ranges are refused (`IDFORGE_SOURCE_UNAVAILABLE`) while such a connection is open. Every
+/// generator of the process on one URL shares one refill engine: one thread and one connection
+/// for `idforge://` and `redis://` however many tags (`stats().engine` holds its figures).
 #[napi]
 pub struct Segments {
     inner: Arc<RtSegments>,
@@ -165,6 +189,7 @@ impl Segments {
     #[napi]
     pub fn stats(&self) -> SegmentStats {
         let s = self.inner.stats();
+        let e = s.engine;
         SegmentStats {
             ranges_fetched: s.ranges_fetched as f64,
             fetch_errors: s.fetch_errors as f64,
@@ -173,6 +198,15 @@ impl Segments {
             waits: s.waits as f64,
             step: s.step as f64,
             buffered: s.buffered as f64,
+            engine: EngineStats {
+                generators: e.generators as f64,
+                threads: e.threads as f64,
+                connections: e.connections as f64,
+                round_trips: e.round_trips as f64,
+                refills: e.refills as f64,
+                batched_refills: e.batched_refills as f64,
+                queued: e.queued as f64,
+            },
         }
     }
 }

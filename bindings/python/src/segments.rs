@@ -93,6 +93,16 @@ impl Segments {
         d.set_item("waits", s.waits)?;
         d.set_item("step", s.step)?;
         d.set_item("buffered", s.buffered)?;
+        // The process-wide figures of the refill engine serving this source.
+        let engine = PyDict::new(py);
+        engine.set_item("generators", s.engine.generators)?;
+        engine.set_item("threads", s.engine.threads)?;
+        engine.set_item("connections", s.engine.connections)?;
+        engine.set_item("round_trips", s.engine.round_trips)?;
+        engine.set_item("refills", s.engine.refills)?;
+        engine.set_item("batched_refills", s.engine.batched_refills)?;
+        engine.set_item("queued", s.engine.queued)?;
+        d.set_item("engine", engine)?;
         Ok(d)
     }
 }

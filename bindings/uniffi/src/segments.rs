@@ -25,6 +25,28 @@ pub struct SegmentStats {
     pub step: i64,
     /// Ids buffered right now.
     pub buffered: i64,
+    /// The process-wide figures of the refill engine serving this generator's source.
+    pub engine: EngineStats,
+}
+
+/// Figures of the refill engine a generator shares with every generator of the process on
+/// the same source.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct EngineStats {
+    /// Generators the process's refill engine for this source serves.
+    pub generators: i64,
+    /// Threads that engine runs now.
+    pub threads: i64,
+    /// Connections the source holds open in this process now.
+    pub connections: i64,
+    /// Requests made to the source (a pipelined round trip, a transaction).
+    pub round_trips: i64,
+    /// Ranges fetched by the engine, in all.
+    pub refills: i64,
+    /// Ranges fetched in a round trip shared with other tags' ranges.
+    pub batched_refills: i64,
+    /// Tags waiting for a range now, retries included.
+    pub queued: i64,
 }
 
 /// Ids of one tag from a segment source (`memory:`, `file:`, `sqlite:`, `postgres://`,
@@ -108,6 +130,7 @@ impl Segments {
     /// The counters.
     pub fn stats(&self) -> SegmentStats {
         let s = self.inner.stats();
+        let e = s.engine;
         SegmentStats {
             ranges_fetched: s.ranges_fetched as i64,
             fetch_errors: s.fetch_errors as i64,
@@ -116,6 +139,15 @@ impl Segments {
             waits: s.waits as i64,
             step: s.step as i64,
             buffered: s.buffered as i64,
+            engine: EngineStats {
+                generators: e.generators as i64,
+                threads: e.threads as i64,
+                connections: e.connections as i64,
+                round_trips: e.round_trips as i64,
+                refills: e.refills as i64,
+                batched_refills: e.batched_refills as i64,
+                queued: e.queued as i64,
+            },
         }
     }
 }

@@ -282,6 +282,10 @@ val tests = linkedMapOf<String, () -> Unit>(
             assertEquals(got.size, got.toSet().size)
             assertEquals("orders", a.tag())
             assertTrue(a.stats().rangesFetched >= 1)
+            // a and b share the source's refill engine (SQLite: one lane, batched).
+            val engine = a.stats().engine
+            assertTrue(engine.generators >= 2 && engine.threads == 1L, engine.toString())
+            assertTrue(engine.refills >= engine.roundTrips, engine.toString())
             a.ready()
             val t = a.tryNext()
             assertTrue(t == null || t !in got)

@@ -32,6 +32,11 @@ impl FileSource {
 }
 
 impl SegmentSource for FileSource {
+    /// Two: a tag whose file another process holds locked holds up only one lane.
+    fn lanes(&self) -> usize {
+        2
+    }
+
     fn identity(&self) -> Option<String> {
         Some(format!("file://{}", self.dir.display()))
     }

@@ -22,7 +22,7 @@ mod file;
 #[cfg(feature = "sql")]
 pub mod leaf_table;
 mod memory;
-mod per_process;
+pub(crate) mod per_process;
 mod remote;
 pub(crate) mod resp;
 #[cfg(feature = "sql")]
@@ -31,7 +31,8 @@ mod sql;
 mod sqlite_alone;
 mod url;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, Weak};
 
 use idforge_core::Error as CoreError;
 use idforge_core::segment::Segment;
@@ -58,6 +59,36 @@ pub trait SegmentSource: Send + Sync + 'static {
     /// took. `None` (the default): each generator keeps its own mark.
     fn identity(&self) -> Option<String> {
         None
+    }
+
+    /// Allocates a range for each `(tag, step)`, answers in order: a source that can serve
+    /// several tags in one round trip (a pipeline, one transaction) does so. The default
+    /// fetches them one by one. The refill engine sends at most [`max_batch`] at once.
+    ///
+    /// [`max_batch`]: SegmentSource::max_batch
+    fn fetch_many(&self, requests: &[(&str, u64)]) -> Vec<Result<Segment>> {
+        requests
+            .iter()
+            .map(|&(tag, step)| self.fetch(tag, step))
+            .collect()
+    }
+
+    /// How many fetches the process's refill engine may run at once for this source, each on
+    /// a thread (and a connection) of its own: more than one where a tag can be held up alone
+    /// (a locked row, a locked file) while others could go on. Default 1.
+    fn lanes(&self) -> usize {
+        1
+    }
+
+    /// The most requests one [`fetch_many`](SegmentSource::fetch_many) call should carry.
+    /// Default 1: sources that gain nothing from batching see one tag at a time.
+    fn max_batch(&self) -> usize {
+        1
+    }
+
+    /// Connections this source holds open in this process now, for counters. Default 0.
+    fn connections(&self) -> usize {
+        0
     }
 }
 
@@ -125,6 +156,36 @@ pub fn open_for(url: &str, timeout: std::time::Duration) -> Result<Arc<dyn Segme
         Some(timed) => open(&timed),
         None => open(url),
     }
+}
+
+/// Opens a source as [`open_for`] does, or gives the one this process already has open for the
+/// same URL and timeout, while anything still holds it: every [`Segments`](crate::Segments)
+/// on it then shares one connection (or pool) and one refill engine. `memory:` is never
+/// shared: each opening is a counter of its own. A forked child opens its own.
+pub fn open_shared(url: &str, timeout: std::time::Duration) -> Result<Arc<dyn SegmentSource>> {
+    type Open = HashMap<String, Weak<dyn SegmentSource>>;
+    static OPEN: OnceLock<per_process::PerProcess<Open>> = OnceLock::new();
+    if url.starts_with("memory:") {
+        return open_for(url, timeout);
+    }
+    let key = timed_url(url, timeout).unwrap_or_else(|| url.to_owned());
+    let sources = match OPEN.get() {
+        Some(sources) => sources,
+        None => {
+            let made = per_process::PerProcess::new()?;
+            OPEN.get_or_init(|| made)
+        }
+    };
+    sources.with(|slot| {
+        let map = slot.get_or_insert_with(HashMap::new);
+        if let Some(source) = map.get(&key).and_then(Weak::upgrade) {
+            return Ok(source);
+        }
+        map.retain(|_, source| source.strong_count() > 0);
+        let source = open(&key)?;
+        map.insert(key, Arc::downgrade(&source));
+        Ok(source)
+    })
 }
 
 /// `url` with `timeout_ms` set to `timeout`, or `None` when it sets one already or takes none.

@@ -44,6 +44,29 @@ impl<T> PerProcess<T> {
         f(&mut guard)
     }
 
+    /// Runs `f` with this process's connection slot locked, unless it is in use: then `None`.
+    #[cfg(feature = "sql")] // the SQL pool's; no other source keeps more than one connection
+    pub(crate) fn try_with<R>(&self, f: impl FnOnce(&mut Option<T>) -> R) -> Option<R> {
+        let slot = self.current();
+        let mut guard = match slot.conn.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        Some(f(&mut guard))
+    }
+
+    /// 1 when this process holds a connection that `is_open` accepts, or one is in use right
+    /// now (the slot is locked), else 0: for counters, so it never waits.
+    pub(crate) fn peek(&self, is_open: impl FnOnce(&Option<T>) -> bool) -> usize {
+        let slot = self.current();
+        match slot.conn.try_lock() {
+            Ok(guard) => usize::from(is_open(&guard)),
+            Err(std::sync::TryLockError::Poisoned(p)) => usize::from(is_open(&p.into_inner())),
+            Err(std::sync::TryLockError::WouldBlock) => 1,
+        }
+    }
+
     fn current(&self) -> Arc<Slot<T>> {
         let now = fork::current();
         loop {

@@ -15,6 +15,8 @@ use super::url::{self, SourceUrl};
 use super::{SegmentSource, check_step, validate_tag};
 use crate::error::{Error, ErrorCode, Result};
 
+/// Most `INCRBY`s sent in one round trip (each reply is a short integer).
+const MAX_PIPELINE: usize = 256;
 /// How many `MOVED` replies one fetch follows before it gives up.
 const MAX_REDIRECTS: u32 = 5;
 /// How long one request may take unless the URL says otherwise (`timeout_ms`): connecting,
@@ -188,8 +190,22 @@ impl RemoteSource {
     /// connection once) and returns the address that answered with its reply, which is never
     /// `MOVED`. `what` names the command in errors. All of it within one `timeout_ms`.
     pub(crate) fn call(&self, args: &[&[u8]], what: &str) -> Result<(String, Reply)> {
+        let (addr, mut replies) = self.call_all(&[args], what)?;
+        Ok((addr, replies.pop().unwrap_or(Reply::Nil)))
+    }
+
+    /// Sends `commands` in one round trip and returns their replies in order, none `MOVED`:
+    /// the commands answered `MOVED` go again, together, to the server it names. A kept
+    /// connection found dead is re-opened once. All of it within one `timeout_ms`.
+    pub(crate) fn call_all(
+        &self,
+        commands: &[&[&[u8]]],
+        what: &str,
+    ) -> Result<(String, Vec<Reply>)> {
         let deadline = Deadline::after(self.timeout);
         self.conn.with(|slot| {
+            let mut replies: Vec<Reply> = vec![Reply::Nil; commands.len()];
+            let mut pending: Vec<usize> = (0..commands.len()).collect();
             let mut redirects = 0;
             // A connection kept from an earlier call may have died since (a server restart):
             // one retry on a fresh one. A lost reply means a gap, never a repeat.
@@ -199,8 +215,9 @@ impl RemoteSource {
                     Some(conn) => conn,
                     None => slot.insert(self.open_any(deadline)?),
                 };
-                let reply = match conn.call(args, deadline) {
-                    Ok(reply) => reply,
+                let sent: Vec<&[&[u8]]> = pending.iter().map(|&i| commands[i]).collect();
+                let got = match conn.pipeline(&sent, deadline) {
+                    Ok(got) => got,
                     Err(e) => {
                         *slot = None;
                         // Not after a timeout: the request's time is used up.
@@ -211,32 +228,61 @@ impl RemoteSource {
                     }
                 };
                 let addr = conn.addr.clone();
-                match reply {
-                    Reply::Error(e) if e.starts_with("MOVED ") => {
-                        *slot = None;
-                        redirects += 1;
-                        let target = moved_target(&e).ok_or_else(|| {
-                            source_error(
-                                ErrorCode::SourceUnavailable,
-                                format!("{addr}: a MOVED reply without host:port: {e}"),
-                            )
-                        })?;
-                        if redirects > MAX_REDIRECTS {
-                            // A group still electing its leader: may pass.
-                            return Err(Error::transient(
-                                ErrorCode::SourceUnavailable,
-                                format!(
-                                    "{addr}: {what}: more than {MAX_REDIRECTS} MOVED redirects: {e}"
-                                ),
-                            ));
+                let mut moved = None;
+                let mut redirected = Vec::new();
+                for (&i, reply) in pending.iter().zip(got) {
+                    match reply {
+                        Reply::Error(e) if e.starts_with("MOVED ") => {
+                            redirected.push(i);
+                            moved = Some(e);
                         }
-                        reused = false;
-                        *slot = Some(self.open(&target.0, target.1, deadline)?);
+                        other => replies[i] = other,
                     }
-                    other => return Ok((addr, other)),
                 }
+                let Some(e) = moved else {
+                    return Ok((addr, replies));
+                };
+                *slot = None;
+                redirects += 1;
+                let target = moved_target(&e).ok_or_else(|| {
+                    source_error(
+                        ErrorCode::SourceUnavailable,
+                        format!("{addr}: a MOVED reply without host:port: {e}"),
+                    )
+                })?;
+                if redirects > MAX_REDIRECTS {
+                    // A group still electing its leader: may pass.
+                    return Err(Error::transient(
+                        ErrorCode::SourceUnavailable,
+                        format!("{addr}: {what}: more than {MAX_REDIRECTS} MOVED redirects: {e}"),
+                    ));
+                }
+                reused = false;
+                pending = redirected;
+                *slot = Some(self.open(&target.0, target.1, deadline)?);
             }
         })
+    }
+
+    /// The range that `reply` (from `addr`) gives `tag`'s `INCRBY … step`.
+    fn range_of(&self, addr: &str, tag: &str, step: u64, reply: Reply) -> Result<Segment> {
+        match reply {
+            Reply::Int(last) => leaf_range(last, step).map_err(|why| {
+                source_error(
+                    ErrorCode::InvalidSegment,
+                    format!("{addr}: INCRBY {tag} {step} returned {last}: {why}"),
+                )
+            }),
+            Reply::Error(e) => Err(self.refused(addr, tag, &e)),
+            other => {
+                // Not a counter reply: the connection's state is unknown, start afresh.
+                self.conn.with(|slot| *slot = None);
+                Err(source_error(
+                    ErrorCode::SourceUnavailable,
+                    format!("{addr}: INCRBY replied {other:?}, not an integer"),
+                ))
+            }
+        }
     }
 }
 
@@ -263,29 +309,76 @@ impl SegmentSource for RemoteSource {
     }
 
     fn fetch(&self, tag: &str, step: u64) -> Result<Segment> {
-        validate_tag(tag)?;
-        check_step(step)?;
-        let step_text = step.to_string();
-        let (addr, reply) =
-            self.call(&[b"INCRBY", tag.as_bytes(), step_text.as_bytes()], "INCRBY")?;
-        match reply {
-            Reply::Int(last) => leaf_range(last, step).map_err(|why| {
-                source_error(
-                    ErrorCode::InvalidSegment,
-                    format!("{addr}: INCRBY {tag} {step} returned {last}: {why}"),
-                )
-            }),
-            Reply::Error(e) => Err(self.refused(&addr, tag, &e)),
-            other => {
-                // Not a counter reply: the connection's state is unknown, start afresh.
-                self.conn.with(|slot| *slot = None);
-                Err(source_error(
-                    ErrorCode::SourceUnavailable,
-                    format!("{addr}: INCRBY replied {other:?}, not an integer"),
-                ))
-            }
-        }
+        let mut ranges = self.fetch_many(&[(tag, step)]);
+        ranges.pop().unwrap_or_else(|| unreachable_reply(tag))
     }
+
+    /// Pipelined: one `INCRBY` per request, all in one round trip.
+    fn fetch_many(&self, requests: &[(&str, u64)]) -> Vec<Result<Segment>> {
+        let checked: Vec<Result<String>> = requests
+            .iter()
+            .map(|&(tag, step)| {
+                validate_tag(tag)?;
+                check_step(step)?;
+                Ok(step.to_string())
+            })
+            .collect();
+        let sent: Vec<(usize, [&[u8]; 3])> = checked
+            .iter()
+            .enumerate()
+            .filter_map(|(i, step)| {
+                let step = step.as_ref().ok()?;
+                Some((
+                    i,
+                    [&b"INCRBY"[..], requests[i].0.as_bytes(), step.as_bytes()],
+                ))
+            })
+            .collect();
+        let commands: Vec<&[&[u8]]> = sent.iter().map(|(_, args)| &args[..]).collect();
+        let mut answers = if commands.is_empty() {
+            Ok((String::new(), Vec::new()))
+        } else {
+            self.call_all(&commands, "INCRBY")
+        };
+        let mut replies = match &mut answers {
+            Ok((_, replies)) => std::mem::take(replies).into_iter(),
+            Err(_) => Vec::new().into_iter(),
+        };
+        requests
+            .iter()
+            .zip(checked)
+            .map(|(&(tag, step), checked)| {
+                checked?;
+                match &answers {
+                    Ok((addr, _)) => {
+                        let reply = replies.next().unwrap_or(Reply::Nil);
+                        self.range_of(addr, tag, step, reply)
+                    }
+                    Err(e) => Err(e.again()),
+                }
+            })
+            .collect()
+    }
+
+    fn lanes(&self) -> usize {
+        1
+    }
+
+    fn max_batch(&self) -> usize {
+        MAX_PIPELINE
+    }
+
+    fn connections(&self) -> usize {
+        self.conn.peek(|slot| slot.is_some())
+    }
+}
+
+/// A request that got no answer slot: cannot happen (one answer per request).
+fn unreachable_reply(tag: &str) -> Result<Segment> {
+    Err(source_error(
+        ErrorCode::SourceUnavailable,
+        format!("INCRBY {tag}: no reply"),
+    ))
 }
 
 /// The range `last - step + 1 ..= last`, the reply of `INCRBY tag step`.

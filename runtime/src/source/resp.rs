@@ -197,19 +197,32 @@ impl Conn {
     /// Sends one command and reads its reply before `deadline` (an error reply is
     /// `Ok(Reply::Error)`).
     pub(crate) fn call(&mut self, args: &[&[u8]], deadline: Deadline) -> Result<Reply> {
+        let mut replies = self.pipeline(&[args], deadline)?;
+        Ok(replies.pop().unwrap_or(Reply::Nil))
+    }
+
+    /// Sends `commands` in one write and reads their replies, in order, before `deadline`:
+    /// one round trip for all of them (an error reply is `Ok(Reply::Error)`).
+    pub(crate) fn pipeline(
+        &mut self,
+        commands: &[&[&[u8]]],
+        deadline: Deadline,
+    ) -> Result<Vec<Reply>> {
         self.reader.get_mut().deadline = deadline;
-        let mut req = Vec::with_capacity(64);
-        req.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
-        for a in args {
-            req.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-            req.extend_from_slice(a);
-            req.extend_from_slice(b"\r\n");
+        let mut req = Vec::with_capacity(64 * commands.len());
+        for args in commands {
+            req.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+            for a in *args {
+                req.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+                req.extend_from_slice(a);
+                req.extend_from_slice(b"\r\n");
+            }
         }
         self.reader
             .get_mut()
             .write_all(&req)
             .map_err(|e| io_error(&self.addr, "send", &e))?;
-        self.read()
+        commands.iter().map(|_| self.read()).collect()
     }
 
     fn line(&mut self, budget: &mut Budget) -> Result<String> {

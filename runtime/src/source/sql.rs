@@ -21,6 +21,12 @@ use crate::error::{Error, ErrorCode, Result};
 
 /// How long one range may take unless the URL says otherwise (`timeout_ms`).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+/// PostgreSQL and MySQL connections per process and source unless the URL sets `pool`.
+const DEFAULT_POOL: usize = 4;
+/// The most the URL's `pool` may ask for.
+const MAX_POOL: usize = 64;
+/// SQLite: the most tags one transaction serves (a batch costs one fsync, not one per tag).
+const SQLITE_BATCH: usize = 64;
 
 /// Which database a [`SqlSource`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +42,8 @@ pub enum SqlKind {
 /// Ranges from a Leaf table. URL parameters (removed before the URL reaches the driver):
 /// `table` (default `leaf_alloc`), `auto_create` (default `true`: create the table and
 /// unknown tags' rows; `false` uses the table as it is and refuses unknown tags), `timeout_ms`,
-/// and for SQLite `other_sqlite` (`refuse`, the default: no range while the file is open in this
+/// for PostgreSQL and MySQL `pool` (connections in the process, default 4, at most 64; a tag
+/// whose row is locked holds up only its own), and for SQLite `other_sqlite` (`refuse`, the default: no range while the file is open in this
 /// process outside idforge; `same`: those connections use idforge's own SQLite library).
 #[derive(Debug)]
 pub struct SqlSource {
@@ -50,7 +57,9 @@ pub struct SqlSource {
     /// SQLite: refuse ranges while the file is open in this process outside idforge (URL
     /// `other_sqlite=refuse`, the default; `same` when those connections use our library).
     check_other_sqlite: bool,
-    link: PerProcess<Link>,
+    /// PostgreSQL and MySQL: the process's connections (URL `pool`, default 4), each used by
+    /// one fetch at a time. SQLite opens one per batch instead (see `fetch_many`).
+    links: Vec<PerProcess<Link>>,
 }
 
 /// A connection with the small runtime that drives it (one per process and source).
@@ -113,7 +122,7 @@ impl SqlSource {
         let mut driver = Vec::new();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let key = pair.split('=').next().unwrap_or("");
-            if ["table", "auto_create", "timeout_ms", "other_sqlite"].contains(&key) {
+            if ["table", "auto_create", "timeout_ms", "other_sqlite", "pool"].contains(&key) {
                 let value = pair.split_once('=').map_or("", |(_, v)| v);
                 ours.push((key.to_owned(), percent_decode(value)?));
             } else {
@@ -137,6 +146,16 @@ impl SqlSource {
             Some("same") => false,
             Some(_) => return Err(CoreError::InvalidUrl("other_sqlite is refuse or same").into()),
         };
+        // SQLite locks the whole file: one lane, batched; a server locks rows, so a tag whose
+        // row another transaction holds must not hold up the rest.
+        let pool = match (kind, url::param(&ours, "pool")) {
+            (SqlKind::Sqlite, None) => 1,
+            (_, None) => DEFAULT_POOL,
+            (_, Some(n)) => match n.parse::<usize>() {
+                Ok(n @ 1..=MAX_POOL) => n,
+                _ => return Err(CoreError::InvalidUrl("pool is a number of 1 to 64").into()),
+            },
+        };
         if kind == SqlKind::Sqlite && !driver.iter().any(|p| p.starts_with("mode=")) {
             driver.push("mode=rwc"); // create the file when missing
         }
@@ -158,7 +177,9 @@ impl SqlSource {
             timeout,
             sqlite_file,
             check_other_sqlite,
-            link: PerProcess::new()?,
+            links: (0..pool)
+                .map(|_| PerProcess::new())
+                .collect::<Result<_>>()?,
         })
     }
 
@@ -252,13 +273,13 @@ impl SqlSource {
         }
     }
 
-    /// One range: `Ok(None)` when the tag has no row (or is at the end of `BIGINT`: `Some(Err)`).
-    async fn bump(
+    /// Each tag's new `max_id`, in one transaction: `None` when the tag has no row,
+    /// `Some(Err(max))` when `step` more would pass the end of `BIGINT`.
+    async fn bump_all(
         &self,
         conn: &mut AnyConnection,
-        tag: &str,
-        step: i64,
-    ) -> std::result::Result<Option<std::result::Result<i64, i64>>, sqlx::Error> {
+        requests: &[(&str, i64)],
+    ) -> sqlx::Result<Vec<Bumped>> {
         // SQLite: take the write lock up front. A deferred transaction's UPDATE reads first, and
         // when another connection commits in between, its upgrade fails at once with
         // SQLITE_BUSY (the busy timeout does not apply to a stale snapshot).
@@ -271,35 +292,51 @@ impl SqlSource {
             "UPDATE {table} SET max_id = max_id + ?, update_time = CURRENT_TIMESTAMP \
              WHERE biz_tag = ? AND max_id <= ?",
         );
-        let updated = sqlx::query(&update)
-            .bind(step)
-            .bind(tag)
-            .bind(i64::MAX - step)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
         let select = self.sql("SELECT max_id FROM {table} WHERE biz_tag = ?");
-        let max: Option<i64> = sqlx::query_scalar(&select)
-            .bind(tag)
-            .fetch_optional(&mut *tx)
-            .await?;
+        let mut bumped = Vec::with_capacity(requests.len());
+        for &(tag, step) in requests {
+            // Leaf's two statements per tag, unchanged.
+            let updated = sqlx::query(&update)
+                .bind(step)
+                .bind(tag)
+                .bind(i64::MAX - step)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            let max: Option<i64> = sqlx::query_scalar(&select)
+                .bind(tag)
+                .fetch_optional(&mut *tx)
+                .await?;
+            bumped.push(max.map(|max| if updated == 1 { Ok(max) } else { Err(max) }));
+        }
         tx.commit().await?;
-        Ok(max.map(|max| if updated == 1 { Ok(max) } else { Err(max) }))
+        Ok(bumped)
     }
 
-    /// [`bump`](Self::bump), creating the tag's row first when it has none and may.
-    async fn bump_or_create(
+    /// [`bump_all`](Self::bump_all), creating the rows of tags that have none first when it may.
+    async fn bump_or_create_all(
         &self,
         conn: &mut AnyConnection,
-        tag: &str,
-        step: i64,
-    ) -> std::result::Result<Option<std::result::Result<i64, i64>>, sqlx::Error> {
-        let bumped = self.bump(conn, tag, step).await?;
-        if bumped.is_some() || !self.auto_create {
+        requests: &[(&str, i64)],
+    ) -> sqlx::Result<Vec<Bumped>> {
+        let mut bumped = self.bump_all(conn, requests).await?;
+        if !self.auto_create {
             return Ok(bumped);
         }
-        self.create_row(conn, tag, step).await?;
-        self.bump(conn, tag, step).await
+        let missing: Vec<usize> = (0..requests.len())
+            .filter(|&i| bumped[i].is_none())
+            .collect();
+        if missing.is_empty() {
+            return Ok(bumped);
+        }
+        let again: Vec<(&str, i64)> = missing.iter().map(|&i| requests[i]).collect();
+        for &(tag, step) in &again {
+            self.create_row(conn, tag, step).await?;
+        }
+        for (i, result) in missing.into_iter().zip(self.bump_all(conn, &again).await?) {
+            bumped[i] = result;
+        }
+        Ok(bumped)
     }
 
     async fn create_row(&self, conn: &mut AnyConnection, tag: &str, step: i64) -> sqlx::Result<()> {
@@ -338,20 +375,21 @@ impl SqlSource {
         )
     }
 
-    /// One range on `link`, before `deadline`.
+    /// A range for each request on `link`, in one transaction, before `deadline`: `Err` when
+    /// the transaction failed (no range for any), else each tag's own outcome.
     fn fetch_on(
         &self,
         link: &mut Link,
-        tag: &str,
-        step: u64,
+        requests: &[(&str, u64)],
         deadline: Instant,
-    ) -> Result<Segment> {
-        let step = step as i64; // check_step bounds it to 2^38
+    ) -> Result<Vec<Result<Segment>>> {
+        // check_step bounds each step to 2^38.
+        let steps: Vec<(&str, i64)> = requests.iter().map(|&(t, s)| (t, s as i64)).collect();
         let conn = link.conn.as_mut().expect("a link holds its connection");
         let outcome = link.runtime.block_on(async {
             tokio::time::timeout_at(deadline.into(), async {
                 loop {
-                    match self.bump_or_create(conn, tag, step).await {
+                    match self.bump_or_create_all(conn, &steps).await {
                         // SQLite: another process holds the write lock. Its own busy handler
                         // backs off to 100 ms polls, and a poller that slow loses the lock to
                         // fresher ones again and again (seconds of starvation among a few
@@ -369,6 +407,15 @@ impl SqlSource {
             Err(_elapsed) => return Err(self.timed_out()),
             Ok(result) => result.map_err(|e| self.db_error(e))?,
         };
+        Ok(steps
+            .iter()
+            .zip(bumped)
+            .map(|(&(tag, step), bumped)| self.range(tag, step, bumped))
+            .collect())
+    }
+
+    /// The range a tag's bump gives.
+    fn range(&self, tag: &str, step: i64, bumped: Bumped) -> Result<Segment> {
         match bumped {
             None => Err(Error::permanent(
                 ErrorCode::InvalidArgument,
@@ -388,17 +435,90 @@ impl SqlSource {
 }
 
 impl SqlSource {
-    /// One range on a connection of its own, closed (its worker thread ended) before returning.
-    fn fetch_closed(&self, tag: &str, step: u64, deadline: Instant) -> Result<Segment> {
+    /// Ranges on a connection of its own, closed (its worker thread ended) before returning.
+    fn fetch_closed(
+        &self,
+        requests: &[(&str, u64)],
+        deadline: Instant,
+    ) -> Result<Vec<Result<Segment>>> {
         let mut link = self.connect(deadline)?;
-        let result = self.fetch_on(&mut link, tag, step, deadline);
+        let result = self.fetch_on(&mut link, requests, deadline);
         if let Some(conn) = link.conn.take() {
-            // A failed close leaves nothing to undo: the range's transaction has ended.
+            // A failed close leaves nothing to undo: the ranges' transaction has ended.
             let _ = link.runtime.block_on(conn.close());
         }
         result
     }
+
+    /// SQLite: ranges in one transaction on a connection opened and closed for them.
+    fn fetch_sqlite(&self, requests: &[(&str, u64)]) -> Result<Vec<Result<Segment>>> {
+        // SQLite keeps process-wide lock and file state that a fork must neither copy
+        // half-updated nor carry into the child with an open connection: each batch opens
+        // and closes its own connection, with no fork in between.
+        // A connection opening while another closes the file (its last-close checkpoint)
+        // can get SQLITE_BUSY without the busy timeout being consulted: try again, within
+        // the source's timeout, outside the fork guard so a fork is not held up.
+        let deadline = Instant::now() + self.timeout;
+        let mut pause = Duration::from_millis(1);
+        // With no other SQLite library in this process on the file (see sqlite_alone): our
+        // fetches of the file take turns, and check the process's descriptors around each.
+        let alone = match &self.sqlite_file {
+            Some(file) if self.check_other_sqlite => {
+                sqlite_alone::hold(file, deadline)?.map(|held| (file, held))
+            }
+            _ => None,
+        };
+        loop {
+            if let Some((file, _)) = &alone {
+                sqlite_alone::check(file, deadline, true)?;
+            }
+            let result = crate::fork::quiesced(|| self.fetch_closed(requests, deadline));
+            let result = match (&alone, result) {
+                (Some((file, _)), Ok(ranges)) => {
+                    // Our connection is closed: a descriptor now was opened meanwhile.
+                    sqlite_alone::check(file, deadline, false).map(|()| ranges)
+                }
+                (_, result) => result,
+            };
+            match &result {
+                Err(e) if sqlite_busy(e) && Instant::now() + pause < deadline => {
+                    std::thread::sleep(pause);
+                    pause = busy_pause();
+                }
+                _ => return result,
+            }
+        }
+    }
+
+    /// PostgreSQL, MySQL: ranges on a free connection of the pool (the first one when all are
+    /// in use), kept for the next fetch unless the request failed.
+    fn fetch_pooled(&self, requests: &[(&str, u64)]) -> Result<Vec<Result<Segment>>> {
+        // One deadline for connecting and the ranges.
+        let deadline = Instant::now() + self.timeout;
+        let run = |slot: &mut Option<Link>| {
+            let link = match slot {
+                Some(link) => link,
+                None => slot.insert(self.connect(deadline)?),
+            };
+            let result = self.fetch_on(link, requests, deadline);
+            // After a failure the connection's state is unknown (a transaction cut off by the
+            // timeout, a dropped socket): start over on the next fetch. A tag error keeps it.
+            if result.is_err() {
+                *slot = None;
+            }
+            result
+        };
+        for link in &self.links {
+            if let Some(result) = link.try_with(run) {
+                return result;
+            }
+        }
+        self.links[0].with(run)
+    }
 }
+
+/// A tag's bump: its new `max_id`, `Err(max)` at the end of `BIGINT`, `None` without a row.
+type Bumped = Option<std::result::Result<i64, i64>>;
 
 /// Whether trying again may mend `e`: the network, the pool, a busy or locked SQLite file, or a
 /// database error of a server restarting, failing over (a read-only standby), overloaded, or
@@ -484,63 +604,67 @@ impl SegmentSource for SqlSource {
     }
 
     fn fetch(&self, tag: &str, step: u64) -> Result<Segment> {
-        validate_tag(tag)?;
-        check_step(step)?;
-        if self.kind == SqlKind::Sqlite {
-            // SQLite keeps process-wide lock and file state that a fork must neither copy
-            // half-updated nor carry into the child with an open connection: each range opens
-            // and closes its own connection, with no fork in between.
-            // A connection opening while another closes the file (its last-close checkpoint)
-            // can get SQLITE_BUSY without the busy timeout being consulted: try again, within
-            // the source's timeout, outside the fork guard so a fork is not held up.
-            let deadline = std::time::Instant::now() + self.timeout;
-            let mut pause = std::time::Duration::from_millis(1);
-            // With no other SQLite library in this process on the file (see sqlite_alone): our
-            // fetches of the file take turns, and check the process's descriptors around each.
-            let alone = match &self.sqlite_file {
-                Some(file) if self.check_other_sqlite => {
-                    sqlite_alone::hold(file, deadline)?.map(|held| (file, held))
+        let mut ranges = self.fetch_many(&[(tag, step)]);
+        ranges
+            .pop()
+            .unwrap_or_else(|| Err(unavailable("no range".into())))
+    }
+
+    /// SQLite: the tags in one transaction. PostgreSQL and MySQL are given one at a time (one
+    /// locked row would hold a whole transaction), on a pool of connections.
+    fn fetch_many(&self, requests: &[(&str, u64)]) -> Vec<Result<Segment>> {
+        let checked: Vec<Result<()>> = requests
+            .iter()
+            .map(|&(tag, step)| {
+                validate_tag(tag)?;
+                check_step(step)
+            })
+            .collect();
+        let valid: Vec<(&str, u64)> = requests
+            .iter()
+            .zip(&checked)
+            .filter(|(_, ok)| ok.is_ok())
+            .map(|(&request, _)| request)
+            .collect();
+        let fetched = match (valid.is_empty(), self.kind) {
+            (true, _) => Ok(Vec::new()),
+            (false, SqlKind::Sqlite) => self.fetch_sqlite(&valid),
+            (false, _) => self.fetch_pooled(&valid),
+        };
+        let (mut ranges, failed) = match fetched {
+            Ok(ranges) => (ranges.into_iter(), None),
+            Err(e) => (Vec::new().into_iter(), Some(e)),
+        };
+        checked
+            .into_iter()
+            .map(|ok| {
+                ok?;
+                match &failed {
+                    Some(e) => Err(e.again()),
+                    None => ranges
+                        .next()
+                        .unwrap_or_else(|| Err(unavailable("no range".into()))),
                 }
-                _ => None,
-            };
-            loop {
-                if let Some((file, _)) = &alone {
-                    sqlite_alone::check(file, deadline, true)?;
-                }
-                let result = crate::fork::quiesced(|| self.fetch_closed(tag, step, deadline));
-                let result = match (&alone, result) {
-                    (Some((file, _)), Ok(segment)) => {
-                        // Our connection is closed: a descriptor now was opened meanwhile.
-                        sqlite_alone::check(file, deadline, false).map(|()| segment)
-                    }
-                    (_, result) => result,
-                };
-                match &result {
-                    Err(e) if sqlite_busy(e) && std::time::Instant::now() + pause < deadline => {
-                        std::thread::sleep(pause);
-                        pause = busy_pause();
-                    }
-                    _ => return result,
-                }
-            }
+            })
+            .collect()
+    }
+
+    fn lanes(&self) -> usize {
+        self.links.len()
+    }
+
+    fn max_batch(&self) -> usize {
+        match self.kind {
+            SqlKind::Sqlite => SQLITE_BATCH,
+            _ => 1,
         }
-        // One deadline for connecting and the range.
-        let deadline = Instant::now() + self.timeout;
-        self.link.with(|slot| {
-            let link = match slot {
-                Some(link) => link,
-                None => slot.insert(self.connect(deadline)?),
-            };
-            let result = self.fetch_on(link, tag, step, deadline);
-            // After a failure the connection's state is unknown (a transaction cut off by the
-            // timeout, a dropped socket): start over on the next fetch. A tag error keeps it.
-            if let Err(e) = &result
-                && matches!(e.code(), ErrorCode::SourceUnavailable | ErrorCode::Timeout)
-            {
-                *slot = None;
-            }
-            result
-        })
+    }
+
+    fn connections(&self) -> usize {
+        self.links
+            .iter()
+            .map(|link| link.peek(|slot| slot.is_some()))
+            .sum()
     }
 }
 

@@ -1,24 +1,29 @@
 //! The segment generator: ids from ranges fetched in the background (Leaf's double buffer).
 //!
 //! The hot path is one atomic add on the core's [`SegmentBuffer`]. The caller that crosses the
-//! prefetch mark wakes a background worker, which fetches the next range from the source while
-//! ids keep flowing; a caller only waits when both ranges are used up, and then at most the
-//! configured timeout: through transient failures (a server restarting or failing over, a
-//! refused connection, a busy database), which the worker retries with backoff, but not past a
+//! prefetch mark queues the tag with the process's refill [`engine`] for its source, which
+//! fetches the next range while ids keep flowing (several tags' ranges in one round trip when
+//! they are due together); a caller only waits when both ranges are used up, and then at most
+//! the configured timeout: through transient failures (a server restarting or failing over, a
+//! refused connection, a busy database), which the engine retries with backoff, but not past a
 //! permanent one (see [`Error::is_transient`]).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+mod engine;
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use idforge_core::Error as CoreError;
-use idforge_core::segment::{SegmentBuffer, StepPolicy, Take};
+use idforge_core::segment::{Segment, SegmentBuffer, StepPolicy, Take};
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::marks::{self, Mark};
+use crate::marks::{self, Mark, Ticket};
 use crate::reseed::ForkGuard;
 use crate::source::{self, SegmentSource};
+use engine::Engine;
+pub use engine::EngineStats;
 
 /// Options of a [`Segments`] generator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +74,8 @@ pub struct SegmentStats {
     pub step: u64,
     /// Ids buffered right now.
     pub buffered: u64,
+    /// The process-wide figures of the refill engine serving this generator's source.
+    pub engine: EngineStats,
 }
 
 #[derive(Debug, Default)]
@@ -80,18 +87,17 @@ struct Counters {
     waits: AtomicU64,
 }
 
-/// The refill worker's mailbox. Replaced wholesale in a forked child, whose copy may hold a
-/// mutex locked by a parent thread that does not exist there.
+/// Where waiting callers hear of installed ranges and failed fetches. Replaced wholesale in a
+/// forked child, whose copy may hold a mutex locked by a parent thread that does not exist
+/// there.
 #[derive(Debug, Default)]
-struct Worker {
-    state: Mutex<WorkerState>,
+struct Mailbox {
+    state: Mutex<MailboxState>,
     changed: Condvar,
 }
 
 #[derive(Debug, Default)]
-struct WorkerState {
-    wanted: bool,
-    stop: bool,
+struct MailboxState {
     /// Bumped on every failed fetch, so waiters can tell a failure that happened after they
     /// asked for a range.
     failures: u64,
@@ -99,12 +105,13 @@ struct WorkerState {
     last_failure: Option<(ErrorCode, String, bool)>,
 }
 
-impl Worker {
-    fn lock(&self) -> MutexGuard<'_, WorkerState> {
+impl Mailbox {
+    fn lock(&self) -> MutexGuard<'_, MailboxState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
+/// One generator's state, shared with its source's refill engine.
 #[derive(Debug)]
 struct Shared {
     buffer: SegmentBuffer,
@@ -116,7 +123,15 @@ struct Shared {
     options: SegmentOptions,
     step: AtomicU64,
     counters: Counters,
-    worker: ArcSwap<Worker>,
+    mailbox: ArcSwap<Mailbox>,
+    engine: ArcSwap<Engine>,
+    /// In the engine's queue, being fetched, or waiting to be tried again: one entry per tag.
+    queued: AtomicBool,
+    /// Failed fetches in a row (the backoff grows with them).
+    failures_in_row: AtomicU32,
+    /// When the last range was installed, in ms after `created` (`u64::MAX`: none yet).
+    last_install_ms: AtomicU64,
+    created: Instant,
 }
 
 impl std::fmt::Debug for dyn SegmentSource {
@@ -127,12 +142,16 @@ impl std::fmt::Debug for dyn SegmentSource {
 
 /// Ids of one tag from a [`SegmentSource`]: `Send + Sync`, one atomic add per buffered id.
 ///
-/// In a forked child the parent's buffered ranges are dropped and fresh ones fetched, so the
-/// child never returns a value the parent may also return.
+/// Every generator of a process on one source shares that source's refill engine: one thread
+/// and one connection for `idforge://` and `redis://` however many tags (open them with
+/// [`Segments::open`], which shares the source of a URL), a small pool for SQL.
+///
+/// In a forked child the parent's buffered ranges are dropped and fresh ones fetched by the
+/// child's own engine, so the child never returns a value the parent may also return.
 ///
 /// A source is not trusted to go up: a range that is not entirely above every id this process
 /// already took for the tag from that source (by any `Segments`) is refused whole with
-/// `INVALID_SEGMENT`, which callers see once the buffered ids run out; the worker keeps
+/// `INVALID_SEGMENT`, which callers see once the buffered ids run out; the engine keeps
 /// fetching, so a counter that went back is used again once it has passed the mark.
 #[derive(Debug)]
 pub struct Segments {
@@ -142,13 +161,15 @@ pub struct Segments {
 
 impl Segments {
     /// A generator for `tag` over the source named by `url` (see [`source::open`]); unless the
-    /// URL sets `timeout_ms`, one request may take `options.timeout`.
+    /// URL sets `timeout_ms`, one request may take `options.timeout`. Generators of the process
+    /// opened with the same URL and timeout share one source ([`source::open_shared`]).
     pub fn open(url: &str, tag: &str, options: SegmentOptions) -> Result<Segments> {
-        Segments::new(source::open_for(url, options.timeout)?, tag, options)
+        Segments::new(source::open_shared(url, options.timeout)?, tag, options)
     }
 
-    /// A generator for `tag` over `source`. Starts the refill worker and asks for the first
-    /// range at once, so ids are usually ready by the first call.
+    /// A generator for `tag` over `source`. Joins (or starts) the process's refill engine for
+    /// that source and asks for the first range at once, so ids are usually ready by the first
+    /// call.
     pub fn new(
         source: Arc<dyn SegmentSource>,
         tag: &str,
@@ -159,6 +180,9 @@ impl Segments {
             return Err(CoreError::InvalidArgument("need 1 <= step <= max_step").into());
         }
         let mark = marks::mark_for(source.as_ref(), tag)?;
+        let fork = ForkGuard::new()?;
+        let engine = engine::engine_for(&source)?;
+        engine.add_generator();
         let shared = Arc::new(Shared {
             buffer: SegmentBuffer::new(options.prefetch_pct)?,
             source,
@@ -167,10 +191,14 @@ impl Segments {
             options,
             step: AtomicU64::new(options.step),
             counters: Counters::default(),
-            worker: ArcSwap::from_pointee(Worker::default()),
+            mailbox: ArcSwap::from_pointee(Mailbox::default()),
+            engine: ArcSwap::new(engine),
+            queued: AtomicBool::new(false),
+            failures_in_row: AtomicU32::new(0),
+            last_install_ms: AtomicU64::new(u64::MAX),
+            created: Instant::now(),
         });
-        let fork = ForkGuard::new()?;
-        start_worker(&shared)?;
+        shared.request_refill();
         Ok(Segments { shared, fork })
     }
 
@@ -196,7 +224,7 @@ impl Segments {
         Ok(())
     }
 
-    /// The generator's counters.
+    /// The generator's counters, with its engine's.
     pub fn stats(&self) -> SegmentStats {
         let c = &self.shared.counters;
         SegmentStats {
@@ -207,6 +235,19 @@ impl Segments {
             waits: c.waits.load(Ordering::Relaxed),
             step: self.shared.step.load(Ordering::Relaxed),
             buffered: self.shared.buffer.remaining(),
+            engine: self.engine_stats(),
+        }
+    }
+
+    /// The figures of the refill engine serving this generator (shared by every generator of
+    /// the process on the same source).
+    pub fn engine_stats(&self) -> EngineStats {
+        let engine = self.shared.engine.load();
+        if engine.is_ours() {
+            engine.stats()
+        } else {
+            // A forked child that has not drawn yet: its engine starts on the first call.
+            EngineStats::default()
         }
     }
 
@@ -218,7 +259,7 @@ impl Segments {
         })
     }
 
-    /// The next id if one is buffered, else `None` at once (the worker is asked for a range).
+    /// The next id if one is buffered, else `None` at once (the engine is asked for a range).
     /// Never blocks: for callers that must not, such as an event loop.
     #[inline]
     pub fn try_next(&self) -> Result<Option<u64>> {
@@ -247,17 +288,17 @@ impl Segments {
         self.wait_for(|shared| (shared.buffer.remaining() > 0).then_some(((), false)))
     }
 
-    /// Waits for the refill worker until `poll` yields (the value and whether to prefetch), a
-    /// fetch fails for good, or the timeout passes: then the last transient failure's error
-    /// (its code: `SOURCE_UNAVAILABLE`, `TIMEOUT`), else `TIMEOUT`.
+    /// Waits for the engine until `poll` yields (the value and whether to prefetch), a fetch
+    /// fails for good, or the timeout passes: then the last transient failure's error (its
+    /// code: `SOURCE_UNAVAILABLE`, `TIMEOUT`), else `TIMEOUT`.
     #[cold]
     fn wait_for<T>(&self, mut poll: impl FnMut(&Shared) -> Option<(T, bool)>) -> Result<T> {
         let shared = &self.shared;
         shared.counters.waits.fetch_add(1, Ordering::Relaxed);
         let started = Instant::now();
         let deadline = started + shared.options.timeout;
-        let worker = shared.worker.load_full();
-        let mut state = worker.lock();
+        let mailbox = shared.mailbox.load_full();
+        let mut state = mailbox.lock();
         let mut failures_seen = state.failures;
         let mut passing: Option<(ErrorCode, String)> = None;
         loop {
@@ -280,8 +321,8 @@ impl Segments {
                 }
                 passing = Some((code, message));
             }
-            state.wanted = true;
-            worker.changed.notify_all();
+            // Queued already unless the engine just filled both buffers and they ran out.
+            shared.request_refill();
             let now = Instant::now();
             if now >= deadline {
                 let waited = shared.options.timeout.as_millis() as u64;
@@ -296,7 +337,7 @@ impl Segments {
                     None => CoreError::Timeout { waited_ms: waited }.into(),
                 });
             }
-            state = worker
+            state = mailbox
                 .changed
                 .wait_timeout(state, deadline - now)
                 .unwrap_or_else(|p| p.into_inner())
@@ -304,132 +345,128 @@ impl Segments {
         }
     }
 
-    /// In a forked child: forget the parent's ranges and its worker, start our own.
+    /// In a forked child: forget the parent's ranges, mailbox and engine; join the child's.
     fn after_fork(&self) -> Result<()> {
-        self.shared.buffer.reset_after_fork();
-        self.shared.worker.store(Arc::new(Worker::default()));
-        start_worker(&self.shared)
+        let shared = &self.shared;
+        shared.buffer.reset_after_fork();
+        shared.mailbox.store(Arc::new(Mailbox::default()));
+        let engine = engine::engine_for(&shared.source)?;
+        engine.add_generator();
+        // The parent's engine is only counted down; its drop leaves it untouched here.
+        shared.engine.swap(engine).remove_generator();
+        shared.queued.store(false, Ordering::SeqCst);
+        shared.request_refill();
+        Ok(())
     }
 }
 
-impl Drop for Segments {
+/// What the engine asked a tag's fetch for.
+struct Begun {
+    step: u64,
+    ticket: Ticket,
+}
+
+impl Drop for Shared {
     fn drop(&mut self) {
-        let worker = self.shared.worker.load_full();
-        worker.lock().stop = true;
-        worker.changed.notify_all();
+        self.engine.load().remove_generator();
     }
 }
 
 impl Shared {
-    fn request_refill(&self) {
-        let worker = self.worker.load();
-        let mut state = worker.lock();
-        if !state.wanted {
-            state.wanted = true;
-            worker.changed.notify_all();
+    /// Queues the tag with the engine unless it is queued already (cheap then: one load).
+    fn request_refill(self: &Arc<Self>) {
+        if self.queued.load(Ordering::Relaxed) {
+            return;
+        }
+        if self
+            .queued
+            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            self.engine.load().push(Arc::downgrade(self));
         }
     }
 
-    /// Fetches and installs ranges until both buffers are full; returns false on a failure.
-    fn refill(&self, last_install: &mut Option<Instant>) -> bool {
-        while self.buffer.has_free_slot() {
-            let step = self.step.load(Ordering::Relaxed);
-            let started = Instant::now();
-            let ticket = self.mark.ticket();
-            let fetched = self.source.fetch(&self.tag, step);
-            let micros = started.elapsed().as_micros() as u64;
-            self.counters.micros_last.store(micros, Ordering::Relaxed);
-            self.counters
-                .micros_total
-                .fetch_add(micros, Ordering::Relaxed);
-            let worker = self.worker.load_full();
-            let admitted = fetched.and_then(|segment| {
-                self.mark.admit(ticket, segment, &self.tag)?;
-                Ok(self.buffer.install(segment)?)
-            });
-            match admitted {
-                Ok(()) => {
-                    self.counters.ranges.fetch_add(1, Ordering::Relaxed);
-                    if self.options.dynamic_step {
-                        let lasted = last_install.map(|t| t.elapsed().as_millis() as u64);
-                        let policy = StepPolicy {
-                            min: self.options.step,
-                            max: self.options.max_step,
-                            target_ms: self.options.target.as_millis() as u64,
-                        };
-                        self.step
-                            .store(policy.next_step(step, lasted), Ordering::Relaxed);
-                    }
-                    *last_install = Some(Instant::now());
-                    let _state = worker.lock();
-                    worker.changed.notify_all();
+    /// Before a fetch: the step to ask for, and the mark's ticket.
+    fn begin(&self) -> Begun {
+        Begun {
+            step: self.step.load(Ordering::Relaxed),
+            ticket: self.mark.ticket(),
+        }
+    }
+
+    /// After a fetch of `micros`: installs the range (once the mark admits it) and tells the
+    /// waiters; on a failure, tells them and gives the pause before the next try.
+    fn finish(
+        &self,
+        begun: Begun,
+        micros: u64,
+        fetched: Result<Segment>,
+    ) -> std::result::Result<(), Duration> {
+        self.counters.micros_last.store(micros, Ordering::Relaxed);
+        self.counters
+            .micros_total
+            .fetch_add(micros, Ordering::Relaxed);
+        let mailbox = self.mailbox.load_full();
+        let admitted = fetched.and_then(|segment| {
+            self.mark.admit(begun.ticket, segment, &self.tag)?;
+            Ok(self.buffer.install(segment)?)
+        });
+        match admitted {
+            Ok(()) => {
+                self.counters.ranges.fetch_add(1, Ordering::Relaxed);
+                let now_ms = self.created.elapsed().as_millis() as u64;
+                if self.options.dynamic_step {
+                    let last = self.last_install_ms.load(Ordering::Relaxed);
+                    let lasted = (last != u64::MAX).then(|| now_ms.saturating_sub(last));
+                    let policy = StepPolicy {
+                        min: self.options.step,
+                        max: self.options.max_step,
+                        target_ms: self.options.target.as_millis() as u64,
+                    };
+                    self.step
+                        .store(policy.next_step(begun.step, lasted), Ordering::Relaxed);
                 }
-                Err(e) => {
-                    self.counters.errors.fetch_add(1, Ordering::Relaxed);
-                    let mut state = worker.lock();
+                self.last_install_ms.store(now_ms, Ordering::Relaxed);
+                self.failures_in_row.store(0, Ordering::Relaxed);
+                let _state = mailbox.lock();
+                mailbox.changed.notify_all();
+                Ok(())
+            }
+            Err(e) => {
+                self.counters.errors.fetch_add(1, Ordering::Relaxed);
+                {
+                    let mut state = mailbox.lock();
                     state.failures += 1;
                     let message = match &e {
                         Error::Source { message, .. } => message.clone(),
                         other => other.to_string(),
                     };
                     state.last_failure = Some((e.code(), message, e.is_transient()));
-                    worker.changed.notify_all();
-                    return false;
+                    mailbox.changed.notify_all();
                 }
+                // Retried with backoff for as long as the generator lives. Each retry after an
+                // INVALID_SEGMENT refusal takes, and drops, one more step from the source:
+                // that is how a counter that went back climbs past the mark.
+                let failures = self.failures_in_row.fetch_add(1, Ordering::Relaxed) + 1;
+                Err(engine::backoff(failures))
             }
         }
-        true
     }
-}
 
-/// Spawns the refill thread for the current worker mailbox. It holds only a weak reference, so
-/// dropping the generator ends it.
-fn start_worker(shared: &Arc<Shared>) -> Result<()> {
-    let weak: Weak<Shared> = Arc::downgrade(shared);
-    let worker = shared.worker.load_full();
-    worker.lock().wanted = true;
-    std::thread::Builder::new()
-        .name(format!("idforge-refill-{}", shared.tag))
-        .spawn(move || refill_loop(weak, worker))
-        .map_err(|_| CoreError::Io("could not start the refill thread"))?;
-    Ok(())
-}
-
-fn refill_loop(shared: Weak<Shared>, worker: Arc<Worker>) {
-    let mut last_install = None;
-    let mut backoff = Duration::from_millis(10);
-    loop {
-        {
-            let mut state = worker.lock();
-            while !state.wanted && !state.stop {
-                state = worker
-                    .changed
-                    .wait(state)
-                    .unwrap_or_else(|p| p.into_inner());
-            }
-            if state.stop {
-                return;
-            }
-            state.wanted = false;
+    /// Whether the queued tag needs a range now (a buffer is free): if so it stays queued.
+    /// Otherwise it leaves the queue, unless a caller freed a buffer meanwhile: that caller
+    /// saw it queued and left the request to the engine.
+    fn wants_range(&self) -> bool {
+        if self.buffer.has_free_slot() {
+            return true;
         }
-        let Some(shared) = shared.upgrade() else {
-            return;
-        };
-        if !Arc::ptr_eq(&shared.worker.load_full(), &worker) {
-            return; // replaced after a fork
-        }
-        if shared.refill(&mut last_install) {
-            backoff = Duration::from_millis(10);
-        } else {
-            // Retry with backoff, for as long as the generator lives (at most half a second
-            // apart, so a caller waiting out a server's restart gets its range soon after).
-            // Each retry after an INVALID_SEGMENT refusal takes, and drops, one more step from
-            // the source: that is how a counter that went back climbs past the mark.
-            drop(shared);
-            std::thread::sleep(backoff);
-            backoff = (backoff * 2).min(Duration::from_millis(500));
-            worker.lock().wanted = true;
-        }
+        self.queued.store(false, Ordering::SeqCst);
+        self.buffer.has_free_slot()
+            && self
+                .queued
+                .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
     }
 }
 
@@ -610,6 +647,92 @@ mod tests {
         assert_eq!(s.next().unwrap_err().code(), ErrorCode::Timeout);
         std::thread::sleep(Duration::from_millis(400));
         assert!(s.next().is_ok());
+    }
+
+    /// A memory source that serves batches of up to 64 tags, counting its round trips, and
+    /// fails every fetch of a tag that starts with `bad`.
+    struct Batching {
+        inner: MemorySource,
+        calls: AtomicU64,
+        largest: AtomicU64,
+    }
+
+    impl SegmentSource for Batching {
+        fn fetch(&self, tag: &str, step: u64) -> Result<Segment> {
+            if tag.starts_with("bad") {
+                return Err(Error::transient(
+                    ErrorCode::SourceUnavailable,
+                    "this tag's row is locked".into(),
+                ));
+            }
+            self.inner.fetch(tag, step)
+        }
+
+        fn fetch_many(&self, requests: &[(&str, u64)]) -> Vec<Result<Segment>> {
+            self.calls.fetch_add(1, Ordering::Relaxed);
+            self.largest
+                .fetch_max(requests.len() as u64, Ordering::Relaxed);
+            std::thread::sleep(Duration::from_millis(2));
+            requests.iter().map(|&(t, n)| self.fetch(t, n)).collect()
+        }
+
+        fn max_batch(&self) -> usize {
+            64
+        }
+    }
+
+    fn batching() -> Arc<Batching> {
+        Arc::new(Batching {
+            inner: MemorySource::new(),
+            calls: AtomicU64::new(0),
+            largest: AtomicU64::new(0),
+        })
+    }
+
+    #[test]
+    fn generators_on_one_source_share_one_engine_that_batches() {
+        let source = batching();
+        let dynamic: Arc<dyn SegmentSource> = source.clone();
+        let all: Vec<Segments> = (0..200)
+            .map(|i| Segments::new(dynamic.clone(), &format!("t{i}"), options(5)).unwrap())
+            .collect();
+        for s in &all {
+            assert_eq!(s.next().unwrap(), 1);
+        }
+        let engine = all[0].engine_stats();
+        assert_eq!(engine.generators, 200, "{engine:?}");
+        assert_eq!(engine.threads, 1, "{engine:?}");
+        assert!(source.largest.load(Ordering::Relaxed) > 1, "{engine:?}");
+        assert!(engine.round_trips < engine.refills, "{engine:?}");
+        assert_eq!(engine.round_trips, source.calls.load(Ordering::Relaxed));
+        drop(all);
+        drop(dynamic);
+        // The engine ends with its last generator: its lane lets go of the source.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Arc::strong_count(&source) > 1 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(
+            Arc::strong_count(&source),
+            1,
+            "the engine outlived its generators"
+        );
+    }
+
+    #[test]
+    fn a_failing_tag_does_not_hold_up_the_others() {
+        let source: Arc<dyn SegmentSource> = batching();
+        let bad = Segments::new(source.clone(), "bad", options(4)).unwrap();
+        let good = Segments::new(source, "good", options(4)).unwrap();
+        let ids: Vec<u64> = (0..200).map(|_| good.next().unwrap()).collect();
+        assert_eq!(ids, (1..=200).collect::<Vec<_>>());
+        let e = bad.next().unwrap_err();
+        assert!(e.is_transient(), "{e}");
+        assert!(e.to_string().contains("locked"), "{e}");
+        // Retried with backoff, not in a loop: far fewer tries than good's 50 ranges took.
+        let tries = bad.stats().fetch_errors;
+        assert!((1..=20).contains(&tries), "{tries} tries");
+        assert_eq!(good.stats().fetch_errors, 0);
     }
 
     #[test]
