@@ -479,15 +479,15 @@ typedef struct idforge_engine_stats {
    */
   uint64_t connections;
   /**
-   * Requests made to the source (a pipelined round trip, a transaction).
+   * Requests made to the source, one under way included.
    */
   uint64_t round_trips;
   /**
-   * Ranges fetched by the engine, in all.
+   * Ranges the engine asked for, in all (failed ones included).
    */
   uint64_t refills;
   /**
-   * Ranges fetched in a round trip shared with other tags' ranges.
+   * Ranges asked for in a round trip shared with other tags' ranges.
    */
   uint64_t batched_refills;
   /**

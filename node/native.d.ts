@@ -182,11 +182,11 @@ export interface EngineStats {
   threads: number
   /** Connections the source holds open in this process now. */
   connections: number
-  /** Requests made to the source (a pipelined round trip, a transaction). */
+  /** Requests made to the source, one under way included. */
   roundTrips: number
-  /** Ranges fetched by the engine, in all. */
+  /** Ranges the engine asked for, in all (failed ones included). */
   refills: number
-  /** Ranges fetched in a round trip shared with other tags' ranges. */
+  /** Ranges asked for in a round trip shared with other tags' ranges. */
   batchedRefills: number
   /** Tags waiting for a range now, retries included. */
   queued: number

@@ -62,11 +62,11 @@ pub struct idforge_engine_stats {
     pub threads: u64,
     /// Connections the source holds open in this process now.
     pub connections: u64,
-    /// Requests made to the source (a pipelined round trip, a transaction).
+    /// Requests made to the source, one under way included.
     pub round_trips: u64,
-    /// Ranges fetched by the engine, in all.
+    /// Ranges the engine asked for, in all (failed ones included).
     pub refills: u64,
-    /// Ranges fetched in a round trip shared with other tags' ranges.
+    /// Ranges asked for in a round trip shared with other tags' ranges.
     pub batched_refills: u64,
     /// Tags waiting for a range now, retries included.
     pub queued: u64,

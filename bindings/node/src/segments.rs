@@ -61,11 +61,11 @@ pub struct EngineStats {
     pub threads: f64,
     /// Connections the source holds open in this process now.
     pub connections: f64,
-    /// Requests made to the source (a pipelined round trip, a transaction).
+    /// Requests made to the source, one under way included.
     pub round_trips: f64,
-    /// Ranges fetched by the engine, in all.
+    /// Ranges the engine asked for, in all (failed ones included).
     pub refills: f64,
-    /// Ranges fetched in a round trip shared with other tags' ranges.
+    /// Ranges asked for in a round trip shared with other tags' ranges.
     pub batched_refills: f64,
     /// Tags waiting for a range now, retries included.
     pub queued: f64,

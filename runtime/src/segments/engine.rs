@@ -46,11 +46,12 @@ pub struct EngineStats {
     pub threads: u64,
     /// Connections the source holds open in this process now.
     pub connections: u64,
-    /// Requests made to the source: a pipelined round trip, a transaction, one fetch.
+    /// Requests made to the source (one under way included): a pipelined round trip, a
+    /// transaction, one fetch.
     pub round_trips: u64,
-    /// Ranges fetched, in all.
+    /// Ranges asked for, in all (failed ones included).
     pub refills: u64,
-    /// Ranges fetched in a round trip shared with other tags' ranges.
+    /// Ranges asked for in a round trip shared with other tags' ranges.
     pub batched_refills: u64,
     /// Tags waiting for a range now, those waiting to be tried again included.
     pub queued: u64,
@@ -318,9 +319,7 @@ impl Inner {
             .zip(&begun)
             .map(|(tag, begun)| (tag.tag.as_str(), begun.step))
             .collect();
-        let started = Instant::now();
-        let mut results = self.source.fetch_many(&requests);
-        let micros = started.elapsed().as_micros() as u64;
+        // Counted as sent, so a request under way is among them.
         self.round_trips.fetch_add(1, Ordering::Relaxed);
         self.refills
             .fetch_add(batch.len() as u64, Ordering::Relaxed);
@@ -328,6 +327,9 @@ impl Inner {
             self.batched
                 .fetch_add(batch.len() as u64, Ordering::Relaxed);
         }
+        let started = Instant::now();
+        let mut results = self.source.fetch_many(&requests);
+        let micros = started.elapsed().as_micros() as u64;
         // A source that answered fewer requests than asked: the rest failed.
         results.resize_with(batch.len(), || {
             Err(crate::Error::permanent(

@@ -704,7 +704,8 @@ mod tests {
         assert_eq!(engine.threads, 1, "{engine:?}");
         assert!(source.largest.load(Ordering::Relaxed) > 1, "{engine:?}");
         assert!(engine.round_trips < engine.refills, "{engine:?}");
-        assert_eq!(engine.round_trips, source.calls.load(Ordering::Relaxed));
+        // Counted when sent: the source has seen at most those (one may be on its way).
+        assert!(source.calls.load(Ordering::Relaxed) <= engine.round_trips);
         drop(all);
         drop(dynamic);
         // The engine ends with its last generator: its lane lets go of the source.
