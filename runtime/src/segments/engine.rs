@@ -328,9 +328,13 @@ impl Inner {
                 .fetch_add(batch.len() as u64, Ordering::Relaxed);
         }
         let started = Instant::now();
-        let mut results = self.source.fetch_many(&requests);
+        // A source that panics fails this batch; the lane lives on to serve the rest.
+        let fetched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.source.fetch_many(&requests)
+        }));
+        let mut results = fetched.unwrap_or_default();
         let micros = started.elapsed().as_micros() as u64;
-        // A source that answered fewer requests than asked: the rest failed.
+        // A source that answered fewer requests than asked (or panicked): the rest failed.
         results.resize_with(batch.len(), || {
             Err(crate::Error::permanent(
                 crate::ErrorCode::SourceUnavailable,

@@ -736,6 +736,29 @@ mod tests {
         assert_eq!(good.stats().fetch_errors, 0);
     }
 
+    /// A source with a bug: it panics.
+    struct Panicking;
+
+    impl SegmentSource for Panicking {
+        fn fetch(&self, _tag: &str, _step: u64) -> Result<Segment> {
+            panic!("a bug in the source");
+        }
+    }
+
+    #[test]
+    fn a_source_that_panics_fails_the_call_and_the_engine_lives_on() {
+        let source: Arc<dyn SegmentSource> = Arc::new(Panicking);
+        let s = Segments::new(source.clone(), "t", options(4)).unwrap();
+        let e = s.next().unwrap_err();
+        assert_eq!(e.code(), ErrorCode::SourceUnavailable, "{e}");
+        assert!(!e.is_transient(), "{e}");
+        // The lane survived: a second generator on the source is still served (and fails the
+        // same way, not by timing out).
+        let t = Segments::new(source, "u", options(4)).unwrap();
+        assert_eq!(t.next().unwrap_err().code(), ErrorCode::SourceUnavailable);
+        assert_eq!(t.engine_stats().threads, 1);
+    }
+
     #[test]
     fn bad_options_are_refused() {
         let source: Arc<dyn SegmentSource> = Arc::new(MemorySource::new());
