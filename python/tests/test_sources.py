@@ -74,12 +74,13 @@ def test_a_thousand_tags_share_one_refill_thread_and_one_connection(name):
     assert engine["round_trips"] < engine["refills"], engine
     assert engine["batched_refills"] > 0, engine
     assert _threads() - before <= 3
-    # The engine ends with the last generator on the source.
+    # The engine ends with the last generator on the source (an earlier test's engine may end
+    # meanwhile too: at most as many threads as before).
     del gens
     deadline = time.monotonic() + 10
     while _threads() > before and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert _threads() == before
+    assert _threads() <= before
 
 
 def test_the_idforge_server_counts_what_it_handed_out():

@@ -528,3 +528,28 @@ fn a_locked_row_holds_up_only_its_own_tag() {
     assert!(ids_a.windows(2).all(|w| w[0] < w[1]), "{ids_a:?}");
     assert!(ids_b.windows(2).all(|w| w[0] < w[1]));
 }
+
+#[test]
+fn a_new_table_is_created_once_by_connections_racing_to_create_it() {
+    let Some(url) = service_url("IDFORGE_TEST_POSTGRES_URL") else {
+        return;
+    };
+    for round in 0..3 {
+        // A table of its own, so every connection of the pool finds it missing at once.
+        let table = format!("race_{}_{}_{round}", std::process::id(), free_port());
+        let url = format!("{url}?table={table}");
+        let all: Vec<Arc<Segments>> = (0..8)
+            .map(|i| Arc::new(Segments::open(&url, &format!("t{i}"), fixed(10)).unwrap()))
+            .collect();
+        let drawers: Vec<_> = all
+            .iter()
+            .map(|s| {
+                let s = s.clone();
+                std::thread::spawn(move || s.next())
+            })
+            .collect();
+        for d in drawers {
+            assert_eq!(d.join().unwrap().unwrap(), 1);
+        }
+    }
+}

@@ -259,6 +259,10 @@ impl Inner {
     /// A lane: takes due tags in batches and fetches their ranges, until the engine stops.
     fn lane(self: Arc<Self>) {
         let mut batch: Vec<Arc<Shared>> = Vec::new();
+        // Tags taken from the queue that need nothing now: dropped only once the queue's lock
+        // is released, since dropping the last generator of the source drops the engine, whose
+        // `Drop` takes that lock.
+        let mut spare: Vec<Arc<Shared>> = Vec::new();
         loop {
             {
                 let mut queue = self.lock();
@@ -279,13 +283,15 @@ impl Inner {
                         // A generator dropped while queued is gone from the queue with it; one
                         // whose buffers are both full (asked at a prefetch mark while the
                         // other range was still unused) leaves the queue until it asks again.
-                        if let Some(tag) = tag.upgrade()
-                            && tag.wants_range()
-                        {
-                            batch.push(tag);
+                        if let Some(tag) = tag.upgrade() {
+                            if tag.wants_range() {
+                                batch.push(tag);
+                            } else {
+                                spare.push(tag);
+                            }
                         }
                     }
-                    if !batch.is_empty() {
+                    if !batch.is_empty() || !spare.is_empty() {
                         if !queue.ready.is_empty() {
                             self.wake_lane(&mut queue);
                         }
@@ -305,8 +311,11 @@ impl Inner {
                     queue.idle -= 1;
                 }
             }
-            self.serve(&batch);
-            batch.clear();
+            spare.clear();
+            if !batch.is_empty() {
+                self.serve(&batch);
+                batch.clear();
+            }
         }
     }
 
@@ -350,7 +359,9 @@ impl Inner {
                         again.push(Arc::downgrade(tag));
                     }
                 }
-                Err(backoff) => later.push((Instant::now() + backoff, Arc::downgrade(tag))),
+                Err(Some(backoff)) => later.push((Instant::now() + backoff, Arc::downgrade(tag))),
+                // Failed for good: `finish` took it out of the queue until a call asks again.
+                Err(None) => {}
             }
         }
         if again.is_empty() && later.is_empty() {

@@ -10,7 +10,7 @@
 
 mod engine;
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering, fence};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -181,10 +181,11 @@ impl Segments {
         }
         let mark = marks::mark_for(source.as_ref(), tag)?;
         let fork = ForkGuard::new()?;
+        let buffer = SegmentBuffer::new(options.prefetch_pct)?;
         let engine = engine::engine_for(&source)?;
         engine.add_generator();
         let shared = Arc::new(Shared {
-            buffer: SegmentBuffer::new(options.prefetch_pct)?,
+            buffer,
             source,
             tag: tag.to_owned(),
             mark,
@@ -375,6 +376,10 @@ impl Drop for Shared {
 impl Shared {
     /// Queues the tag with the engine unless it is queued already (cheap then: one load).
     fn request_refill(self: &Arc<Self>) {
+        // Pairs with the fence in `wants_range`: either the engine sees the buffer this
+        // caller freed, or this caller sees the tag out of the queue (called at a prefetch mark
+        // or on an empty buffer only, never per id).
+        fence(Ordering::SeqCst);
         if self.queued.load(Ordering::Relaxed) {
             return;
         }
@@ -396,13 +401,14 @@ impl Shared {
     }
 
     /// After a fetch of `micros`: installs the range (once the mark admits it) and tells the
-    /// waiters; on a failure, tells them and gives the pause before the next try.
+    /// waiters; on a failure, tells them and gives the pause before the next try, or `None`
+    /// when the failure is permanent (no retry until a call asks again).
     fn finish(
         &self,
         begun: Begun,
         micros: u64,
         fetched: Result<Segment>,
-    ) -> std::result::Result<(), Duration> {
+    ) -> std::result::Result<(), Option<Duration>> {
         self.counters.micros_last.store(micros, Ordering::Relaxed);
         self.counters
             .micros_total
@@ -435,6 +441,16 @@ impl Shared {
             }
             Err(e) => {
                 self.counters.errors.fetch_add(1, Ordering::Relaxed);
+                // A transient failure is retried with backoff for as long as the generator
+                // lives. So is INVALID_SEGMENT: each retry takes, and drops, one more step from
+                // the source, which is how a counter that went back climbs past the mark. Other
+                // permanent failures (refused credentials, an unknown tag, an overflow) wait
+                // for a call to ask again, rather than hammer the source: out of the queue
+                // before the waiters hear, so one that asks after hearing queues it again.
+                let retry = e.is_transient() || e.code() == ErrorCode::InvalidSegment;
+                if !retry {
+                    self.leave_queue();
+                }
                 {
                     let mut state = mailbox.lock();
                     state.failures += 1;
@@ -445,13 +461,16 @@ impl Shared {
                     state.last_failure = Some((e.code(), message, e.is_transient()));
                     mailbox.changed.notify_all();
                 }
-                // Retried with backoff for as long as the generator lives. Each retry after an
-                // INVALID_SEGMENT refusal takes, and drops, one more step from the source:
-                // that is how a counter that went back climbs past the mark.
                 let failures = self.failures_in_row.fetch_add(1, Ordering::Relaxed) + 1;
-                Err(engine::backoff(failures))
+                Err(retry.then(|| engine::backoff(failures)))
             }
         }
+    }
+
+    /// Takes the tag out of the queue after a permanent failure: the next call that finds no
+    /// id queues it again (and so tries again), and nothing retries meanwhile.
+    fn leave_queue(&self) {
+        self.queued.store(false, Ordering::SeqCst);
     }
 
     /// Whether the queued tag needs a range now (a buffer is free): if so it stays queued.
@@ -462,6 +481,7 @@ impl Shared {
             return true;
         }
         self.queued.store(false, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
         self.buffer.has_free_slot()
             && self
                 .queued
@@ -734,6 +754,61 @@ mod tests {
         let tries = bad.stats().fetch_errors;
         assert!((1..=20).contains(&tries), "{tries} tries");
         assert_eq!(good.stats().fetch_errors, 0);
+    }
+
+    /// Refuses every tag for good, counting the tries.
+    struct Counting(AtomicU64);
+
+    impl SegmentSource for Counting {
+        fn fetch(&self, _tag: &str, _step: u64) -> Result<Segment> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Err(Error::permanent(
+                ErrorCode::SourceUnavailable,
+                "authentication refused".into(),
+            ))
+        }
+    }
+
+    #[test]
+    fn a_permanent_failure_is_tried_again_only_when_a_call_asks() {
+        let source = Arc::new(Counting(AtomicU64::new(0)));
+        let s = Segments::new(source.clone(), "t", options(4)).unwrap();
+        assert!(!s.next().unwrap_err().is_transient());
+        let tries = source.0.load(Ordering::Relaxed);
+        // Nothing retries in the background (a transient failure would, every ≤ 0.5 s).
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(source.0.load(Ordering::Relaxed), tries);
+        // The next call asks again, and hears the failure at once.
+        assert!(!s.next().unwrap_err().is_transient());
+        assert_eq!(source.0.load(Ordering::Relaxed), tries + 1);
+    }
+
+    #[test]
+    fn generators_dropped_while_queued_let_the_engine_end() {
+        // Generators dropped right after a take at the prefetch mark (the tag queued, its
+        // buffers full): the engine still ends, its lane letting go of the source. The lane
+        // hang this guards against (the last generator dropped by the lane while it held the
+        // queue's lock) needs a narrow interleaving, which this loop does not force.
+        let source = Arc::new(MemorySource::new());
+        for _ in 0..200 {
+            let dynamic: Arc<dyn SegmentSource> = source.clone();
+            let s = Segments::new(dynamic, "t", options(10)).unwrap();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while s.stats().buffered < 20 && Instant::now() < deadline {
+                std::thread::yield_now();
+            }
+            s.next().unwrap();
+            s.next().unwrap();
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Arc::strong_count(&source) > 1 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(
+            Arc::strong_count(&source),
+            1,
+            "a lane hung holding the source"
+        );
     }
 
     /// A source with a bug: it panics.

@@ -39,8 +39,13 @@ impl<T> PerProcess<T> {
     /// Runs `f` with this process's connection slot locked.
     pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Option<T>) -> R) -> R {
         let slot = self.current();
-        let mut guard: MutexGuard<'_, Option<T>> =
-            slot.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard: MutexGuard<'_, Option<T>> = slot.conn.lock().unwrap_or_else(|p| {
+            // A panic mid-request left the connection in an unknown state (a reply unread):
+            // start afresh rather than read another request's reply.
+            let mut guard = p.into_inner();
+            *guard = None;
+            guard
+        });
         f(&mut guard)
     }
 
@@ -50,7 +55,11 @@ impl<T> PerProcess<T> {
         let slot = self.current();
         let mut guard = match slot.conn.try_lock() {
             Ok(guard) => guard,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::Poisoned(p)) => {
+                let mut guard = p.into_inner();
+                *guard = None; // as in `with`
+                guard
+            }
             Err(std::sync::TryLockError::WouldBlock) => return None,
         };
         Some(f(&mut guard))

@@ -247,7 +247,17 @@ impl SqlSource {
             }
         }
         if self.auto_create {
-            sqlx::query(&self.sql(LEAF_DDL)).execute(&mut *conn).await?;
+            match sqlx::query(&self.sql(LEAF_DDL)).execute(&mut *conn).await {
+                // PostgreSQL: two connections creating the table at once (`IF NOT EXISTS` does
+                // not lock the name) end with one of them on a unique violation of the catalog
+                // (23505) or "already exists" (42P07): the table is there, which is the point.
+                Err(sqlx::Error::Database(db))
+                    if self.kind == SqlKind::Postgres
+                        && matches!(db.code().as_deref(), Some("23505" | "42P07")) => {}
+                other => {
+                    other?;
+                }
+            }
         }
         Ok(())
     }
@@ -490,8 +500,8 @@ impl SqlSource {
         }
     }
 
-    /// PostgreSQL, MySQL: ranges on a free connection of the pool (the first one when all are
-    /// in use), kept for the next fetch unless the request failed.
+    /// PostgreSQL, MySQL: ranges on a free connection of the pool, kept for the next fetch
+    /// unless the request failed.
     fn fetch_pooled(&self, requests: &[(&str, u64)]) -> Result<Vec<Result<Segment>>> {
         // One deadline for connecting and the ranges.
         let deadline = Instant::now() + self.timeout;
@@ -508,12 +518,19 @@ impl SqlSource {
             }
             result
         };
-        for link in &self.links {
-            if let Some(result) = link.try_with(run) {
-                return result;
+        // Never wait behind one busy link (its fetch may be stuck on a locked row): try each
+        // in turn until one is free or the time is up.
+        loop {
+            for link in &self.links {
+                if let Some(result) = link.try_with(run) {
+                    return result;
+                }
             }
+            if Instant::now() >= deadline {
+                return Err(self.timed_out());
+            }
+            std::thread::sleep(Duration::from_millis(1));
         }
-        self.links[0].with(run)
     }
 }
 
