@@ -75,17 +75,4 @@ report="$work/report.md"
   done
 } | tee "$report"
 
-python3 - "$report" <<'PY'
-import pathlib, sys
-report = pathlib.Path(sys.argv[1]).read_text().strip()
-path = pathlib.Path("BENCHMARKS.md")
-text = path.read_text()
-begin, end = "<!-- manytagsbench:begin -->", "<!-- manytagsbench:end -->"
-block = f"{begin}\n{report}\n{end}"
-if begin in text:
-    head, rest = text.split(begin, 1)
-    text = head + block + rest.split(end, 1)[1]
-else:
-    text = text.rstrip() + "\n\n## Many tags from one process (ci/bench-many-tags.sh)\n\n" + block + "\n"
-path.write_text(text)
-PY
+write_section manytagsbench "Many tags from one process (ci/bench-many-tags.sh)" "$report"

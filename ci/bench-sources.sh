@@ -44,17 +44,4 @@ report="$work/report.md"
     "Redis, appendfsync always=redis://127.0.0.1:$p_fsync"
 } | tee "$report"
 
-python3 - "$report" <<'PY'
-import pathlib, sys
-report = pathlib.Path(sys.argv[1]).read_text().strip()
-path = pathlib.Path("BENCHMARKS.md")
-text = path.read_text()
-begin, end = "<!-- sourcesbench:begin -->", "<!-- sourcesbench:end -->"
-block = f"{begin}\n{report}\n{end}"
-if begin in text:
-    head, rest = text.split(begin, 1)
-    text = head + block + rest.split(end, 1)[1]
-else:
-    text = text.rstrip() + "\n\n## Segment sources (ci/bench-sources.sh)\n\n" + block + "\n"
-path.write_text(text)
-PY
+write_section sourcesbench "Segment sources (ci/bench-sources.sh)" "$report"

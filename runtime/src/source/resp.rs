@@ -5,8 +5,9 @@
 //! compile a full async-capable client.
 //!
 //! The server is not trusted: a reply is read without recursion and within [`MAX_DEPTH`]
-//! nested arrays, [`MAX_ELEMENTS`] array elements and [`MAX_REPLY_BYTES`] bytes; past a bound
-//! it is a protocol error (`SOURCE_UNAVAILABLE`). Every socket read and write gets the time
+//! nested arrays; the replies to one request (all of a pipeline's together) get
+//! [`MAX_ELEMENTS`] array elements and [`MAX_REPLY_BYTES`] bytes; past a bound it is a protocol
+//! error (`SOURCE_UNAVAILABLE`). Every socket read and write gets the time
 //! left before the request's deadline, so a server trickling bytes cannot stretch a request.
 
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
@@ -17,9 +18,10 @@ use crate::error::{Error, ErrorCode, Result};
 
 /// Most arrays nested in one reply (the sources read at most one level).
 pub(crate) const MAX_DEPTH: usize = 8;
-/// Most array elements in one reply, all levels together.
+/// Most array elements in the replies to one request, all levels together.
 pub(crate) const MAX_ELEMENTS: usize = 1024;
-/// Most bytes in one reply, framing included (the sources only read short ones).
+/// Most bytes in the replies to one request (a pipeline's together, so 256 replies cannot hold
+/// 256 times as much), framing included: the sources only read short ones.
 pub(crate) const MAX_REPLY_BYTES: usize = 1 << 20;
 /// Longest line (a simple string, an error, a header).
 const MAX_LINE: usize = 64 * 1024;
@@ -222,7 +224,11 @@ impl Conn {
             .get_mut()
             .write_all(&req)
             .map_err(|e| io_error(&self.addr, "send", &e))?;
-        commands.iter().map(|_| self.read()).collect()
+        let mut budget = Budget {
+            bytes: MAX_REPLY_BYTES,
+            elements: MAX_ELEMENTS,
+        };
+        commands.iter().map(|_| self.read(&mut budget)).collect()
     }
 
     fn line(&mut self, budget: &mut Budget) -> Result<String> {
@@ -260,16 +266,13 @@ impl Conn {
         String::from_utf8(line).map_err(|_| protocol(&self.addr, "a reply line is not UTF-8"))
     }
 
-    /// One reply, without recursion: arrays under construction wait on a stack.
-    fn read(&mut self) -> Result<Reply> {
-        let mut budget = Budget {
-            bytes: MAX_REPLY_BYTES,
-            elements: MAX_ELEMENTS,
-        };
+    /// One reply within what is left of `budget`, without recursion: arrays under
+    /// construction wait on a stack.
+    fn read(&mut self, budget: &mut Budget) -> Result<Reply> {
         // Each open array: its elements so far and how many it has.
         let mut open: Vec<(Vec<Reply>, usize)> = Vec::new();
         loop {
-            let mut reply = match self.item(&mut budget)? {
+            let mut reply = match self.item(budget)? {
                 Item::Value(reply) => reply,
                 Item::Array(n) => {
                     if open.len() >= MAX_DEPTH {
@@ -319,7 +322,7 @@ impl Conn {
                     if n > budget.elements {
                         return Err(protocol(
                             &self.addr,
-                            &format!("a reply has more than {MAX_ELEMENTS} elements"),
+                            &format!("replies have more than {MAX_ELEMENTS} elements"),
                         ));
                     }
                     budget.elements -= n;
@@ -331,7 +334,7 @@ impl Conn {
                 if n.saturating_add(2) > budget.bytes {
                     return Err(protocol(
                         &self.addr,
-                        &format!("a reply is longer than {MAX_REPLY_BYTES} bytes"),
+                        &format!("replies are longer than {MAX_REPLY_BYTES} bytes"),
                     ));
                 }
                 budget.bytes -= n + 2;
@@ -357,6 +360,11 @@ mod tests {
 
     /// A connection to a one-shot server that answers any request with `reply`.
     fn ask(reply: Vec<u8>) -> Result<Reply> {
+        ask_all(1, reply).map(|mut replies| replies.pop().unwrap())
+    }
+
+    /// A pipeline of `n` PINGs to a one-shot server that answers with `reply`.
+    fn ask_all(n: usize, reply: Vec<u8>) -> Result<Vec<Reply>> {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let server = std::thread::spawn(move || {
@@ -369,7 +377,8 @@ mod tests {
         });
         let deadline = Deadline::after(Duration::from_secs(10));
         let mut conn = Conn::connect("127.0.0.1", port, deadline, 0)?;
-        let result = conn.call(&[b"PING"], deadline);
+        let ping: &[&[u8]] = &[b"PING"];
+        let result = conn.pipeline(&vec![ping; n], deadline);
         drop(conn);
         server.join().unwrap();
         result
@@ -414,5 +423,31 @@ mod tests {
             assert!(e.to_string().contains("protocol error"), "{e}");
             assert!(e.to_string().contains(why), "{e} / {why}");
         }
+    }
+
+    #[test]
+    fn bounds_a_pipelines_replies_together() {
+        // Each reply is within the bound; four of them are not.
+        let bulk = |len: usize| {
+            [
+                format!("${len}\r\n").into_bytes(),
+                vec![b'x'; len],
+                b"\r\n".to_vec(),
+            ]
+            .concat()
+        };
+        let e = ask_all(4, bulk(400 * 1024).repeat(4)).unwrap_err();
+        assert!(e.to_string().contains("longer than"), "{e}");
+        let replies = ask_all(4, bulk(200 * 1024).repeat(4)).unwrap();
+        assert_eq!(replies.len(), 4);
+        assert!(
+            replies
+                .iter()
+                .all(|r| matches!(r, Reply::Bulk(b) if b.len() == 200 * 1024))
+        );
+        let array = |n: usize| [format!("*{n}\r\n").into_bytes(), b":1\r\n".repeat(n)].concat();
+        let e = ask_all(4, array(300).repeat(4)).unwrap_err();
+        assert!(e.to_string().contains("more than 1024 elements"), "{e}");
+        assert_eq!(ask_all(4, array(250).repeat(4)).unwrap().len(), 4);
     }
 }

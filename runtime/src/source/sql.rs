@@ -708,7 +708,21 @@ mod tests {
         assert!(!s.auto_create);
         let s = SqlSource::new("sqlite:///tmp/x.db").unwrap();
         assert_eq!(s.url, "sqlite:///tmp/x.db?mode=rwc");
+        assert_eq!(s.links.len(), 1, "SQLite locks the file: one connection");
+        let s = SqlSource::new("postgres://u@h/db").unwrap();
+        assert_eq!(s.links.len(), DEFAULT_POOL);
+        let s = SqlSource::new("mysql://u@h/db?pool=64").unwrap();
+        assert_eq!(
+            (s.links.len(), s.url.as_str()),
+            (MAX_POOL, "mysql://u@h/db")
+        );
         for bad in [
+            "postgres://u@h/db?pool=0",
+            "postgres://u@h/db?pool=65",
+            "postgres://u@h/db?pool=-1",
+            "postgres://u@h/db?pool=four",
+            "postgres://u@h/db?pool=",
+            "postgres://u@h/db?pool=18446744073709551616",
             "sqlite:///x?table=a;drop",
             "sqlite:///x?table=1a",
             "sqlite:///x?auto_create=maybe",
