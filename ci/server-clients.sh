@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Real Redis clients against `idforge serve` on the embedded store: redis-cli, redis-py (pytest,
 # RESP2 and RESP3) and ioredis (node --test). Starts one server on a free loopback port with a
-# throwaway data dir and stops it by PID.
+# throwaway data dir and stops it by PID. Then two striped servers (`--stripe 0/2`, `1/2`) for
+# redis-cli and redis-py, unchanged.
 #
 # Then, with the etcd of ci/services.sh (IDFORGE_TEST_ETCD_URL), three servers sharing it: the
 # cluster clients (redis-cli -c, redis-py RedisCluster, ioredis Cluster) each follow a kill -9
@@ -18,7 +19,9 @@ venv=${IDFORGE_VENV:-$HOME/.cache/idforge/venv}
 work=$(mktemp -d)
 pid=""
 cluster_pids=()
+stripe_pids=()
 cleanup() {
+  for p in "${stripe_pids[@]}"; do kill "$p" 2>/dev/null || true; done
   [ -z "$pid" ] || kill "$pid" 2>/dev/null || true
   [ -z "$pid" ] || wait "$pid" 2>/dev/null || true
   for p in "${cluster_pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
@@ -60,6 +63,28 @@ kill -TERM "$pid"
 wait "$pid"
 pid=""
 echo "    clients ok; clean shutdown"
+
+echo "    striped servers (--stripe 0/2, 1/2): redis-cli and redis-py, unchanged"
+for k in 0 1; do
+  "$bin" serve --port 0 --port-file "$work/sport$k" --data-dir "$work/stripe$k" \
+    --stripe "$k/2" --stripe-block 1000 --log warn 2>>"$work/stripe$k.log" &
+  stripe_pids[$k]=$!
+done
+for k in 0 1; do
+  for _ in $(seq 150); do [ -s "$work/sport$k" ] && break; sleep 0.1; done
+  [ -s "$work/sport$k" ] || { cat "$work/stripe$k.log" >&2; exit 1; }
+done
+sport0=$(cat "$work/sport0")
+sport1=$(cat "$work/sport1")
+[ "$(redis-cli -p "$sport0" INCR cli-stripe)" = 1 ]
+[ "$(redis-cli -p "$sport1" INCR cli-stripe)" = 1001 ]
+# 1002-2000 cannot hold 1000 ids: they come from stripe 1's next block, 3001-4000.
+[ "$(redis-cli -p "$sport1" INCRBY cli-stripe 1000)" = 4000 ]
+redis-cli -p "$sport1" INFO server | grep -q '^stripe:1/2'
+IDFORGE_STRIPE_PORTS="$sport0,$sport1" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+  server/tests/clients/test_stripes_redis_py.py
+for p in "${stripe_pids[@]}"; do kill -TERM "$p"; wait "$p"; done
+stripe_pids=()
 
 if [ -z "${IDFORGE_TEST_ETCD_URL:-}" ]; then
   [ -z "${IDFORGE_REQUIRE_SERVICES:-}" ] || { echo "IDFORGE_TEST_ETCD_URL is not set" >&2; exit 1; }

@@ -762,7 +762,8 @@ idforge_status idforge_objectid_timestamp(const uint8_t *id, uint32_t *out_secon
 
 /**
  * Creates a generator for `tag` over the source at `url`: `idforge://[user:pass@]host:port[,…]`
- * (the segment server), `redis://[user:pass@]host:port[/db]`, `postgres://…`, `mysql://…` or
+ * (the segment server; `?mode=any` for striped servers), `redis://[user:pass@]host:port[/db]`,
+ * `postgres://…`, `mysql://…` or
  * `sqlite:///path` (Leaf's `leaf_alloc` table), `file:///abs/dir` (a locked counter file per
  * tag, shared by the processes of a host) or `memory:` (this process only); see the README's
  * "Segment sources". `options` may be NULL for the defaults. Joins the process's refill engine

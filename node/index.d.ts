@@ -20,7 +20,8 @@ import { Segments as NativeSegments, SegmentOptions as NativeSegmentOptions } fr
 
 /**
  * Ids of one tag from a segment source, chosen by URL: `idforge://[user:pass@]host:port[,…]`
- * (the idforge server; follows `MOVED`), `redis://[user:pass@]host:port[/db]` (`INCRBY`; a
+ * (the idforge server; follows `MOVED`; `?mode=any`: striped servers, any live one, ids
+ * interleaved across them), `redis://[user:pass@]host:port[/db]` (`INCRBY`; a
  * Redis restart or failover can repeat a range), `postgres://…`, `mysql://…`, `sqlite://path`
  * (Leaf's `leaf_alloc` table; `?table=`, `?auto_create=false`), `file:///dir`, `memory:`.
  * Network URLs take `?timeout_ms=`.

@@ -82,11 +82,19 @@ test('a timer keeps firing while a slow source refills', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'idforge-node-'))
   // The source's tag file is locked (as by a stuck process) for 400 ms.
   const lock = await holdLock(join(dir, 'orders'), 400)
-  t.after(() => {
+  let s
+  t.after(async () => {
     lock.release()
+    // A prefetch blocked on the lock goes on once it is released: the folder goes after it is
+    // done, or it would make the counter file again (and, finding it back at 1, keep retrying).
+    for (let i = 0; i < 500 && s; i++) {
+      const st = s.stats()
+      if (st.engine.queued === 0 && st.rangesFetched + st.fetchErrors >= st.engine.refills) break
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
     rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 })
   })
-  const s = new Segments(`file://${dir}`, 'orders', { step: 100, timeoutMs: 5000 })
+  s = new Segments(`file://${dir}`, 'orders', { step: 100, timeoutMs: 5000 })
   let ticks = 0
   const timer = setInterval(() => ticks++, 10)
   const started = Date.now()

@@ -174,7 +174,9 @@ class Segments(_native.Segments):
     and dynamic step). The source is chosen by URL:
 
     - ``"idforge://[user:pass@]host:port[,host:port...]"``: the idforge segment server (durable;
-      follows ``MOVED`` to the primary);
+      follows ``MOVED`` to the primary); ``"idforge://a:7379,b:7379?mode=any"``: striped
+      servers (``--stripe K/N``), any live one, a dead one skipped at once (ids unique but
+      interleaved across the servers);
     - ``"redis://[user:pass@]host:port[/db]"``: Redis ``INCRBY`` (fast, but a Redis restart
       without ``appendfsync always`` or a failover can hand out a range again);
     - ``"postgres://..."``, ``"mysql://..."``, ``"sqlite:///path"``: Meituan Leaf's ``leaf_alloc``

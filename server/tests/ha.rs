@@ -51,45 +51,10 @@ fn shared_store(backend: &str, dir: &tempfile::TempDir, name: &str) -> Option<St
             "sqlite://{}?mode=rwc",
             dir.path().join("shared.db").display()
         )),
-        "postgres" => fresh_database("IDFORGE_TEST_POSTGRES_URL", name),
-        "mysql" => fresh_database("IDFORGE_TEST_MYSQL_URL", name),
+        "postgres" => common::fresh_database("IDFORGE_TEST_POSTGRES_URL", name),
+        "mysql" => common::fresh_database("IDFORGE_TEST_MYSQL_URL", name),
         _ => unreachable!(),
     }
-}
-
-/// A new database on the PostgreSQL or MariaDB of ci/services.sh (`var` names its URL), so the
-/// leader row is the test's own.
-fn fresh_database(var: &str, name: &str) -> Option<String> {
-    let base = match std::env::var(var) {
-        Ok(url) => url,
-        Err(_) => {
-            assert!(
-                std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
-                "{var} is not set but IDFORGE_REQUIRE_SERVICES is"
-            );
-            return None;
-        }
-    };
-    let db = format!(
-        "ha_{name}_{}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    );
-    rt().block_on(async {
-        use sqlx::Connection;
-        let create = format!("CREATE DATABASE {db}");
-        if base.starts_with("mysql") {
-            let mut conn = sqlx::MySqlConnection::connect(&base).await.unwrap();
-            sqlx::query(&create).execute(&mut conn).await.unwrap();
-        } else {
-            let mut conn = sqlx::PgConnection::connect(&base).await.unwrap();
-            sqlx::query(&create).execute(&mut conn).await.unwrap();
-        }
-    });
-    let (prefix, _) = base.rsplit_once('/').unwrap();
-    Some(format!("{prefix}/{db}"))
 }
 
 /// The three process tests, on each backend.

@@ -107,7 +107,8 @@ fn or_duration(ms: u64, default: Duration) -> Duration {
 }
 
 /// Creates a generator for `tag` over the source at `url`: `idforge://[user:pass@]host:port[,…]`
-/// (the segment server), `redis://[user:pass@]host:port[/db]`, `postgres://…`, `mysql://…` or
+/// (the segment server; `?mode=any` for striped servers), `redis://[user:pass@]host:port[/db]`,
+/// `postgres://…`, `mysql://…` or
 /// `sqlite:///path` (Leaf's `leaf_alloc` table), `file:///abs/dir` (a locked counter file per
 /// tag, shared by the processes of a host) or `memory:` (this process only); see the README's
 /// "Segment sources". `options` may be NULL for the defaults. Joins the process's refill engine

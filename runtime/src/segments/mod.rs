@@ -118,8 +118,9 @@ struct Shared {
     source: Arc<dyn SegmentSource>,
     tag: String,
     /// The ids this process already took for the tag from the source: a range that is not
-    /// above them is refused.
-    mark: Arc<Mark>,
+    /// above them is refused. `None` for a source whose ranges interleave (striped servers),
+    /// which checks each server's order itself.
+    mark: Option<Arc<Mark>>,
     options: SegmentOptions,
     step: AtomicU64,
     counters: Counters,
@@ -153,6 +154,10 @@ impl std::fmt::Debug for dyn SegmentSource {
 /// already took for the tag from that source (by any `Segments`) is refused whole with
 /// `INVALID_SEGMENT`, which callers see once the buffered ids run out; the engine keeps
 /// fetching, so a counter that went back is used again once it has passed the mark.
+///
+/// So one generator's ids go up, except on `idforge://…?mode=any` (striped servers): there
+/// each server's ranges go up (and are checked so), and ranges of different servers
+/// interleave, so the ids are unique and only roughly increasing.
 #[derive(Debug)]
 pub struct Segments {
     shared: Arc<Shared>,
@@ -179,7 +184,11 @@ impl Segments {
         if options.step == 0 || options.max_step < options.step {
             return Err(CoreError::InvalidArgument("need 1 <= step <= max_step").into());
         }
-        let mark = marks::mark_for(source.as_ref(), tag)?;
+        let mark = if source.ordered() {
+            Some(marks::mark_for(source.as_ref(), tag)?)
+        } else {
+            None
+        };
         let fork = ForkGuard::new()?;
         let buffer = SegmentBuffer::new(options.prefetch_pct)?;
         let engine = engine::engine_for(&source)?;
@@ -364,7 +373,7 @@ impl Segments {
 /// What the engine asked a tag's fetch for.
 struct Begun {
     step: u64,
-    ticket: Ticket,
+    ticket: Option<Ticket>,
 }
 
 impl Drop for Shared {
@@ -396,7 +405,7 @@ impl Shared {
     fn begin(&self) -> Begun {
         Begun {
             step: self.step.load(Ordering::Relaxed),
-            ticket: self.mark.ticket(),
+            ticket: self.mark.as_ref().map(|mark| mark.ticket()),
         }
     }
 
@@ -415,7 +424,9 @@ impl Shared {
             .fetch_add(micros, Ordering::Relaxed);
         let mailbox = self.mailbox.load_full();
         let admitted = fetched.and_then(|segment| {
-            self.mark.admit(begun.ticket, segment, &self.tag)?;
+            if let (Some(mark), Some(ticket)) = (&self.mark, begun.ticket) {
+                mark.admit(ticket, segment, &self.tag)?;
+            }
             Ok(self.buffer.install(segment)?)
         });
         match admitted {

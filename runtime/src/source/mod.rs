@@ -3,6 +3,7 @@
 //! | URL | source | durable |
 //! | --- | --- | --- |
 //! | `idforge://[user:pass@]host:port[,host:port…]` | [`RemoteSource`]: our server, `INCRBY`; follows `MOVED` | yes |
+//! | `idforge://host:port,host:port…?mode=any` | [`AnySource`]: striped servers (`--stripe K/N`), any live one | yes |
 //! | `redis://[user:pass@]host:port[/db]` | [`RemoteSource`]: Redis `INCRBY` on the tag's key | as the Redis behind it |
 //! | `postgres://…`, `mysql://…`, `sqlite://path` | [`SqlSource`]: Leaf's `leaf_alloc` table | yes |
 //! | `file:///dir` | [`FileSource`]: a locked counter file per tag, for one host | yes |
@@ -18,6 +19,7 @@
 //! process cannot tell: use `redis://` only where that is acceptable, and `idforge://` or SQL
 //! where it is not.
 
+mod any;
 mod file;
 #[cfg(feature = "sql")]
 pub mod leaf_table;
@@ -37,6 +39,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use idforge_core::Error as CoreError;
 use idforge_core::segment::Segment;
 
+pub use any::AnySource;
 pub use file::FileSource;
 pub use memory::MemorySource;
 pub use remote::{Flavor, RemoteSource};
@@ -86,6 +89,14 @@ pub trait SegmentSource: Send + Sync + 'static {
         1
     }
 
+    /// Whether each range this source gives a tag lies above the ones before (one counter
+    /// behind it): [`Segments`](crate::Segments) then refuses a range that goes back. `false`
+    /// for striped servers (`idforge://…?mode=any`), whose ranges are disjoint but interleave;
+    /// such a source checks each server's own order itself. Default `true`.
+    fn ordered(&self) -> bool {
+        true
+    }
+
     /// Connections this source holds open in this process now, for counters. Default 0.
     fn connections(&self) -> usize {
         0
@@ -129,6 +140,7 @@ pub fn open(url: &str) -> Result<Arc<dyn SegmentSource>> {
         return Ok(Arc::new(FileSource::new(path)?));
     }
     match url.split(':').next().unwrap_or("") {
+        "idforge" if any::wanted(url) => Ok(Arc::new(AnySource::new(url)?)),
         "idforge" | "redis" => Ok(Arc::new(RemoteSource::new(url)?)),
         #[cfg(feature = "sql")]
         "postgres" | "postgresql" | "mysql" | "mariadb" | "sqlite" => {

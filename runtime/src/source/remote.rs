@@ -21,7 +21,7 @@ const MAX_PIPELINE: usize = 256;
 const MAX_REDIRECTS: u32 = 5;
 /// How long one request may take unless the URL says otherwise (`timeout_ms`): connecting,
 /// sending, the whole reply and any `MOVED` redirects, together.
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Which server a [`RemoteSource`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,7 +85,14 @@ impl RemoteSource {
             _ => return Err(idforge_core::Error::InvalidUrl("not idforge:// or redis://").into()),
         };
         let parsed = SourceUrl::parse(url, port)?;
-        parsed.only_params(&["timeout_ms"])?;
+        match flavor {
+            Flavor::Idforge => parsed.only_params(&["timeout_ms", "mode"])?,
+            Flavor::Redis => parsed.only_params(&["timeout_ms"])?,
+        }
+        // `mode=any` is another source (`AnySource`); `leader` is this one's.
+        if url::param(&parsed.params, "mode").is_some_and(|mode| mode != "leader") {
+            return Err(idforge_core::Error::InvalidUrl("mode is leader or any").into());
+        }
         let timeout = url::timeout(&parsed.params, DEFAULT_TIMEOUT)?;
         let db = match (flavor, parsed.path.as_str()) {
             (_, "") => 0,
@@ -103,6 +110,22 @@ impl RemoteSource {
             flavor,
             url: parsed,
             db,
+            timeout,
+            conn: PerProcess::new()?,
+        })
+    }
+
+    /// An `idforge://` source for host `i` of `url` alone, with its credentials, whose
+    /// requests take at most `timeout` (for [`super::AnySource`]).
+    pub(crate) fn one_host(url: &SourceUrl, i: usize, timeout: Duration) -> Result<RemoteSource> {
+        Ok(RemoteSource {
+            flavor: Flavor::Idforge,
+            url: SourceUrl {
+                hosts: vec![url.hosts[i].clone()],
+                params: Vec::new(),
+                ..url.clone()
+            },
+            db: 0,
             timeout,
             conn: PerProcess::new()?,
         })
@@ -463,6 +486,8 @@ mod tests {
             "redis://a,b",
             "idforge://h/0",
             "idforge://h?db=1",
+            "idforge://h?mode=all",
+            "redis://h?mode=leader",
         ] {
             let e = RemoteSource::new(bad).unwrap_err();
             assert_eq!(e.code(), ErrorCode::InvalidUrl, "{bad}");

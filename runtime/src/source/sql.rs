@@ -250,10 +250,11 @@ impl SqlSource {
             match sqlx::query(&self.sql(LEAF_DDL)).execute(&mut *conn).await {
                 // PostgreSQL: two connections creating the table at once (`IF NOT EXISTS` does
                 // not lock the name) end with one of them on a unique violation of the catalog
-                // (23505) or "already exists" (42P07): the table is there, which is the point.
+                // (23505), "relation already exists" (42P07) or "type already exists" (42710,
+                // the table's row type): the table is there, which is the point.
                 Err(sqlx::Error::Database(db))
                     if self.kind == SqlKind::Postgres
-                        && matches!(db.code().as_deref(), Some("23505" | "42P07")) => {}
+                        && matches!(db.code().as_deref(), Some("23505" | "42P07" | "42710")) => {}
                 other => {
                     other?;
                 }

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::engine::Policy;
 use super::ha::ElectionConfig;
+use super::stripe::{DEFAULT_BLOCK, Stripe};
 use crate::text::layout::parse_layout;
 
 /// The default client port (Redis's 6379 plus 1000, so both can run side by side).
@@ -64,9 +65,18 @@ pub struct ServeArgs {
     /// The layout of `IDF.SNOWFLAKE` ids: a preset or a spec [default: twitter].
     #[arg(long, env = "IDFORGE_SNOWFLAKE_LAYOUT", value_name = "NAME|SPEC")]
     pub snowflake_layout: Option<String>,
-    /// The node id in `IDF.SNOWFLAKE` ids [default: 0].
+    /// The node id in `IDF.SNOWFLAKE` ids [default: 0; with --stripe, the stripe's K].
     #[arg(long, env = "IDFORGE_NODE_ID", value_name = "N")]
     pub node_id: Option<u64>,
+    /// Hand out only the ids of stripe K of N, for every tag: N servers, each on its own store,
+    /// serve disjoint ids without talking to each other (README "Active-active without etcd").
+    /// Kept in the store: a server refuses a store claimed by another stripe [default: none].
+    #[arg(long, env = "IDFORGE_STRIPE", value_name = "K/N")]
+    pub stripe: Option<String>,
+    /// With --stripe: ids per stripe block, the same on every server of the stripes; one
+    /// `INCRBY` may ask for at most this many [default: 10000000].
+    #[arg(long, env = "IDFORGE_STRIPE_BLOCK", value_name = "N")]
+    pub stripe_block: Option<i64>,
     /// Worker threads; 1 runs everything on one event-loop thread [default: the number of CPUs].
     #[arg(long, env = "IDFORGE_THREADS", value_name = "N")]
     pub threads: Option<usize>,
@@ -180,6 +190,8 @@ pub struct Config {
     pub layout: idforge::Layout,
     /// `IDF.SNOWFLAKE` node id.
     pub node_id: u64,
+    /// The ids this server hands out (`--stripe`).
+    pub stripe: Stripe,
     /// Worker threads.
     pub threads: Option<usize>,
     /// How long to busy-poll after a request.
@@ -315,6 +327,8 @@ impl ServeArgs {
             alloc_timeout_ms: self.alloc_timeout_ms.or(other.alloc_timeout_ms),
             snowflake_layout: self.snowflake_layout.or(other.snowflake_layout),
             node_id: self.node_id.or(other.node_id),
+            stripe: self.stripe.or(other.stripe),
+            stripe_block: self.stripe_block.or(other.stripe_block),
             threads: self.threads.or(other.threads),
             busy_poll_us: self.busy_poll_us.or(other.busy_poll_us),
             log: self.log.or(other.log),
@@ -363,7 +377,15 @@ impl ServeArgs {
             Some(spec) => parse_layout(spec).map_err(|e| e.message().to_owned())?,
             None => idforge::Layout::TWITTER,
         };
-        let node_id = a.node_id.unwrap_or(0);
+        let stripe = match &a.stripe {
+            Some(text) => Stripe::parse(text, a.stripe_block.unwrap_or(DEFAULT_BLOCK))?,
+            None if a.stripe_block.is_some() => {
+                return Err("stripe-block needs --stripe".into());
+            }
+            None => Stripe::NONE,
+        };
+        // Striped servers are independent: by default each gets its own snowflake node.
+        let node_id = a.node_id.unwrap_or(stripe.index as u64);
         layout
             .check_node(node_id)
             .map_err(|e| format!("node-id: {e}"))?;
@@ -438,6 +460,7 @@ impl ServeArgs {
             },
             layout,
             node_id,
+            stripe,
             threads: a.threads,
             busy_poll: Duration::from_micros(a.busy_poll_us.unwrap_or(100).min(1_000_000)),
             log: a.log.unwrap_or_else(|| "info".into()),
@@ -467,6 +490,49 @@ pub fn sqlite_url(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stripes_come_from_flags_or_the_file_and_bad_ones_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("idforge.toml");
+        std::fs::write(&file, "stripe = \"2/3\"\nstripe-block = 500\n").unwrap();
+        let c = ServeArgs {
+            config: Some(file),
+            ..ServeArgs::default()
+        }
+        .resolve()
+        .unwrap();
+        assert_eq!(c.stripe, Stripe::parse("2/3", 500).unwrap());
+        assert_eq!(
+            c.node_id, 2,
+            "each stripe its own snowflake node by default"
+        );
+        let c = ServeArgs::default().resolve().unwrap();
+        assert_eq!((c.stripe, c.node_id), (Stripe::NONE, 0));
+        let c = ServeArgs {
+            stripe: Some("1/2".into()),
+            node_id: Some(7),
+            ..ServeArgs::default()
+        }
+        .resolve()
+        .unwrap();
+        assert_eq!((c.stripe.block, c.node_id), (DEFAULT_BLOCK, 7));
+        for (stripe, block, why) in [
+            (Some("2/2"), None, "not K/N"),
+            (Some("x"), None, "not K/N"),
+            (Some("0/2"), Some(0), "out of range"),
+            (None, Some(10), "needs --stripe"),
+        ] {
+            let e = ServeArgs {
+                stripe: stripe.map(str::to_owned),
+                stripe_block: block,
+                ..ServeArgs::default()
+            }
+            .resolve()
+            .unwrap_err();
+            assert!(e.contains(why), "{e}");
+        }
+    }
 
     #[test]
     fn flags_win_over_the_file_and_defaults_fill_the_rest() {

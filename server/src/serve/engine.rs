@@ -24,6 +24,7 @@ use super::ha::Leadership;
 use super::lock::lock;
 use super::metrics::Metrics;
 use super::store::{Store, StoreError, TagMove};
+use super::stripe::Stripe;
 use super::tags::Tag;
 
 /// How tags are created and how far ahead they persist.
@@ -110,6 +111,8 @@ pub struct Engine {
     pub(super) tags_created: Mutex<HashMap<String, usize>>,
     /// Tags evicted from memory for being idle.
     pub(super) tags_evicted: std::sync::atomic::AtomicU64,
+    /// This server's stripe: which ids of each tag are its own (see [`super::stripe`]).
+    pub(super) stripe: Stripe,
 }
 
 impl Engine {
@@ -145,7 +148,19 @@ impl Engine {
             lease_writer: tokio::sync::Mutex::new(()),
             tags_created: Mutex::new(HashMap::new()),
             tags_evicted: std::sync::atomic::AtomicU64::new(0),
+            stripe: Stripe::NONE,
         }
+    }
+
+    /// Hands out only the ids of `stripe` (see [`super::stripe`]).
+    pub fn with_stripe(mut self, stripe: Stripe) -> Engine {
+        self.stripe = stripe;
+        self
+    }
+
+    /// This server's stripe.
+    pub fn stripe(&self) -> Stripe {
+        self.stripe
     }
 
     /// Records every persist in `guard` (and checks the store against it on taking the lead).

@@ -107,7 +107,7 @@ pub async fn tag_command(
                 out.null();
                 return Ok(());
             };
-            out.map(7);
+            out.map(8);
             out.bulk(b"tag");
             out.bulk(info.tag.as_bytes());
             for (key, value) in [
@@ -125,6 +125,10 @@ pub async fn tag_command(
                 Some(d) => out.bulk(d.as_bytes()),
                 None => out.null(),
             }
+            // The ids this server hands out: K/N, and `last`/`max_id` are ids of stripe K.
+            let stripe = engine.stripe();
+            out.bulk(b"stripe");
+            out.bulk(format!("{}/{}", stripe.index, stripe.count).as_bytes());
         }
         (b"LIST", 2 | 3) => {
             // Bounded: the first MAX_TAG_PAGE tags by name; SCAN walks them all.

@@ -43,6 +43,10 @@ pub fn text(shared: &Shared, section: Option<&[u8]>) -> String {
         line("process_id", &std::process::id());
         line("tcp_port", &shared.port);
         line("uptime_in_seconds", &engine.started().elapsed().as_secs());
+        // `--stripe`: this server's K of N (0/1 when it hands out every id) and the block.
+        let stripe = engine.stripe();
+        line("stripe", &format_args!("{}/{}", stripe.index, stripe.count));
+        line("stripe_block", &stripe.block);
     }
     if want("clients") {
         line("# Clients", &"");

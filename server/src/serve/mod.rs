@@ -33,6 +33,7 @@ pub mod request;
 pub mod resp;
 pub mod shared;
 pub mod store;
+pub mod stripe;
 pub mod tags;
 pub mod workers;
 
@@ -110,6 +111,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
     let store = Store::open(&config.store)
         .await
         .map_err(|e| format!("cannot open the store: {e}"))?;
+    stripe::check_store(&store, config.stripe).await?;
     let guard = match &config.guard {
         Some(path) => {
             let alone = store.etcd().is_none() && !config.ha;
@@ -151,7 +153,8 @@ pub async fn serve(config: Config) -> Result<(), String> {
             config.node_id,
             leadership,
         )
-        .with_guard(guard),
+        .with_guard(guard)
+        .with_stripe(config.stripe),
     );
     let shared = Arc::new(Shared {
         engine: engine.clone(),

@@ -67,6 +67,12 @@ pub enum AllocError {
     /// This server is not the leader (or its lease ran out): the client must go elsewhere.
     #[error("CLUSTERDOWN not the leader")]
     NotLeader,
+    /// A striped server hands out ranges within one stripe block: `INCRBY` asked for more.
+    #[error(
+        "ERR the count is larger than the stripe block ({0} ids): a striped server hands out \
+         a range within one block (--stripe-block)"
+    )]
+    LargerThanBlock(i64),
     /// The user created as many tags as `--max-tags-per-user` allows.
     #[error(
         "ERR tag quota reached: this user may create at most {0} tags (--max-tags-per-user); \
@@ -88,7 +94,8 @@ pub struct TagInfo {
     pub tag: String,
     /// The last id handed out (or skipped): every later id is larger.
     pub last: i64,
-    /// The persisted `max_id`.
+    /// The persisted `max_id`, as an id: every id this server hands out is below it until the
+    /// next persist.
     pub max_id: i64,
     /// Ids reserved in the store and not yet handed out.
     pub cached: i64,
@@ -131,7 +138,9 @@ impl Engine {
                 match tags.get_mut(tag) {
                     None => true,
                     Some(t) => {
-                        t.need = t.need.max(n);
+                        // With stripes, the rest of a block too small for the range.
+                        let span = self.stripe.span(t.next, n).unwrap_or(n);
+                        t.need = t.need.max(span);
                         t.wanted = true;
                         // Registered before the lock is released, so a persist landing in
                         // between wakes this request.
@@ -169,14 +178,25 @@ impl Engine {
             return Some(Err(AllocError::NotLeader));
         }
         let t = tags.get_mut(tag)?;
-        if n > i64::MAX - t.next {
+        // `span` local ids from `next`: `n`, after the rest of a stripe block too small for them.
+        let Some(span) = self.stripe.span(t.next, n) else {
+            return Some(Err(AllocError::LargerThanBlock(self.stripe.block)));
+        };
+        if span > i64::MAX - t.next {
             return Some(Err(AllocError::Overflow));
         }
-        if t.limit - t.next < n {
+        // The range's global ids, checked before anything is taken.
+        let Some(first) = self
+            .stripe
+            .global(t.next + span - n)
+            .filter(|first| first.checked_add(n - 1).is_some())
+        else {
+            return Some(Err(AllocError::Overflow));
+        };
+        if t.limit - t.next < span {
             return None;
         }
-        let first = t.next;
-        t.next += n;
+        t.next += span;
         t.used = true;
         let low = t.limit - t.next < t.step / 2 + 1;
         if low && !t.wanted && t.in_flight.is_none() {
@@ -246,9 +266,10 @@ impl Engine {
     /// The last id handed out (every later one is larger), or `None` for an unknown tag.
     pub async fn last(&self, tag: &str) -> Result<Option<i64>, AllocError> {
         if let Some(t) = lock(&self.tags).get(tag) {
-            return Ok(Some(t.next - 1));
+            return Ok(Some(self.stripe.last_before(t.next)));
         }
-        Ok(self.store.tag(tag).await?.map(|row| row.max_id - 1))
+        let row = self.store.tag(tag).await?;
+        Ok(row.map(|row| self.stripe.last_before(row.max_id)))
     }
 
     /// A tag's state, or `None` for an unknown tag.
@@ -256,18 +277,20 @@ impl Engine {
         let Some(row) = self.store.tag(tag).await? else {
             return Ok(None);
         };
+        // Positions as ids (global); the store keeps this server's own (local) ones.
+        let global = |local: i64| self.stripe.global(local).unwrap_or(i64::MAX);
         let mut info = TagInfo {
             tag: row.tag.clone(),
-            last: row.max_id - 1,
-            max_id: row.max_id,
+            last: self.stripe.last_before(row.max_id),
+            max_id: global(row.max_id),
             cached: 0,
             step: row.step,
             dynamic_step: row.step,
             description: row.description,
         };
         if let Some(t) = lock(&self.tags).get(tag) {
-            info.last = t.next - 1;
-            info.max_id = t.limit;
+            info.last = self.stripe.last_before(t.next);
+            info.max_id = global(t.limit);
             info.cached = (t.limit - t.next).max(0);
             info.dynamic_step = t.step;
         }
@@ -284,7 +307,8 @@ impl Engine {
     ) -> Result<bool, AllocError> {
         let row = TagRow {
             tag: tag.to_owned(),
-            max_id: start,
+            // This server's first id at or above `start`.
+            max_id: self.stripe.local_at_or_above(start),
             step,
             description,
         };

@@ -312,6 +312,9 @@ impl Engine {
         ttl_ms: i64,
         max: i64,
     ) -> Result<Grant, LeaseError> {
+        // A striped server leases its stripe's ids only (worker ids K, K+N, …), kept as their
+        // local numbers 0, 1, … in its store.
+        let (asked, max) = (max, self.stripe.local_workers(max));
         let (mut tries, mut loads) = (0, 0);
         while tries < TRIES && loads <= TRIES {
             let now = now_ms();
@@ -324,7 +327,7 @@ impl Engine {
                     self.load_leases(service).await?;
                     continue;
                 }
-                Some((_, None)) => return Err(LeaseError::NoneFree(max)),
+                Some((_, None)) => return Err(LeaseError::NoneFree(asked)),
                 Some((generation, Some(pick))) => (generation, pick),
             };
             tries += 1;
@@ -344,6 +347,7 @@ impl Engine {
                         ..row
                     };
                     self.with_leases(service, generation, |l| l.written(stored));
+                    let id = self.stripe.worker_global(id);
                     return Ok(Grant { id, token, ttl_ms });
                 }
                 // Another server wrote it: read the leases again.
@@ -368,6 +372,10 @@ impl Engine {
         time_ms: i64,
         release: bool,
     ) -> Result<i64, LeaseError> {
+        // Another stripe's id was never leased here.
+        let Some(id) = self.stripe.worker_local(id) else {
+            return Err(LeaseError::Lost);
+        };
         for _ in 0..TRIES {
             let Some(row) = self.store.worker(service, id).await? else {
                 return Err(LeaseError::Lost);
@@ -409,7 +417,11 @@ impl Engine {
 
     /// Every lease of `service`.
     pub async fn worker_list(&self, service: &str) -> Result<Vec<WorkerRow>, LeaseError> {
-        Ok(self.store.workers(service).await?)
+        let mut rows = self.store.workers(service).await?;
+        for row in &mut rows {
+            row.id = self.stripe.worker_global(row.id);
+        }
+        Ok(rows)
     }
 }
 

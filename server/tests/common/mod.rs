@@ -282,3 +282,33 @@ impl Drawing {
         drawn
     }
 }
+
+/// A new database on the PostgreSQL or MariaDB of ci/services.sh (`var` names its URL), for a
+/// test whose store must be its own (a leader row, a stripe); `None` to skip the test.
+pub fn fresh_database(var: &str, name: &str) -> Option<String> {
+    let base = service_url(var)?;
+    let db = format!(
+        "t_{name}_{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        use sqlx::Connection;
+        let create = format!("CREATE DATABASE {db}");
+        if base.starts_with("mysql") {
+            let mut conn = sqlx::MySqlConnection::connect(&base).await.unwrap();
+            sqlx::query(&create).execute(&mut conn).await.unwrap();
+        } else {
+            let mut conn = sqlx::PgConnection::connect(&base).await.unwrap();
+            sqlx::query(&create).execute(&mut conn).await.unwrap();
+        }
+    });
+    let (prefix, _) = base.rsplit_once('/').unwrap();
+    Some(format!("{prefix}/{db}"))
+}

@@ -1,4 +1,4 @@
-//! The etcd side of [`super::meta`]: the identity in `meta/identity`, clocks under `clock/`,
+//! The etcd side of [`super::meta`]: the identity and stripe under `meta/`, clocks under `clock/`,
 //! and unfenced compare-and-swap raises for a repair.
 
 use etcd_client::{Compare, CompareOp, Txn, TxnOp};
@@ -7,9 +7,9 @@ use super::etcd::EtcdStore;
 use super::{StoreError, StoreResult};
 
 impl EtcdStore {
-    /// The store's identity, if it has one.
-    pub async fn identity(&self) -> StoreResult<Option<String>> {
-        let key = self.key("meta/identity");
+    /// The value of `meta/<name>`, if it has one.
+    pub async fn meta(&self, name: &str) -> StoreResult<Option<String>> {
+        let key = self.key(&format!("meta/{name}"));
         let key = &key;
         let resp = self
             .call(|mut c| async move { c.get(key.clone(), None).await })
@@ -20,18 +20,18 @@ impl EtcdStore {
             .map(|kv| String::from_utf8_lossy(kv.value()).into_owned()))
     }
 
-    /// Gives the store the identity `candidate` unless it has one; returns the one it has.
-    pub async fn claim_identity(&self, candidate: &str) -> StoreResult<String> {
-        let key = self.key("meta/identity");
+    /// Gives `meta/<name>` the value `candidate` unless it has one; returns the one it has.
+    pub async fn claim_meta(&self, name: &str, candidate: &str) -> StoreResult<String> {
+        let key = self.key(&format!("meta/{name}"));
         let txn = Txn::new()
             .when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)])
             .and_then([TxnOp::put(key, candidate, None)]);
         let txn = &txn;
         self.call(|mut c| async move { c.txn(txn.clone()).await })
             .await?;
-        self.identity()
+        self.meta(name)
             .await?
-            .ok_or_else(|| StoreError("the store's identity could not be written".into()))
+            .ok_or_else(|| StoreError(format!("the store's {name} could not be written")))
     }
 
     /// Every snowflake clock.

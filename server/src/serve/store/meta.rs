@@ -19,20 +19,41 @@ pub fn redacted(url: &str) -> String {
 }
 
 impl Store {
+    /// The store's setting `name` (`identity`, `stripe`), if it has one.
+    async fn meta(&self, name: &str) -> StoreResult<Option<String>> {
+        match self {
+            Store::Sql(s) => s.meta(name).await,
+            Store::Etcd(s) => s.meta(name).await,
+        }
+    }
+
+    /// Gives the store's setting `name` the value `candidate` unless it has one; returns the
+    /// one it has.
+    async fn claim_meta(&self, name: &str, candidate: &str) -> StoreResult<String> {
+        match self {
+            Store::Sql(s) => s.claim_meta(name, candidate).await,
+            Store::Etcd(s) => s.claim_meta(name, candidate).await,
+        }
+    }
+
     /// The store's identity (a random name it was given when first used), if it has one.
     pub async fn identity(&self) -> StoreResult<Option<String>> {
-        match self {
-            Store::Sql(s) => s.identity().await,
-            Store::Etcd(s) => s.identity().await,
-        }
+        self.meta("identity").await
     }
 
     /// Gives the store the identity `candidate` unless it has one; returns the one it has.
     pub async fn claim_identity(&self, candidate: &str) -> StoreResult<String> {
-        match self {
-            Store::Sql(s) => s.claim_identity(candidate).await,
-            Store::Etcd(s) => s.claim_identity(candidate).await,
-        }
+        self.claim_meta("identity", candidate).await
+    }
+
+    /// The stripe (`K/N/block`) whose positions the store holds, if a striped server used it.
+    pub async fn stripe(&self) -> StoreResult<Option<String>> {
+        self.meta("stripe").await
+    }
+
+    /// Records `stripe` as the store's unless it has one; returns the one it has.
+    pub async fn claim_stripe(&self, stripe: &str) -> StoreResult<String> {
+        self.claim_meta("stripe", stripe).await
     }
 
     /// Every snowflake clock and its persisted time.

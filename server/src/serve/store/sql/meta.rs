@@ -1,5 +1,5 @@
-//! What the guard needs of a SQL store ([`crate::serve::guard`]): the store's identity (a row of
-//! `idforge_meta`), every clock, an integrity check (SQLite), unfenced raises of marks for
+//! What the guard needs of a SQL store ([`crate::serve::guard`]): the store's identity and stripe
+//! (rows of `idforge_meta`), every clock, an integrity check (SQLite), unfenced raises of marks for
 //! `idforge store repair`, and opening with the real cause of a failure.
 
 use sqlx::{Connection, Row};
@@ -30,29 +30,29 @@ pub(super) async fn first_connection(url: &str, pragmas: &[&str]) -> StoreResult
 }
 
 impl SqlStore {
-    /// The store's identity, if it has one.
-    pub async fn identity(&self) -> StoreResult<Option<String>> {
+    /// The value of `name` in `idforge_meta`, if it has one.
+    pub async fn meta(&self, name: &str) -> StoreResult<Option<String>> {
         sqlx::query(META_DDL).execute(&self.pool).await?;
         let sql = self.sql("SELECT value FROM idforge_meta WHERE name = ?");
         let row = sqlx::query(&sql)
-            .bind("identity")
+            .bind(name)
             .fetch_optional(&self.pool)
             .await?;
         Ok(row.map(|r| r.try_get::<String, _>(0)).transpose()?)
     }
 
-    /// Gives the store the identity `candidate` unless it has one; returns the one it has.
-    pub async fn claim_identity(&self, candidate: &str) -> StoreResult<String> {
+    /// Gives `name` the value `candidate` unless it has one; returns the one it has.
+    pub async fn claim_meta(&self, name: &str, candidate: &str) -> StoreResult<String> {
         sqlx::query(META_DDL).execute(&self.pool).await?;
         let sql = self.insert_ignore("idforge_meta (name, value) VALUES (?, ?)");
         sqlx::query(&sql)
-            .bind("identity")
+            .bind(name)
             .bind(candidate)
             .execute(&self.pool)
             .await?;
-        self.identity()
+        self.meta(name)
             .await?
-            .ok_or_else(|| StoreError("the store's identity could not be written".into()))
+            .ok_or_else(|| StoreError(format!("the store's {name} could not be written")))
     }
 
     /// Every snowflake clock.
