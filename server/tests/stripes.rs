@@ -194,14 +194,28 @@ fn refused(dir: &Path, args: &[&str]) -> String {
 #[test]
 fn a_store_keeps_its_stripe_and_refuses_servers_of_another() {
     let dir = tempfile::tempdir().unwrap();
-    // An unstriped store is adopted: its ids so far stay below the stripe's.
+    let lease = |c: &mut common::Client| {
+        let Value::Array(grant) = c.cmd(&["IDF.WORKER", "ACQUIRE", "svc", "600000"]) else {
+            panic!("a grant is an array")
+        };
+        grant[0].int()
+    };
+    // A store used without stripes is taken over only when asked: its ids so far stay below
+    // the stripe's, and its live worker leases stay held.
     let mut plain = Server::start(dir.path(), &[]);
-    let before = plain.client().cmd(&["INCRBY", "t", "1500"]).int();
+    let mut c = plain.client();
+    let before = c.cmd(&["INCRBY", "t", "1500"]).int();
+    assert_eq!((lease(&mut c), lease(&mut c)), (0, 1));
     plain.signal("TERM");
-    let mut one = Server::start(dir.path(), &["--stripe=1/2", "--stripe-block=1000"]);
-    let after = one.client().cmd(&["INCR", "t"]).int();
+    let e = refused(dir.path(), &["--stripe=1/2", "--stripe-block=1000"]);
+    assert!(e.contains("--stripe-takeover"), "{e}");
+    let takeover = ["--stripe=1/2", "--stripe-block=1000", "--stripe-takeover"];
+    let mut one = Server::start(dir.path(), &takeover);
+    let mut c = one.client();
+    let after = c.cmd(&["INCR", "t"]).int();
     assert!(after > before, "{after} <= {before}");
     assert_eq!((after - 1) / 1000 % 2, 1, "{after} is stripe 1's");
+    assert_eq!(lease(&mut c), 3, "worker 1 is still leased");
     one.signal("TERM");
     for (args, why) in [
         (
@@ -214,10 +228,25 @@ fn a_store_keeps_its_stripe_and_refuses_servers_of_another() {
         ),
         (&["--stripe=1/2"], "holds stripe 1/2/1000"),
         (&[], "without --stripe"),
+        (
+            &["--stripe=0/2", "--stripe-block=1000", "--stripe-takeover"],
+            "holds stripe 1/2/1000",
+        ),
     ] {
         let e = refused(dir.path(), args);
         assert!(e.contains(why), "{args:?}: {e}");
     }
+    // The runtime's SQL sources refuse a striped store (its marks are positions, not ids).
+    let db = format!("sqlite://{}/data/idforge.db", dir.path().display());
+    let options = SegmentOptions {
+        timeout: Duration::from_secs(2),
+        ..Default::default()
+    };
+    let e = Segments::open(&db, "t", options)
+        .unwrap()
+        .next()
+        .unwrap_err();
+    assert!(e.to_string().contains("striped idforge server"), "{e}");
     // The same settings start again, and go on above what was handed out.
     let again = Server::start(dir.path(), &["--stripe=1/2", "--stripe-block=1000"]);
     assert!(again.client().cmd(&["INCR", "t"]).int() > after);
@@ -335,4 +364,37 @@ fn clients_refuse_servers_whose_ids_could_meet() {
     let plain = Server::spawn(sub("d"), Vec::new());
     let e = open(&[&a, &plain]);
     assert!(e.to_string().contains("not a striped"), "{e}");
+}
+
+#[test]
+fn a_server_back_on_another_stripe_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = common::free_port();
+    let fixed = |k: usize| vec![format!("--port={port}"), format!("--stripe={k}/3")];
+    let mut a = Server::spawn(dir.path().join("a"), fixed(0));
+    let b = Server::spawn(dir.path().join("b"), vec!["--stripe=1/3".into()]);
+    let url = format!("idforge://127.0.0.1:{port},127.0.0.1:{}?mode=any", b.port);
+    let options = SegmentOptions {
+        step: 10,
+        max_step: 10,
+        timeout: Duration::from_secs(2),
+        ..Default::default()
+    };
+    let segments = Segments::open(&url, "t", options).unwrap();
+    for _ in 0..200 {
+        segments.next().unwrap();
+    }
+    // The same address, another server: stripe 2 of 3, on a store of its own.
+    a.signal("KILL");
+    let _c = Server::spawn(dir.path().join("c"), fixed(2));
+    // Whichever comes first: its stripe read again (after a failure), or its first range (a
+    // kept connection re-opened without a failure seen), which lies outside stripe 0.
+    let e = (0..2_000)
+        .find_map(|_| segments.next().err())
+        .expect("refused once the client meets it");
+    let text = e.to_string();
+    assert!(
+        text.contains("came back on stripe") || text.contains("outside its stripe 0/3"),
+        "{e}"
+    );
 }

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use idforge_core::segment::Segment;
 
-use super::remote::RemoteSource;
+use super::remote::{RemoteSource, transient_reply};
 use super::resp::Reply;
 use super::url::{self, SourceUrl};
 use super::{SegmentSource, check_step, validate_tag};
@@ -53,7 +53,17 @@ struct Server {
     source: RemoteSource,
     health: Mutex<Health>,
     /// Its stripe (`INFO server`), read before its first range and again after a failure.
-    stripe: Mutex<Option<Stripe>>,
+    known: Mutex<Known>,
+}
+
+/// What a source knows of a server's stripe.
+#[derive(Debug, Default)]
+struct Known {
+    /// Its stripe, once read; never forgotten (a server that comes back on another stripe is
+    /// refused).
+    stripe: Option<Stripe>,
+    /// Read since the server last failed.
+    fresh: bool,
 }
 
 /// A server's `--stripe K/N` and `--stripe-block`.
@@ -101,6 +111,8 @@ pub struct AnySource {
     hosts: Vec<String>,
     /// Where the next refill starts looking.
     next: AtomicUsize,
+    /// One request's budget, across the servers it tries.
+    timeout: Duration,
     identity: String,
 }
 
@@ -124,7 +136,7 @@ impl AnySource {
                 Ok(Server {
                     source: RemoteSource::one_host(&parsed, i, share)?,
                     health: Mutex::default(),
-                    stripe: Mutex::default(),
+                    known: Mutex::default(),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -138,6 +150,7 @@ impl AnySource {
             identity: format!("idforge://{}?mode=any", hosts.join(",")),
             hosts,
             next: AtomicUsize::new(0),
+            timeout,
         })
     }
 
@@ -164,33 +177,36 @@ impl AnySource {
     /// of one `mode=any` URL must be striped alike (N and block) on different stripes, or their
     /// ids would meet. A server that cannot be asked fails transiently; a wrong set of stripes
     /// is permanent (an operator must fix it).
-    fn check_stripe(&self, i: usize) -> Result<()> {
+    fn check_stripe(&self, i: usize) -> Result<Stripe> {
         let server = &self.servers[i];
-        let known = *lock(&server.stripe);
+        let known = {
+            let k = lock(&server.known);
+            k.stripe.filter(|_| k.fresh)
+        };
         let mine = match known {
             Some(stripe) => stripe,
             None => {
-                let (addr, reply) = server.source.call(&[b"INFO", b"server"], "INFO")?;
-                let text = match reply {
-                    Reply::Bulk(text) => String::from_utf8_lossy(&text).into_owned(),
-                    other => format!("{other:?}"),
-                };
-                let stripe = stripe_in(&text).filter(|s| s.count > 1 || self.servers.len() == 1);
-                let Some(stripe) = stripe else {
+                let stripe = self.read_stripe(i)?;
+                let mut k = lock(&server.known);
+                if let Some(before) = k.stripe.filter(|&before| before != stripe) {
                     return Err(Error::permanent(
                         ErrorCode::SourceUnavailable,
                         format!(
-                            "{addr} is not a striped idforge server (--stripe K/N): mode=any \
-                             needs servers whose ids cannot meet"
+                            "{} came back on stripe {stripe}, not {before}: refused, as its ids \
+                             may meet what it handed out before",
+                            self.hosts[i]
                         ),
                     ));
+                }
+                *k = Known {
+                    stripe: Some(stripe),
+                    fresh: true,
                 };
-                *lock(&server.stripe) = Some(stripe);
                 stripe
             }
         };
         for (j, other) in self.servers.iter().enumerate() {
-            let Some(theirs) = *lock(&other.stripe) else {
+            let Some(theirs) = lock(&other.known).stripe else {
                 continue;
             };
             let clash = j != i
@@ -208,7 +224,46 @@ impl AnySource {
                 ));
             }
         }
-        Ok(())
+        Ok(mine)
+    }
+
+    /// Asks server `i` for its stripe (`INFO server`).
+    fn read_stripe(&self, i: usize) -> Result<Stripe> {
+        let (addr, reply) = self.servers[i].source.call(&[b"INFO", b"server"], "INFO")?;
+        let text = match reply {
+            Reply::Bulk(text) => String::from_utf8_lossy(&text).into_owned(),
+            // Loading, full, a failover: another server, and this one again later.
+            Reply::Error(e) if transient_reply(&e) => {
+                return Err(Error::transient(
+                    ErrorCode::SourceUnavailable,
+                    format!("{addr}: INFO: {e}"),
+                ));
+            }
+            other => format!("{other:?}"),
+        };
+        stripe_in(&text)
+            .filter(|s| s.count > 1 || self.servers.len() == 1)
+            .ok_or_else(|| {
+                Error::permanent(
+                    ErrorCode::SourceUnavailable,
+                    format!(
+                        "{addr} is not a striped idforge server (--stripe K/N): mode=any \
+                         needs servers whose ids cannot meet"
+                    ),
+                )
+            })
+    }
+}
+
+impl Stripe {
+    /// Whether `range` lies in one block of this stripe: a server's ranges must, whatever it
+    /// became since its stripe was read (a reconnect is silent).
+    fn holds(&self, range: Segment) -> bool {
+        let block = self.block as u64;
+        let (first, last) = (range.start(), range.end() - 1);
+        first >= 1
+            && (first - 1) / block == (last - 1) / block
+            && (first - 1) / block % self.count as u64 == self.index as u64
     }
 }
 
@@ -221,8 +276,8 @@ impl Server {
         let mut h = lock(&self.health);
         h.pause = (h.pause * 2).clamp(FIRST_PAUSE, MAX_PAUSE);
         h.out_until = Some(Instant::now() + h.pause);
-        // It may come back as another server: read its stripe again.
-        *lock(&self.stripe) = None;
+        // It may come back as another server: read its stripe again before using it.
+        lock(&self.known).fresh = false;
     }
 
     fn answered(&self) {
@@ -272,13 +327,15 @@ impl SegmentSource for AnySource {
             .filter(|&i| results[i].is_none())
             .collect();
         let mut last_failure: Option<Error> = None;
+        let started = Instant::now();
         for i in self.order() {
-            if pending.is_empty() {
+            // The budget is the request's, however many servers it tries (each its share).
+            if pending.is_empty() || started.elapsed() >= self.timeout {
                 break;
             }
             let server = &self.servers[i];
-            match self.check_stripe(i) {
-                Ok(()) => {}
+            let stripe = match self.check_stripe(i) {
+                Ok(stripe) => stripe,
                 Err(e) if e.is_transient() => {
                     server.failed();
                     last_failure = Some(e);
@@ -290,8 +347,12 @@ impl SegmentSource for AnySource {
                     }
                     break;
                 }
-            }
-            let asked: Vec<(&str, u64)> = pending.iter().map(|&r| requests[r]).collect();
+            };
+            // A range lies within one block: a longer step gets a block.
+            let asked: Vec<(&str, u64)> = pending
+                .iter()
+                .map(|&r| (requests[r].0, requests[r].1.min(stripe.block as u64)))
+                .collect();
             let tags: Vec<&str> = asked.iter().map(|&(tag, _)| tag).collect();
             let tickets = match server.tickets(&tags) {
                 Ok(tickets) => tickets,
@@ -305,6 +366,19 @@ impl SegmentSource for AnySource {
             let mut failed = false;
             for ((r, fetched), (mark, ticket)) in pending.iter().zip(got).zip(tickets) {
                 match fetched {
+                    Ok(range) if !stripe.holds(range) => {
+                        results[*r] = Some(Err(Error::permanent(
+                            ErrorCode::InvalidSegment,
+                            format!(
+                                "{}: INCRBY {} handed out ids {}..={}, outside its stripe \
+                                 {stripe}: refused",
+                                self.hosts[i],
+                                requests[*r].0,
+                                range.start(),
+                                range.end() - 1
+                            ),
+                        )));
+                    }
                     Ok(range) => {
                         let admitted = mark.admit(ticket, range, requests[*r].0);
                         results[*r] = Some(admitted.map(|()| range));
@@ -401,6 +475,21 @@ mod tests {
         );
         assert_eq!(stripe_in("# Server\r\nredis_version:7.0.0\r\n"), None);
         assert_eq!(stripe_in("stripe:x/2\r\nstripe_block:5\r\n"), None);
+    }
+
+    #[test]
+    fn a_range_must_lie_in_one_block_of_the_servers_stripe() {
+        let s = Stripe {
+            index: 1,
+            count: 2,
+            block: 10,
+        };
+        let range = |a: u64, b: u64| Segment::new(a, b + 1).unwrap();
+        assert!(s.holds(range(11, 20)));
+        assert!(s.holds(range(31, 31)));
+        assert!(!s.holds(range(1, 10)), "stripe 0's block");
+        assert!(!s.holds(range(19, 21)), "across blocks");
+        assert!(!s.holds(range(20, 31)), "across blocks");
     }
 
     #[test]

@@ -50,6 +50,7 @@ impl<T> PerProcess<T> {
     }
 
     /// Runs `f` with this process's connection slot locked, unless it is in use: then `None`.
+    #[cfg(feature = "sql")] // the SQL pool's; no other source keeps more than one connection
     pub(crate) fn try_with<R>(&self, f: impl FnOnce(&mut Option<T>) -> R) -> Option<R> {
         let slot = self.current();
         let mut guard = match slot.conn.try_lock() {

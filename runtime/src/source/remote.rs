@@ -61,7 +61,7 @@ const TRANSIENT_REPLIES: [&str; 8] = [
 ];
 
 /// Whether an error reply is one that may pass (see [`TRANSIENT_REPLIES`]).
-fn transient_reply(reply: &str) -> bool {
+pub(crate) fn transient_reply(reply: &str) -> bool {
     let upper = reply.to_ascii_uppercase();
     TRANSIENT_REPLIES.iter().any(|p| upper.starts_with(p))
 }

@@ -246,6 +246,25 @@ impl SqlSource {
                 sqlx::query(pragma).execute(&mut *conn).await?;
             }
         }
+        // The table of a striped idforge server (`--stripe K/N`) holds that server's own
+        // positions, not ids: ranges taken here would repeat the ids it hands out. (A database
+        // without idforge's meta table fails the query: nothing to check.)
+        let stripe =
+            sqlx::query_scalar::<_, String>("SELECT value FROM idforge_meta WHERE name = 'stripe'")
+                .fetch_optional(&mut *conn)
+                .await;
+        if let Ok(Some(stripe)) = stripe {
+            if self.table == "leaf_alloc" && !stripe.starts_with("0/1/") {
+                return Err(sqlx::Error::Configuration(
+                    format!(
+                        "this database is the store of a striped idforge server (stripe \
+                         {stripe}): its max_id are that server's own positions, not ids; use \
+                         idforge://…?mode=any instead"
+                    )
+                    .into(),
+                ));
+            }
+        }
         if self.auto_create {
             match sqlx::query(&self.sql(LEAF_DDL)).execute(&mut *conn).await {
                 // PostgreSQL: two connections creating the table at once (`IF NOT EXISTS` does

@@ -77,6 +77,10 @@ pub struct ServeArgs {
     /// `INCRBY` may ask for at most this many [default: 10000000].
     #[arg(long, env = "IDFORGE_STRIPE_BLOCK", value_name = "N")]
     pub stripe_block: Option<i64>,
+    /// With --stripe: take over a store used without stripes (run once, when no server
+    /// without --stripe uses it any more) [default: false].
+    #[arg(long, env = "IDFORGE_STRIPE_TAKEOVER", value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub stripe_takeover: Option<bool>,
     /// Worker threads; 1 runs everything on one event-loop thread [default: the number of CPUs].
     #[arg(long, env = "IDFORGE_THREADS", value_name = "N")]
     pub threads: Option<usize>,
@@ -192,6 +196,8 @@ pub struct Config {
     pub node_id: u64,
     /// The ids this server hands out (`--stripe`).
     pub stripe: Stripe,
+    /// Take over a store used without stripes.
+    pub stripe_takeover: bool,
     /// Worker threads.
     pub threads: Option<usize>,
     /// How long to busy-poll after a request.
@@ -329,6 +335,7 @@ impl ServeArgs {
             node_id: self.node_id.or(other.node_id),
             stripe: self.stripe.or(other.stripe),
             stripe_block: self.stripe_block.or(other.stripe_block),
+            stripe_takeover: self.stripe_takeover.or(other.stripe_takeover),
             threads: self.threads.or(other.threads),
             busy_poll_us: self.busy_poll_us.or(other.busy_poll_us),
             log: self.log.or(other.log),
@@ -379,8 +386,8 @@ impl ServeArgs {
         };
         let stripe = match &a.stripe {
             Some(text) => Stripe::parse(text, a.stripe_block.unwrap_or(DEFAULT_BLOCK))?,
-            None if a.stripe_block.is_some() => {
-                return Err("stripe-block needs --stripe".into());
+            None if a.stripe_block.is_some() || a.stripe_takeover == Some(true) => {
+                return Err("stripe-block and stripe-takeover need --stripe".into());
             }
             None => Stripe::NONE,
         };
@@ -461,6 +468,7 @@ impl ServeArgs {
             layout,
             node_id,
             stripe,
+            stripe_takeover: a.stripe_takeover.unwrap_or(false),
             threads: a.threads,
             busy_poll: Duration::from_micros(a.busy_poll_us.unwrap_or(100).min(1_000_000)),
             log: a.log.unwrap_or_else(|| "info".into()),
@@ -521,7 +529,7 @@ mod tests {
             (Some("2/2"), None, "not K/N"),
             (Some("x"), None, "not K/N"),
             (Some("0/2"), Some(0), "out of range"),
-            (None, Some(10), "needs --stripe"),
+            (None, Some(10), "need --stripe"),
         ] {
             let e = ServeArgs {
                 stripe: stripe.map(str::to_owned),

@@ -111,7 +111,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
     let store = Store::open(&config.store)
         .await
         .map_err(|e| format!("cannot open the store: {e}"))?;
-    stripe::check_store(&store, config.stripe).await?;
+    stripe::check_store(&store, config.stripe, config.stripe_takeover).await?;
     let guard = match &config.guard {
         Some(path) => {
             let alone = store.etcd().is_none() && !config.ha;

@@ -81,12 +81,16 @@ impl Stripe {
         self.count > 1
     }
 
-    /// The global id of local id `local` (>= 1); `None` past `i64::MAX`.
+    /// The global id of local id `local`; `None` past `i64::MAX`, and below 1 (a store may
+    /// hold any value: a hand edit, a Leaf row at 0), where the stripes' blocks are not defined.
     pub fn global(&self, local: i64) -> Option<i64> {
         if !self.is_striped() {
             return Some(local);
         }
-        let p = local.checked_sub(1)?;
+        if local < 1 {
+            return None;
+        }
+        let p = local - 1;
         let (q, offset) = (p / self.block, p % self.block);
         q.checked_mul(self.count)?
             .checked_add(self.index)?
@@ -153,28 +157,38 @@ impl Stripe {
     }
 }
 
-/// Checks that `store` holds the positions of `stripe` (claiming an unclaimed store for it):
-/// an error that says what to do when it holds another stripe's, or when an unstriped server
-/// meets a striped store. An unclaimed store's positions are safe for any stripe: a stripe's
-/// global id is never below its local one, so every id already handed out stays below.
-pub async fn check_store(store: &Store, stripe: Stripe) -> Result<(), String> {
-    let held = if stripe.is_striped() {
-        let ours = stripe.to_string();
-        let held = store.claim_stripe(&ours).await;
-        held.map(|held| (held != ours).then_some(held))
-    } else {
-        store.stripe().await
-    };
-    let held = held.map_err(|e| format!("cannot read the store's stripe: {e}"))?;
-    match held {
-        None => Ok(()),
-        Some(held) if stripe.is_striped() => Err(format!(
-            "the store holds stripe {held} (K/N/block), and this server was started with \
-             --stripe {}/{} --stripe-block {}: each stripe needs a store of its own; start it \
-             with the store's settings or give it another store",
-            stripe.index, stripe.count, stripe.block
+/// Checks that `store` holds the positions of `stripe`, claiming an unclaimed store for it
+/// (a server without stripes claims `0/1`): an error that says what to do when it holds
+/// another's. With `takeover`, a striped server takes a store used without stripes: safe once no
+/// server without stripes uses it, since a stripe's global id is never below its local one, so
+/// every id already handed out stays below the stripe's.
+pub async fn check_store(store: &Store, stripe: Stripe, takeover: bool) -> Result<(), String> {
+    let ours = stripe.to_string();
+    let failed = |e: super::store::StoreError| format!("cannot read the store's stripe: {e}");
+    let held = store.claim_stripe(&ours).await.map_err(failed)?;
+    if held == ours {
+        return Ok(());
+    }
+    let held_unstriped = held.starts_with("0/1/");
+    let (k, n, block) = (stripe.index, stripe.count, stripe.block);
+    match (stripe.is_striped(), held_unstriped) {
+        (true, true) if takeover => {
+            if store.replace_stripe(&held, &ours).await.map_err(failed)? {
+                tracing::warn!(stripe = %ours, "took over a store used without stripes");
+                return Ok(());
+            }
+            Err("the store's stripe changed while this server took it over: start it again".into())
+        }
+        (true, true) => Err(format!(
+            "the store was used without stripes; once no server without --stripe uses it any \
+             more, start this server with --stripe-takeover to make it stripe {k}/{n}'s"
         )),
-        Some(held) => Err(format!(
+        (true, false) => Err(format!(
+            "the store holds stripe {held} (K/N/block), and this server was started with \
+             --stripe {k}/{n} --stripe-block {block}: each stripe needs a store of its own; \
+             start it with the store's settings or give it another store"
+        )),
+        (false, _) => Err(format!(
             "the store holds stripe {held} (K/N/block) and this server was started without \
              --stripe: its ids would repeat the other stripes'; start it with that stripe"
         )),
@@ -303,5 +317,8 @@ mod tests {
         assert_eq!(s.last_before(1), 1 << 40);
         assert_eq!(Stripe::NONE.last_before(1), 0);
         assert_eq!(Stripe::NONE.last_before(10), 9);
+        // Below the first id, nothing of any stripe.
+        assert_eq!(s.global(0), None);
+        assert_eq!(s.global(-7), None);
     }
 }

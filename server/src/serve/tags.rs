@@ -35,7 +35,8 @@ pub(super) struct Tag {
 impl Tag {
     fn loaded(row: &TagRow) -> Tag {
         Tag {
-            next: row.max_id,
+            // Ids start at 1, whatever a store row says (a hand edit, a Leaf row at 0).
+            next: row.max_id.max(1),
             limit: row.max_id,
             base_step: row.step.max(1),
             step: row.step.max(1),
@@ -278,7 +279,7 @@ impl Engine {
             return Ok(None);
         };
         // Positions as ids (global); the store keeps this server's own (local) ones.
-        let global = |local: i64| self.stripe.global(local).unwrap_or(i64::MAX);
+        let global = |local: i64| self.stripe.global(local.max(1)).unwrap_or(i64::MAX);
         let mut info = TagInfo {
             tag: row.tag.clone(),
             last: self.stripe.last_before(row.max_id),

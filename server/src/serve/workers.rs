@@ -234,9 +234,19 @@ impl Engine {
                 // dropped its answer (Closed, above).
                 return Err(StoreError("the lease write was lost".into()));
             }
+            // The store holds worker ids as ids (global); the copies here are local numbers.
             let writes: Vec<(String, WorkerRow)> = group
                 .iter()
-                .map(|w| (w.service.clone(), w.row.clone()))
+                .map(|w| {
+                    let id = self.stripe.worker_global(w.row.id);
+                    (
+                        w.service.clone(),
+                        WorkerRow {
+                            id,
+                            ..w.row.clone()
+                        },
+                    )
+                })
                 .collect();
             match self.store.put_workers(&writes).await {
                 Ok(held) => {
@@ -280,7 +290,15 @@ impl Engine {
             return Ok(());
         }
         let generation = self.lease_generation.fetch_add(1, Ordering::Relaxed) + 1;
+        // This stripe's rows, as local numbers (other stripes' ids are never leased here).
         let rows = self.store.workers(service).await?;
+        let rows = rows
+            .into_iter()
+            .filter_map(|row| {
+                let id = self.stripe.worker_local(row.id)?;
+                Some(WorkerRow { id, ..row })
+            })
+            .collect();
         lock(&self.workers).insert(service.into(), Leases::new(generation, rows));
         Ok(())
     }
@@ -312,8 +330,8 @@ impl Engine {
         ttl_ms: i64,
         max: i64,
     ) -> Result<Grant, LeaseError> {
-        // A striped server leases its stripe's ids only (worker ids K, K+N, …), kept as their
-        // local numbers 0, 1, … in its store.
+        // A striped server leases its stripe's ids only (worker ids K, K+N, …): its copy of the
+        // leases numbers them 0, 1, …; the store holds the ids themselves.
         let (asked, max) = (max, self.stripe.local_workers(max));
         let (mut tries, mut loads) = (0, 0);
         while tries < TRIES && loads <= TRIES {
@@ -373,13 +391,14 @@ impl Engine {
         release: bool,
     ) -> Result<i64, LeaseError> {
         // Another stripe's id was never leased here.
-        let Some(id) = self.stripe.worker_local(id) else {
+        let Some(local) = self.stripe.worker_local(id) else {
             return Err(LeaseError::Lost);
         };
         for _ in 0..TRIES {
             let Some(row) = self.store.worker(service, id).await? else {
                 return Err(LeaseError::Lost);
             };
+            let row = WorkerRow { id: local, ..row };
             let now = now_ms();
             // An ended lease is never brought back: its holder may have been replaced.
             if row.token.is_empty() || row.token != token || row.expires_ms <= now {
@@ -417,11 +436,7 @@ impl Engine {
 
     /// Every lease of `service`.
     pub async fn worker_list(&self, service: &str) -> Result<Vec<WorkerRow>, LeaseError> {
-        let mut rows = self.store.workers(service).await?;
-        for row in &mut rows {
-            row.id = self.stripe.worker_global(row.id);
-        }
-        Ok(rows)
+        Ok(self.store.workers(service).await?)
     }
 }
 

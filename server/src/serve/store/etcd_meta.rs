@@ -34,6 +34,19 @@ impl EtcdStore {
             .ok_or_else(|| StoreError(format!("the store's {name} could not be written")))
     }
 
+    /// Sets `meta/<name>` to `new` if it holds `old`; whether it did.
+    pub async fn replace_meta(&self, name: &str, old: &str, new: &str) -> StoreResult<bool> {
+        let key = self.key(&format!("meta/{name}"));
+        let txn = Txn::new()
+            .when([Compare::value(key.clone(), CompareOp::Equal, old)])
+            .and_then([TxnOp::put(key, new, None)]);
+        let txn = &txn;
+        let resp = self
+            .call(|mut c| async move { c.txn(txn.clone()).await })
+            .await?;
+        Ok(resp.succeeded())
+    }
+
     /// Every snowflake clock.
     pub async fn clocks(&self) -> StoreResult<Vec<(String, i64)>> {
         let (root, kvs) = self.under("clock/").await?;

@@ -36,6 +36,14 @@ impl Store {
         }
     }
 
+    /// Sets the store's setting `name` to `new` if it holds `old`; whether it did.
+    async fn replace_meta(&self, name: &str, old: &str, new: &str) -> StoreResult<bool> {
+        match self {
+            Store::Sql(s) => s.replace_meta(name, old, new).await,
+            Store::Etcd(s) => s.replace_meta(name, old, new).await,
+        }
+    }
+
     /// The store's identity (a random name it was given when first used), if it has one.
     pub async fn identity(&self) -> StoreResult<Option<String>> {
         self.meta("identity").await
@@ -46,14 +54,15 @@ impl Store {
         self.claim_meta("identity", candidate).await
     }
 
-    /// The stripe (`K/N/block`) whose positions the store holds, if a striped server used it.
-    pub async fn stripe(&self) -> StoreResult<Option<String>> {
-        self.meta("stripe").await
-    }
-
-    /// Records `stripe` as the store's unless it has one; returns the one it has.
+    /// Records `stripe` (`K/N/block`; `0/1/…` without stripes) as the one whose positions the
+    /// store holds, unless it has one; returns the one it has.
     pub async fn claim_stripe(&self, stripe: &str) -> StoreResult<String> {
         self.claim_meta("stripe", stripe).await
+    }
+
+    /// Changes the store's stripe from `old` to `new`; whether it still held `old`.
+    pub async fn replace_stripe(&self, old: &str, new: &str) -> StoreResult<bool> {
+        self.replace_meta("stripe", old, new).await
     }
 
     /// Every snowflake clock and its persisted time.

@@ -55,6 +55,18 @@ impl SqlStore {
             .ok_or_else(|| StoreError(format!("the store's {name} could not be written")))
     }
 
+    /// Sets `name` to `new` if it holds `old`; whether it did.
+    pub async fn replace_meta(&self, name: &str, old: &str, new: &str) -> StoreResult<bool> {
+        let sql = self.sql("UPDATE idforge_meta SET value = ? WHERE name = ? AND value = ?");
+        let done = sqlx::query(&sql)
+            .bind(new)
+            .bind(name)
+            .bind(old)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     /// Every snowflake clock.
     pub async fn clocks(&self) -> StoreResult<Vec<(String, i64)>> {
         let rows = sqlx::query("SELECT name, time_ms FROM idforge_clock")
