@@ -87,6 +87,16 @@ fn stripes(dir: &Path, stores: &[Option<String>]) -> Vec<Server> {
         .collect()
 }
 
+/// Ranges of 10 ids, so a test meets every server within a few hundred calls; 2 s calls.
+fn small_steps() -> SegmentOptions {
+    SegmentOptions {
+        step: 10,
+        max_step: 10,
+        timeout: Duration::from_secs(2),
+        ..Default::default()
+    }
+}
+
 /// Which stripe of `n` an id is in.
 fn stripe_of(id: u64, n: u64) -> u64 {
     (id - 1) / BLOCK as u64 % n
@@ -337,12 +347,7 @@ fn clients_refuse_servers_whose_ids_could_meet() {
             .map(|s| format!("127.0.0.1:{}", s.port))
             .collect();
         let url = format!("idforge://{}?mode=any", hosts.join(","));
-        let options = SegmentOptions {
-            step: 10,
-            max_step: 10,
-            timeout: Duration::from_secs(2),
-            ..Default::default()
-        };
+        let options = small_steps();
         // A server is checked before its first range: once both were asked, calls fail (the
         // first ranges may come from the first server alone).
         let segments = Segments::open(&url, "t", options).unwrap();
@@ -374,13 +379,7 @@ fn a_server_back_on_another_stripe_is_refused() {
     let mut a = Server::spawn(dir.path().join("a"), fixed(0));
     let b = Server::spawn(dir.path().join("b"), vec!["--stripe=1/3".into()]);
     let url = format!("idforge://127.0.0.1:{port},127.0.0.1:{}?mode=any", b.port);
-    let options = SegmentOptions {
-        step: 10,
-        max_step: 10,
-        timeout: Duration::from_secs(2),
-        ..Default::default()
-    };
-    let segments = Segments::open(&url, "t", options).unwrap();
+    let segments = Segments::open(&url, "t", small_steps()).unwrap();
     for _ in 0..200 {
         segments.next().unwrap();
     }
