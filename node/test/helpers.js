@@ -1,5 +1,6 @@
 'use strict'
-// Shared by the tests: the vectors of core/testdata and an assertion on error codes.
+// Shared by the tests: the vectors of core/testdata, assertions on error codes, and the
+// environment a test needs (skipped without it, unless CI requires it).
 const assert = require('node:assert/strict')
 const { readFileSync } = require('node:fs')
 const { join } = require('node:path')
@@ -30,4 +31,16 @@ async function rejectsCode(promise, name) {
   })
 }
 
-module.exports = { load, throwsCode, rejectsCode }
+/**
+ * An environment variable a test needs, or undefined (the test skips) when it is not set and
+ * not required; with IDFORGE_REQUIRE_SERVICES (CI) a missing one fails the test instead.
+ */
+function needed(t, name) {
+  const value = process.env[name]
+  if (value) return value
+  assert.ok(!process.env.IDFORGE_REQUIRE_SERVICES, `${name} is not set but IDFORGE_REQUIRE_SERVICES is`)
+  t.skip(`${name} is not set (ci/test.sh sets it)`)
+  return undefined
+}
+
+module.exports = { load, throwsCode, rejectsCode, needed }

@@ -11,19 +11,10 @@ const { join } = require('node:path')
 const { randomBytes } = require('node:crypto')
 
 const { Snowflake } = require('idforge')
-const { rejectsCode, throwsCode } = require('./helpers')
+const { rejectsCode, throwsCode, needed } = require('./helpers')
 
 const freshService = (name) => `js-${name}-${randomBytes(6).toString('hex')}`
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** An environment variable the test needs, or undefined (the test skips) when not required. */
-function needed(t, name) {
-  const value = process.env[name]
-  if (value) return value
-  assert.ok(!process.env.IDFORGE_REQUIRE_SERVICES, `${name} is not set but IDFORGE_REQUIRE_SERVICES is`)
-  t.skip(`${name} is not set (ci/test.sh sets it)`)
-  return undefined
-}
 
 test('live generators hold distinct node ids; ids carry them', async (t) => {
   const url = needed(t, 'IDFORGE_TEST_IDFORGE_URL')

@@ -10,6 +10,7 @@ const { tmpdir } = require('node:os')
 const { join } = require('node:path')
 
 const { Segments } = require('idforge')
+const { needed } = require('./helpers')
 
 const BLOCK = 1000n
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -35,16 +36,9 @@ async function serve(t, bin, ...argsPerServer) {
   return servers
 }
 
-function needBin(t) {
-  const bin = process.env.IDFORGE_BIN
-  if (bin) return bin
-  assert.ok(!process.env.IDFORGE_REQUIRE_SERVICES, 'IDFORGE_BIN is not set but IDFORGE_REQUIRE_SERVICES is')
-  t.skip('IDFORGE_BIN is not set (ci/test.sh sets it)')
-  return undefined
-}
 
 test('mode=any: ids from every live stripe, none twice, through a server kill', async (t) => {
-  const bin = needBin(t)
+  const bin = needed(t, 'IDFORGE_BIN')
   if (!bin) return
   const servers = await serve(t, bin, ['--stripe', '0/2', '--stripe-block', '1000'], ['--stripe', '1/2', '--stripe-block', '1000'])
   const url = `idforge://${servers.map((s) => `127.0.0.1:${s.port}`).join(',')}?mode=any`
@@ -58,7 +52,7 @@ test('mode=any: ids from every live stripe, none twice, through a server kill', 
 })
 
 test('mode=any: servers whose ids could meet are refused (SOURCE_UNAVAILABLE)', async (t) => {
-  const bin = needBin(t)
+  const bin = needed(t, 'IDFORGE_BIN')
   if (!bin) return
   const servers = await serve(t, bin, ['--stripe', '0/2'], ['--stripe', '0/2'])
   const url = `idforge://127.0.0.1:${servers[0].port},127.0.0.1:${servers[1].port}?mode=any`
