@@ -11,16 +11,19 @@
 #   node    the npm tarball installed (npm install, no build) into a new project, with the peers the
 #           interop tests compare with; the Node test suite and the type test (tsc) against it;
 #   jvm     bindings/uniffi/tests/JavaCaller.java compiled against the jar and run with the class
-#           path a user has: the jar, JNA and the Kotlin stdlib (no jna.library.path).
+#           path a user has: the jar, JNA and the Kotlin stdlib (no jna.library.path);
+#   pgext   the tarball's install.sh into the local PostgreSQL 15 (as root or with sudo), then the
+#           extension's test suite against a cluster that preloads it (ci/pg-extension.sh
+#           --installed: nothing is built).
 # Artifacts absent from dist/ are reported as such, and fail the run (build them with ci/dist.sh).
 #
-#   ci/dist-test.sh [ARTIFACT...]     (default: server c python node jvm)
+#   ci/dist-test.sh [ARTIFACT...]     (default: server c python node jvm pgext)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo="$PWD"
 SYSTEM_PATH=/usr/local/bin:/usr/bin:/bin
 selected=("$@")
-[ "$#" -gt 0 ] || selected=(server c python node jvm)
+[ "$#" -gt 0 ] || selected=(server c python node jvm pgext)
 version="$(sed -n 's/^#define IDFORGE_VERSION_STRING "\(.*\)"$/\1/p' include/idforge.h)"
 
 work="$(mktemp -d)"
@@ -162,6 +165,18 @@ test_jvm() {
   user sh -ec "cd jvm
     javac -cp '$jar:kotlin-stdlib.jar' JavaCaller.java
     java -cp '$jar:jna.jar:kotlin-stdlib.jar:.' JavaCaller"
+}
+
+test_pgext() {
+  local name="idforge-postgres-$version-pg15-x86_64-linux-gnu"
+  [ -f "dist/$name.tar.gz" ] || { echo "error: no dist/$name.tar.gz (ci/dist.sh pgext)" >&2; return 1; }
+  tar -xzf "dist/$name.tar.gz" -C "$work"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  # install.sh as a user runs it: system PATH, where Debian's pg_config is.
+  $sudo env -i PATH="$SYSTEM_PATH" PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config \
+    sh "$work/$name/install.sh"
+  bash ci/pg-extension.sh --installed
 }
 
 failed=()

@@ -12,6 +12,9 @@
 #   jvm     idforge-jvm-VERSION.jar: the Kotlin classes (uniffi-generated, and bindings/uniffi/kotlin)
 #           and the native library as the JNA resource linux-x86-64/libidforge_uniffi.so; a Java
 #           or Kotlin user adds only JNA (5) and the Kotlin stdlib. Compiled for Java 17.
+#   pgext   idforge-postgres-VERSION-pg15-x86_64-linux-gnu.tar.gz: the PostgreSQL 15 extension
+#           (lib/idforge.so, share/extension/ control and SQL files) and an install.sh that puts
+#           them where pg_config says (packaging/postgres/)
 # It fails when a shared object needs a glibc symbol newer than 2.17 or a size target is missed.
 #
 #   ci/dist.sh [ARTIFACT...]     (default: all of them)
@@ -23,7 +26,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-ARTIFACTS=(server c python node jvm)
+ARTIFACTS=(server c python node jvm pgext)
 TARGET=x86_64-unknown-linux-gnu
 GLIBC=2.17
 # Size targets (bytes): the server binary, the C shared library, the wheel.
@@ -200,6 +203,34 @@ if wants node; then
   check_size "dist/$tgz" "$MAX_NPM"
   grep -qx 'package/idforge.linux-x64-gnu.node' <<<"$(tar -tzf "dist/$tgz")" ||
     problems+=("$tgz lacks package/idforge.linux-x64-gnu.node")
+fi
+
+# ---- PostgreSQL: the extension -------------------------------------------------------------------
+# Its own workspace and profile (release). bindgen reads PostgreSQL's headers with the host's C
+# headers: zig's glibc headers (which cargo-zigbuild hands bindgen) lack what postgres.h needs,
+# and the bindings do not depend on the glibc version; zig still compiles the C shim and links.
+if wants pgext; then
+  bash ci/install-deps.sh pgext
+  pg_config=/usr/lib/postgresql/15/bin/pg_config
+  ext_version="$(sed -n "s/^default_version = '\(.*\)'$/\1/p" extensions/postgres/idforge.control)"
+  [ "$ext_version" = "$version" ] || problems+=("idforge.control says $ext_version, the workspace $version")
+  echo "==> cargo zigbuild --release --target $TARGET.$GLIBC (extensions/postgres)"
+  PGRX_PG_CONFIG_PATH="$pg_config" \
+    env "BINDGEN_EXTRA_CLANG_ARGS_$TARGET=-I/usr/include -I/usr/include/x86_64-linux-gnu" \
+    cargo zigbuild --locked --release --target "$TARGET.$GLIBC" \
+    --manifest-path extensions/postgres/Cargo.toml
+  name="idforge-postgres-$version-pg15-x86_64-linux-gnu"
+  dir="$stage/$name"
+  install -d "$dir/lib" "$dir/share/extension"
+  ship "$CARGO_TARGET_DIR/$TARGET/release/libidforge_pg.so" "$dir/lib/idforge.so"
+  install -m 644 extensions/postgres/idforge.control extensions/postgres/sql/idforge--*.sql \
+    "$dir/share/extension/"
+  install -m 755 packaging/postgres/install.sh "$dir/"
+  install -m 644 packaging/postgres/README.md LICENSE-MIT LICENSE-APACHE "$dir/"
+  echo "==> pgext: $name.tar.gz"
+  check_glibc "$dir/lib/idforge.so"
+  printf '    %-40s %9d bytes\n' idforge.so "$(stat -c %s "$dir/lib/idforge.so")"
+  pack "$dir" "dist/$name.tar.gz"
 fi
 
 # ---- JVM: one jar with the native library as a JNA resource ---------------------------------------

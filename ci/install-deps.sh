@@ -8,7 +8,8 @@
 #                                   jvm (JDK, JNA and Gson, for ci/jvm.sh), dist (objdump and
 #                                   strip, a C compiler, pkg-config, redis-cli and venv: ci/dist.sh
 #                                   and ci/dist-test.sh), etcd (etcd server and etcdctl, for the
-#                                   HA tests and ci/failover-harness.sh)
+#                                   HA tests and ci/failover-harness.sh), pgext (PostgreSQL 15's
+#                                   server headers and libclang, for the extension's pgrx build)
 set -euo pipefail
 
 declare -A PACKAGES=(
@@ -19,6 +20,7 @@ declare -A PACKAGES=(
   [jvm]="openjdk-17-jdk-headless libjna-java libjna-jni libgoogle-gson-java"
   [dist]="binutils gcc pkg-config redis-tools python3-venv"
   [etcd]="etcd-server etcd-client"
+  [pgext]="postgresql postgresql-server-dev-15 libclang-dev python3-venv"
 )
 
 missing=()

@@ -2,7 +2,7 @@
 # The one test command of idforge: `ci/test.sh` runs every step; `ci/test.sh clippy test` runs only
 # the named steps (in the fixed order below). Run from anywhere inside the repository.
 #
-# Steps: fmt generated clippy msrv test server ctest python node jvm dist loom nostd fuzz doc. Every selected step runs even when an earlier one failed; a
+# Steps: fmt generated clippy msrv test server pgext ctest python node jvm dist loom nostd fuzz doc. Every selected step runs even when an earlier one failed; a
 # summary follows, and the exit status is non-zero if any step failed. A step whose input does not
 # exist yet (loom without core/tests/loom.rs) is reported as skipped.
 set -euo pipefail
@@ -12,7 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-auto}"
 
-STEPS=(fmt generated clippy msrv test server ctest python node jvm dist loom nostd fuzz doc)
+STEPS=(fmt generated clippy msrv test server pgext ctest python node jvm dist loom nostd fuzz doc)
 
 usage() {
   cat <<EOF
@@ -31,6 +31,10 @@ Runs the named steps, or all of them: ${STEPS[*]}
           (redis-cli, redis-py, ioredis, and their cluster clients following a failover),
           ci/crash-harness.sh (kill -9 and SIGTERM, 50 cycles each), ci/failover-harness.sh
           (3 etcd members, 3 servers, 20 leader kills)
+  pgext   ci/pg-extension.sh: the PostgreSQL extension (extensions/postgres, pgrx; a workspace of
+          its own): fmt, clippy, build, install into PostgreSQL 15, then its pytest suite against
+          a throwaway cluster that preloads it (8 sessions x 100,000 ids, a DEFAULT column,
+          restarts with the state file, errors, the shared vectors and the idforge CLI)
   The steps test, server, ctest, python, node, jvm and dist first start idforge serve, Redis, PostgreSQL,
   MariaDB and etcd on 127.0.0.1 (ci/services.sh, once; stopped by PID at exit): their tests of the
   segment sources must then run.
@@ -185,6 +189,10 @@ step_node() {
   }
   (cd node && npm test)
   bash ci/node-pack.sh
+}
+
+step_pgext() {
+  bash ci/pg-extension.sh
 }
 
 step_generated() {

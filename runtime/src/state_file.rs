@@ -34,14 +34,7 @@ impl StateFile {
     /// holds (0 when the file does not exist yet).
     pub fn open(path: impl Into<PathBuf>, window_ms: u64) -> Result<(StateFile, u64)> {
         let path = path.into();
-        let held = match fs::read_to_string(&path) {
-            Ok(text) => parse(&text).ok_or_else(|| Error::StateFile {
-                path: path.clone(),
-                source: io::Error::new(io::ErrorKind::InvalidData, "not an idforge state file"),
-            })?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => 0,
-            Err(source) => return Err(Error::StateFile { path, source }),
-        };
+        let held = StateFile::read_mark(&path)?;
         let file = StateFile {
             path,
             window_ms: window_ms.max(2),
@@ -49,6 +42,32 @@ impl StateFile {
             write: Mutex::new(()),
         };
         Ok((file, held))
+    }
+
+    /// The high-water time held by the file at `path` (0 when it does not exist yet). For
+    /// processes that share one mark through other means (the PostgreSQL extension's shared
+    /// memory) and so cannot use a `StateFile` of their own.
+    pub fn read_mark(path: &Path) -> Result<u64> {
+        match fs::read_to_string(path) {
+            Ok(text) => parse(&text).ok_or_else(|| Error::StateFile {
+                path: path.to_path_buf(),
+                source: io::Error::new(io::ErrorKind::InvalidData, "not an idforge state file"),
+            }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(0),
+            Err(source) => Err(Error::StateFile {
+                path: path.to_path_buf(),
+                source,
+            }),
+        }
+    }
+
+    /// Durably replaces the file at `path` with the mark `mark` (temp file, fsync, rename,
+    /// fsync of the folder); the caller makes sure no two writers race.
+    pub fn write_mark_to(path: &Path, mark: u64) -> Result<()> {
+        write_mark(path, mark).map_err(|source| Error::StateFile {
+            path: path.to_path_buf(),
+            source,
+        })
     }
 
     /// The file's path.
@@ -77,28 +96,26 @@ impl StateFile {
             return Ok(()); // another thread wrote it meanwhile
         }
         let mark = time_ms + self.window_ms;
-        self.write_mark(mark).map_err(|source| Error::StateFile {
-            path: self.path.clone(),
-            source,
-        })?;
+        StateFile::write_mark_to(&self.path, mark)?;
         self.persisted_ms.store(mark, Ordering::Release);
         Ok(())
     }
+}
 
-    fn write_mark(&self, mark: u64) -> io::Result<()> {
-        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty());
-        let tmp = self.path.with_extension("tmp");
-        {
-            let mut f = File::create(&tmp)?;
-            writeln!(f, "{HEADER}\n{mark}")?;
-            f.sync_all()?;
-        }
-        fs::rename(&tmp, &self.path)?;
-        if let Some(dir) = dir {
-            File::open(dir)?.sync_all()?;
-        }
-        Ok(())
+/// Writes a new mark: temp file, fsync, rename, fsync of the folder.
+fn write_mark(path: &Path, mark: u64) -> io::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let tmp = path.with_extension("tmp");
+    {
+        let mut f = File::create(&tmp)?;
+        writeln!(f, "{HEADER}\n{mark}")?;
+        f.sync_all()?;
     }
+    fs::rename(&tmp, path)?;
+    if let Some(dir) = dir {
+        File::open(dir)?.sync_all()?;
+    }
+    Ok(())
 }
 
 fn parse(text: &str) -> Option<u64> {
@@ -126,8 +143,14 @@ mod tests {
         assert!(f.needs_persist(5500));
         let (_, held) = StateFile::open(&path, 1000).unwrap();
         assert_eq!(held, 6000);
+        // The free functions (for processes that share the mark otherwise) read the same file.
+        assert_eq!(StateFile::read_mark(&path).unwrap(), 6000);
+        StateFile::write_mark_to(&path, 42).unwrap();
+        assert_eq!(StateFile::open(&path, 1000).unwrap().1, 42);
+        assert_eq!(StateFile::read_mark(&dir.path().join("none")).unwrap(), 0);
         fs::write(&path, "hello").unwrap();
         let err = StateFile::open(&path, 1000).unwrap_err();
         assert_eq!(err.code(), crate::ErrorCode::Io);
+        assert_eq!(StateFile::read_mark(&path).unwrap_err().code(), crate::ErrorCode::Io);
     }
 }

@@ -1,0 +1,47 @@
+-- idforge 0.1.0: unique ids inside PostgreSQL. Written by hand (pgrx's generator needs
+-- cargo-pgrx); each function's C symbol is its Rust name with `_wrapper`, and
+-- ci/pg-extension.sh calls every one of them.
+\echo Use "CREATE EXTENSION idforge" to load this file. \quit
+
+CREATE FUNCTION idforge_snowflake(layout text DEFAULT 'twitter') RETURNS bigint
+  STRICT VOLATILE PARALLEL SAFE LANGUAGE c
+  AS 'MODULE_PATHNAME', 'idforge_snowflake_wrapper';
+COMMENT ON FUNCTION idforge_snowflake(text) IS
+  'A snowflake id from the one generator of this layout that every backend shares; the node is idforge.node_id';
+
+CREATE FUNCTION idforge_objectid() RETURNS text
+  STRICT VOLATILE PARALLEL SAFE LANGUAGE c
+  AS 'MODULE_PATHNAME', 'idforge_objectid_wrapper';
+COMMENT ON FUNCTION idforge_objectid() IS 'A new MongoDB ObjectId, as 24 hex digits';
+
+CREATE FUNCTION idforge_objectid_bytes() RETURNS bytea
+  STRICT VOLATILE PARALLEL SAFE LANGUAGE c
+  AS 'MODULE_PATHNAME', 'idforge_objectid_bytes_wrapper';
+COMMENT ON FUNCTION idforge_objectid_bytes() IS 'A new MongoDB ObjectId, as its 12 bytes';
+
+CREATE FUNCTION idforge_flake128() RETURNS uuid
+  STRICT VOLATILE PARALLEL SAFE LANGUAGE c
+  AS 'MODULE_PATHNAME', 'idforge_flake128_wrapper';
+COMMENT ON FUNCTION idforge_flake128() IS
+  'A new flake-128 id (64-bit ms, 48-bit worker, 16-bit sequence) as a uuid; uuid order is id order';
+
+CREATE FUNCTION idforge_decode(id bigint, layout text DEFAULT 'twitter')
+  RETURNS TABLE ("time" timestamptz, node bigint, seq bigint)
+  STRICT IMMUTABLE PARALLEL SAFE LANGUAGE c ROWS 1
+  AS 'MODULE_PATHNAME', 'idforge_decode_wrapper';
+COMMENT ON FUNCTION idforge_decode(bigint, text) IS
+  'The time (start of its tick), node and sequence of a snowflake id';
+
+CREATE FUNCTION idforge_compose(ts timestamptz, layout text DEFAULT 'twitter', node bigint DEFAULT 0, seq bigint DEFAULT 0)
+  RETURNS bigint
+  STRICT IMMUTABLE PARALLEL SAFE LANGUAGE c
+  AS 'MODULE_PATHNAME', 'idforge_compose_wrapper';
+COMMENT ON FUNCTION idforge_compose(timestamptz, text, bigint, bigint) IS
+  'The snowflake id of a time (truncated to its tick), node and sequence';
+
+CREATE FUNCTION idforge_bounds(ts timestamptz, layout text DEFAULT 'twitter')
+  RETURNS TABLE ("min" bigint, "max" bigint)
+  STRICT IMMUTABLE PARALLEL SAFE LANGUAGE c ROWS 1
+  AS 'MODULE_PATHNAME', 'idforge_bounds_wrapper';
+COMMENT ON FUNCTION idforge_bounds(timestamptz, text) IS
+  'The smallest and largest ids of the tick holding ts: for WHERE id BETWEEN on an id column';

@@ -1,0 +1,205 @@
+//! The generators every backend of the cluster shares, in PostgreSQL's shared memory.
+//!
+//! The postmaster builds [`Shared`] once at startup (and again after a crash restart, which
+//! resets shared memory): the ObjectId and flake-128 generators with fresh random process bytes
+//! and worker, and the high-water time read from the state file. Snowflake generators are made
+//! on first use of a layout, in one of [`SLOTS`] slots, and kept until the server stops. Backends
+//! are processes forked from the postmaster, so the core's lock-free state works across them as
+//! it does across threads: every id is one atomic read-modify-write on a shared word.
+
+use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+use idforge::idforge_core::flake128::Flake128Gen;
+use idforge::idforge_core::objectid::ObjectIdGen;
+use idforge::idforge_core::snowflake::SnowflakeGen;
+use idforge::{CoreError, ErrorCode, Layout};
+
+use crate::error::{PgError, Result};
+
+/// How many snowflake layouts one cluster can use at once (the presets plus ten of its own).
+pub const SLOTS: usize = 16;
+
+/// How far a generator may run ahead of the clock: a full tick borrows the next, a clock that
+/// stepped back keeps counting from the last id, and after a restart the ids start after the
+/// last run's, which may be ahead of the clock (by up to [`WINDOW_MS`] / 2 plus a little per quick
+/// restart, see [`high_water`]). One second more than the window, so a quick restart never waits;
+/// a clock further behind gets `CLOCK_BEHIND`, never an id below the last run's.
+///
+/// [`WINDOW_MS`]: crate::high_water::WINDOW_MS
+/// [`high_water`]: crate::high_water
+pub const MAX_LEAD_MS: u64 = crate::high_water::WINDOW_MS + 1_000;
+
+/// The state file could not be read at startup, or is not an idforge state file: the calls that
+/// rely on it (snowflake, flake-128) fail until it is fixed and the server restarted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BadStateFile;
+
+/// One snowflake layout's generator.
+struct Slot {
+    /// [`EMPTY`], [`CLAIMED`] (being built by one backend) or [`READY`].
+    state: AtomicU32,
+    /// Written once by the backend that claimed the slot, before it publishes [`READY`].
+    generator: UnsafeCell<MaybeUninit<SnowflakeGen>>,
+}
+
+const EMPTY: u32 = 0;
+const CLAIMED: u32 = 1;
+const READY: u32 = 2;
+
+/// Everything the backends share.
+pub struct Shared {
+    /// The state file could not be read at startup.
+    bad_state_file: bool,
+    /// The operating system gave no random bytes at startup.
+    no_entropy: bool,
+    /// Every id of the last run lies before this (from the state file's mark at startup).
+    resume_ms: u64,
+    /// Ids with a time before this are covered by the state file.
+    persisted_ms: AtomicU64,
+    /// Set while one backend writes the state file.
+    writing: AtomicBool,
+    objectid: ObjectIdGen,
+    flake: Flake128Gen,
+    slots: [Slot; SLOTS],
+}
+
+// SAFETY: every field that changes after startup is an atomic, except a slot's generator, which
+// is written once by the one backend whose CAS claimed the slot and read only after an Acquire
+// load sees READY (published with Release). Shared memory is mapped at the same address in every
+// backend (they are forked from the postmaster), and the type holds no pointers.
+unsafe impl pgrx::PGRXSharedMemory for Shared {}
+// SAFETY: as above: concurrent access goes through atomics or the claim/publish protocol.
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    /// Built by the postmaster: the state file's mark `held` (or why it could not be read) and
+    /// random bytes for the ObjectId process field and the flake-128 worker.
+    pub fn new(held: std::result::Result<u64, BadStateFile>) -> Shared {
+        let mut seed = [0u8; 16];
+        let no_entropy = getrandom::fill(&mut seed).is_err();
+        let held_ms = *held.as_ref().unwrap_or(&0);
+        // Every id of the last run lies before this.
+        let resume_ms = crate::high_water::resume_after(held_ms);
+        let process = [seed[0], seed[1], seed[2], seed[3], seed[4]];
+        let counter = u32::from_le_bytes([seed[5], seed[6], seed[7], 0]);
+        let worker = u64::from_le_bytes([
+            seed[8], seed[9], seed[10], seed[11], seed[12], seed[13], 0, 0,
+        ]);
+        let flake = match Flake128Gen::new(worker, MAX_LEAD_MS) {
+            Ok(flake) => flake,
+            // A 48-bit worker is always in range.
+            Err(_) => unreachable!("a 48-bit worker fits flake-128"),
+        };
+        flake.resume_after_ms(resume_ms);
+        Shared {
+            bad_state_file: held.is_err(),
+            no_entropy,
+            resume_ms,
+            persisted_ms: AtomicU64::new(held_ms),
+            writing: AtomicBool::new(false),
+            objectid: ObjectIdGen::new(process, counter, 1),
+            flake,
+            slots: std::array::from_fn(|_| Slot {
+                state: AtomicU32::new(EMPTY),
+                generator: UnsafeCell::new(MaybeUninit::uninit()),
+            }),
+        }
+    }
+
+    /// Fails with what went wrong at startup that the caller depends on: random bytes always,
+    /// the state file when `state_file` (the time-based generators that persist a mark).
+    pub fn check(&self, state_file: bool) -> Result<()> {
+        if self.no_entropy {
+            return Err(PgError::new(
+                ErrorCode::Io,
+                "the operating system gave no random bytes at startup",
+            ));
+        }
+        if state_file && self.bad_state_file {
+            return Err(PgError::new(
+                ErrorCode::Io,
+                format!(
+                    "state file {}: not readable or not an idforge state file at startup (fix or \
+                     remove it and restart; removing it gives up the guard against a clock \
+                     stepped back while the server was down)",
+                    crate::high_water::PATH
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The ObjectId generator.
+    pub fn objectid(&self) -> &ObjectIdGen {
+        &self.objectid
+    }
+
+    /// The flake-128 generator.
+    pub fn flake(&self) -> &Flake128Gen {
+        &self.flake
+    }
+
+    /// The time before which ids are covered by the state file.
+    pub fn persisted_ms(&self) -> &AtomicU64 {
+        &self.persisted_ms
+    }
+
+    /// The flag of the backend writing the state file.
+    pub fn writing(&self) -> &AtomicBool {
+        &self.writing
+    }
+
+    /// The shared generator of `layout` for `node`, made on first use.
+    ///
+    /// Slots are claimed in order and never freed, and a backend waits for a claimed slot to be
+    /// ready before it looks further; so two backends asking for the same layout always end up
+    /// in the same slot, and a layout never has two generators.
+    pub fn snowflake(&self, layout: Layout, node: u64) -> Result<&SnowflakeGen> {
+        for slot in &self.slots {
+            let mut state = slot.state.load(Ordering::Acquire);
+            if state == EMPTY {
+                // Built before the claim, so a bad node fails without taking a slot.
+                let generator = SnowflakeGen::new(layout, node, MAX_LEAD_MS)?;
+                generator.resume_after_ms(self.resume_ms);
+                match slot.state.compare_exchange(
+                    EMPTY,
+                    CLAIMED,
+                    Ordering::Acquire,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => {
+                        // SAFETY: our CAS moved the slot out of EMPTY, so no other backend
+                        // writes it, and none reads it before READY is published below.
+                        unsafe { (*slot.generator.get()).write(generator) };
+                        slot.state.store(READY, Ordering::Release);
+                        state = READY;
+                    }
+                    Err(now) => state = now,
+                }
+            }
+            while state == CLAIMED {
+                std::hint::spin_loop();
+                std::thread::yield_now();
+                state = slot.state.load(Ordering::Acquire);
+            }
+            // SAFETY: READY was published (Release) after the generator was written, and this
+            // Acquire load saw it; the generator is never written again.
+            let generator = unsafe { (*slot.generator.get()).assume_init_ref() };
+            if generator.layout() == &layout {
+                if generator.node() != node {
+                    return Err(CoreError::InvalidArgument(
+                        "idforge.node_id changed since this layout's generator was made (restart the server)",
+                    )
+                    .into());
+                }
+                return Ok(generator);
+            }
+        }
+        Err(CoreError::InvalidArgument(
+            "too many snowflake layouts in use on this server (at most 16 until a restart)",
+        )
+        .into())
+    }
+}

@@ -1,0 +1,294 @@
+"""The idforge extension against a real PostgreSQL 15 (ci/pg-extension.sh starts it with the
+extension preloaded and idforge.node_id = IDFORGE_PGEXT_NODE). The tests run in file order; the
+ones that restart the server come last."""
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from pgext import (
+    ENV, MAX_TEXT_MS, NODE, STATE_FILE, SqlError, finish, one, read_state_file, restart, signed, spec,
+    sql, start_psql, ts_of_ms, while_stopped, write_state_file,
+)
+
+ROOT = Path(__file__).resolve().parents[3]
+VECTORS = json.loads((ROOT / "core/testdata/snowflake.json").read_text())
+# The times a test can write as a literal (up to 9999-12-31).
+MAX_PG_MS = MAX_TEXT_MS
+
+
+def ms_of(ts_expr: str) -> str:
+    return f"(extract(epoch from {ts_expr}) * 1000)::bigint"
+
+
+def test_create_extension_and_node_setting():
+    sql("DROP EXTENSION IF EXISTS idforge")
+    sql("CREATE EXTENSION idforge")
+    assert one("SHOW idforge.node_id") == str(NODE)
+    # The node is the cluster's identity: fixed at server start.
+    with pytest.raises(SqlError) as e:
+        sql("SET idforge.node_id = 3")
+    assert e.value.sqlstate == "55P02", e.value  # cant_change_runtime_param
+
+
+def test_snowflake_ids_carry_the_node_and_the_time():
+    before = int(time.time() * 1000)
+    ids = [int(r[0]) for r in sql("SELECT idforge_snowflake() FROM generate_series(1, 1000)")]
+    after = int(time.time() * 1000)
+    assert ids == sorted(ids) and len(set(ids)) == 1000
+    rows = sql(f"SELECT {ms_of('time')}, node, seq FROM idforge_decode({ids[-1]}, 'twitter')")
+    time_ms, node, _seq = map(int, rows[0])
+    assert node == NODE
+    # Within the runtime's 1 s lead of the clock.
+    assert before - 5 <= time_ms <= after + 1_000
+    # Another layout, by name and written out; sonyflake's order puts the node last.
+    sony = int(one("SELECT idforge_snowflake('sonyflake')"))
+    assert sony & 0xFFFF == NODE
+    custom = "epoch=1577836800000,tick=1,time=41,node=10,seq=12"
+    cid = int(one(f"SELECT idforge_snowflake('{custom}')"))
+    assert int(one(f"SELECT node FROM idforge_decode({cid}, '{custom}')")) == NODE
+    # NULL in, NULL out (STRICT), as PostgreSQL's own functions.
+    assert sql("SELECT idforge_snowflake(NULL) IS NULL") == [["t"]]
+
+
+def test_errors_are_postgres_errors_with_the_idforge_name():
+    cases = [
+        ("SELECT idforge_snowflake('nope')", "22023", "INVALID_LAYOUT:"),
+        # idforge.node_id = 7 does not fit a 2-bit node field.
+        ("SELECT idforge_snowflake('epoch=1577836800000,tick=1,time=41,node=2,seq=12')",
+         "22023", "NODE_OUT_OF_RANGE:"),
+        ("SELECT idforge_compose(now(), 'twitter', -1, 0)", "22023", "NODE_OUT_OF_RANGE:"),
+        ("SELECT idforge_compose(now(), 'twitter', 0, 4096)", "22023", "SEQUENCE_OUT_OF_RANGE:"),
+        ("SELECT idforge_compose(now(), 'twitter', 0, -1)", "22023", "SEQUENCE_OUT_OF_RANGE:"),
+        ("SELECT idforge_compose('2001-01-01', 'twitter', 0, 0)", "22008", "TIME_OUT_OF_RANGE:"),
+        ("SELECT idforge_compose('1969-12-31', 'twitter', 0, 0)", "22008", "TIME_OUT_OF_RANGE:"),
+        ("SELECT * FROM idforge_bounds('infinity', 'twitter')", "22008", "TIME_OUT_OF_RANGE:"),
+        ("SELECT * FROM idforge_bounds('-infinity', 'twitter')", "22008", "TIME_OUT_OF_RANGE:"),
+        # A negative bigint is a u64 past 2^63: not an id of a signed layout.
+        ("SELECT * FROM idforge_decode(-1, 'twitter')", "22023", "INVALID_ARGUMENT:"),
+        ("SELECT * FROM idforge_decode(1, 'twitter,')", "22023", "INVALID_LAYOUT:"),
+    ]
+    for query, state, prefix in cases:
+        with pytest.raises(SqlError) as e:
+            sql(query)
+        assert (e.value.sqlstate, e.value.message[: len(prefix)]) == (state, prefix), query
+    # The session goes on after an error.
+    assert int(one("SELECT idforge_snowflake()")) > 0
+
+
+def test_compose_and_decode_agree_with_the_shared_vectors():
+    rows, checked = [], 0
+    for row in VECTORS["compose"]:
+        time_ms, node, seq = int(row["time_ms"]), int(row["node"]), int(row["seq"])
+        if time_ms > MAX_PG_MS or node >= 1 << 63 or seq >= 1 << 63:
+            continue  # past what timestamptz or bigint hold
+        rows.append((spec(row["layout"]), time_ms, node, seq, signed(int(row["id"]))))
+    values = ",".join(f"('{l}', {ts_of_ms(t)}, {n}, {s}, {i})" for l, t, n, s, i in rows)
+    got = sql(
+        "SELECT v.id, idforge_compose(v.t, v.l, v.n, v.s), "
+        + ms_of("d.time") + ", d.node, d.seq "
+        f"FROM (VALUES {values}) AS v(l, t, n, s, id), LATERAL idforge_decode(v.id, v.l) d"
+    )
+    assert len(got) == len(rows) >= 60
+    for (l, t, n, s, i), (gid, composed, dt, dn, ds) in zip(rows, got):
+        assert (int(gid), int(composed), int(dt), int(dn), int(ds)) == (i, i, t, n, s), l
+        checked += 1
+    # bounds: the smallest and largest ids of a tick.
+    for row in VECTORS["bounds_at"]:
+        if int(row["time_ms"]) > MAX_PG_MS:
+            continue
+        got = sql(f"SELECT * FROM idforge_bounds({ts_of_ms(int(row['time_ms']))}, "
+                  f"'{spec(row['layout'])}')")
+        assert got == [[str(signed(int(row["min"]))), str(signed(int(row["max"])))]], row
+        checked += 1
+    for row in VECTORS["invalid_compose"]:
+        if int(row["tick"]) > 1 << 40 or int(row["node"]) >= 1 << 63 or int(row["seq"]) >= 1 << 63:
+            continue
+        layout = spec(row["layout"])
+        lay = next((p for p in VECTORS["presets"] if p.get("name") == row["layout"]), row["layout"])
+        if isinstance(lay, str):
+            continue
+        t = int(lay["epoch_ms"]) + int(row["tick"]) * int(lay["tick_ms"])
+        if t > MAX_PG_MS:
+            continue
+        with pytest.raises(SqlError) as e:
+            sql(f"SELECT idforge_compose({ts_of_ms(t)}, '{layout}', {row['node']}, {row['seq']})")
+        assert e.value.message.startswith(row["error"] + ":"), (row, e.value)
+        checked += 1
+    assert checked >= 80
+
+
+def test_decode_agrees_with_the_idforge_cli():
+    cli = os.environ["IDFORGE_BIN"]
+    for layout in ("twitter", "sonyflake", "discord", "instagram", "js_safe"):
+        sid = int(one(f"SELECT idforge_snowflake('{layout}')"))
+        unsigned = sid + (1 << 64) if sid < 0 else sid
+        out = json.loads(subprocess.run(
+            [cli, "decode", str(unsigned), "--layout", layout, "--json"],
+            check=True, capture_output=True, text=True).stdout)
+        row = sql(f"SELECT {ms_of('time')}, node, seq FROM idforge_decode({sid}, '{layout}')")[0]
+        assert [int(v) for v in row] == [out["time_ms"], out["node"], out["sequence"]], layout
+
+
+def test_eight_sessions_share_one_generator():
+    sessions = [
+        start_psql("COPY (SELECT idforge_snowflake() FROM generate_series(1, 100000)) TO STDOUT")
+        for _ in range(8)
+    ]
+    per_session = [[int(x) for x in finish(p)] for p in sessions]
+    everything = [i for ids in per_session for i in ids]
+    assert len(everything) == 800_000
+    assert len(set(everything)) == 800_000, "duplicate ids"
+    for ids in per_session:
+        assert all(a < b for a, b in zip(ids, ids[1:])), "a session's ids went down"
+
+
+def test_a_default_column_filled_by_four_sessions():
+    sql("DROP TABLE IF EXISTS orders")
+    sql("CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT idforge_snowflake(), n int)")
+    # Many small transactions each, interleaving with the other sessions.
+    script = "; ".join(
+        f"INSERT INTO orders (n) SELECT g FROM generate_series({k * 1000}, {k * 1000 + 999}) g"
+        for k in range(25)
+    )
+    sessions = [start_psql(script) for _ in range(4)]
+    for p in sessions:
+        finish(p)
+    assert sql("SELECT count(*), count(DISTINCT id), min(id) > 0 FROM orders") == [
+        ["100000", "100000", "t"]
+    ]
+    # A time range of the table by its ids alone.
+    got = one(
+        "SELECT count(*) FROM orders, idforge_bounds(now() - interval '1 hour') lo, "
+        "idforge_bounds(now() + interval '1 hour') hi WHERE id BETWEEN lo.min AND hi.max"
+    )
+    assert got == "100000"
+    sql("DROP TABLE orders")
+
+
+def test_objectid_and_flake128():
+    sessions = [
+        start_psql("COPY (SELECT idforge_objectid(), idforge_flake128() "
+                   "FROM generate_series(1, 50000)) TO STDOUT")
+        for _ in range(4)
+    ]
+    oids, flakes = [], []
+    for p in sessions:
+        rows = [line.split("\t") for line in finish(p)]
+        oids += [r[0] for r in rows]
+        session_flakes = [r[1] for r in rows]
+        # uuid text order is the ids' order.
+        assert session_flakes == sorted(session_flakes)
+        flakes += session_flakes
+    assert len(set(oids)) == len(oids) == 200_000
+    assert len(set(flakes)) == len(flakes) == 200_000
+    assert all(len(o) == 24 and int(o, 16) >= 0 for o in oids[:100])
+    now = int(time.time())
+    assert abs(int(oids[-1][:8], 16) - now) <= 5
+    # The flake's first 8 bytes are its Unix ms.
+    assert abs(int(flakes[-1].replace("-", "")[:16], 16) // 1000 - now) <= 5
+    raw = one("SELECT encode(idforge_objectid_bytes(), 'hex')")
+    assert len(raw) == 24 and abs(int(raw[:8], 16) - now) <= 5
+
+
+def test_a_restart_resumes_after_the_state_file():
+    last = int(one("SELECT idforge_snowflake()"))
+    last_flake = one("SELECT idforge_flake128()")
+    last_ms = int(one(f"SELECT {ms_of('time')} FROM idforge_decode({last})"))
+    mark = read_state_file()
+    assert mark > last_ms, "an id was returned past the persisted mark"
+    # Crashes (immediate stops) and quick restarts, one after another: the ids go on after the
+    # last run's (every id lies before mark - 1 s), at once, without drifting ahead of the clock
+    # further than the lead.
+    for _ in range(6):
+        restart(mode="immediate")
+        first = int(one("SELECT idforge_snowflake()"))
+        first_ms = int(one(f"SELECT {ms_of('time')} FROM idforge_decode({first})"))
+        assert first > last and first_ms > mark - 1_000, (first_ms, mark)
+        flake = one("SELECT idforge_flake128()")
+        assert flake > last_flake
+        last, last_flake, mark = first, flake, read_state_file()
+        assert mark - time.time() * 1000 < 3_000, "the mark drifts ahead of the clock"
+    # A clock one hour behind the last run's ids, as if stepped back while the server was down
+    # (the same as a mark an hour ahead of the clock): no id at all, CLOCK_BEHIND.
+    hour_ahead = int(time.time() * 1000) + 3_600_000
+    while_stopped(lambda: write_state_file(f"idforge-high-water-ms v1\n{hour_ahead}\n"))
+    for query in ("SELECT idforge_snowflake()", "SELECT idforge_flake128()"):
+        with pytest.raises(SqlError) as e:
+            sql(query)
+        assert (e.value.sqlstate, e.value.message[:13]) == ("55000", "CLOCK_BEHIND:"), e.value
+    # 1.5 s behind: within the lead, the ids come at once, after the last run's.
+    near = int(time.time() * 1000) + 1_500
+    while_stopped(lambda: write_state_file(f"idforge-high-water-ms v1\n{near}\n"))
+    sid = int(one("SELECT idforge_snowflake()"))
+    assert int(one(f"SELECT {ms_of('time')} FROM idforge_decode({sid})")) > near - 1_000
+    assert int(one("SELECT idforge_flake128()").replace("-", "")[:16], 16) > near - 1_000
+
+
+def test_a_damaged_state_file_stops_the_ids_that_need_it():
+    while_stopped(lambda: write_state_file("hello\n"))
+    for query in ("SELECT idforge_snowflake()", "SELECT idforge_flake128()"):
+        with pytest.raises(SqlError) as e:
+            sql(query)
+        assert (e.value.sqlstate, e.value.message[:3]) == ("58030", "IO:"), e.value
+        assert "idforge.state" in e.value.message
+    # ObjectIds do not rely on it; decoding does not either.
+    assert len(one("SELECT idforge_objectid()")) == 24
+    assert one("SELECT node FROM idforge_decode(1877000000000000000)") == "648"
+    while_stopped(lambda: os.remove(STATE_FILE))
+    assert int(one("SELECT idforge_snowflake()")) > 0
+
+
+def test_without_shared_preload_libraries_the_calls_say_so():
+    restart(opts=ENV["opts"].replace("shared_preload_libraries=idforge", "shared_preload_libraries=''"))
+    try:
+        with pytest.raises(SqlError) as e:
+            sql("SELECT idforge_snowflake()")
+        assert e.value.sqlstate == "55000", e.value
+        assert e.value.message.startswith("INVALID_ARGUMENT:"), e.value
+        assert "shared_preload_libraries" in e.value.message
+        # Decoding needs no shared memory.
+        assert one("SELECT node FROM idforge_decode(1877000000000000000)") == "648"
+    finally:
+        restart()
+
+
+def test_a_standby_makes_no_snowflake_ids():
+    # A standby (here: the same data directory started in standby mode) has its primary's
+    # settings, idforge.node_id too: its snowflake ids would be the primary's.
+    signal = os.path.join(ENV["data"], "standby.signal")
+    while_stopped(lambda: open(signal, "w").close())
+    try:
+        assert one("SELECT pg_is_in_recovery()") == "t"
+        with pytest.raises(SqlError) as e:
+            sql("SELECT idforge_snowflake()")
+        assert e.value.sqlstate == "55000" and "standby" in e.value.message, e.value
+        # ObjectIds and flake-128 ids carry random bytes of this server's own.
+        assert len(one("SELECT idforge_objectid()")) == 24
+        assert len(one("SELECT idforge_flake128()")) == 36
+    finally:
+        while_stopped(lambda: os.remove(signal))
+    assert int(one("SELECT idforge_snowflake()")) > 0
+
+
+def test_a_bounded_number_of_layouts():
+    # Slots are taken on first use of a layout, until 16, then a clear error; a restart empties
+    # them.
+    restart()
+    made = 0
+    with pytest.raises(SqlError) as e:
+        for k in range(20):
+            sql(f"SELECT idforge_snowflake('epoch={1577836800000 + k},tick=1,time=41,node=10,seq=12')")
+            made += 1
+    assert e.value.message.startswith("INVALID_ARGUMENT:") and "at most 16" in e.value.message
+    assert made == 16
+    # Layouts already made still work; a new one (even a preset) does not until a restart.
+    assert int(one("SELECT idforge_snowflake('epoch=1577836800000,tick=1,time=41,node=10,seq=12')")) > 0
+    with pytest.raises(SqlError):
+        sql("SELECT idforge_snowflake('twitter')")
+    restart()
+    assert int(one("SELECT idforge_snowflake('twitter')")) > 0
