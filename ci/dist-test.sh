@@ -170,6 +170,8 @@ test_jvm() {
 test_pgext() {
   local name="idforge-postgres-$version-pg15-x86_64-linux-gnu"
   [ -f "dist/$name.tar.gz" ] || { echo "error: no dist/$name.tar.gz (ci/dist.sh pgext)" >&2; return 1; }
+  # The suite compares decoding with the idforge CLI: the server tarball's.
+  [ -n "${IDFORGE_BIN:-}" ] || { echo "error: no server tarball in dist/ (its idforge CLI is needed)" >&2; return 1; }
   tar -xzf "dist/$name.tar.gz" -C "$work"
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -75,6 +75,8 @@ fi
 
 echo "--- tests"
 if [ -z "${IDFORGE_BIN:-}" ]; then
+  # The decode test compares with the idforge CLI; --installed builds nothing.
+  [ "$mode" != "--installed" ] || { echo "error: --installed needs IDFORGE_BIN (the idforge CLI)" >&2; exit 1; }
   cargo build -p idforge-server --bin idforge --locked
   export IDFORGE_BIN="$CARGO_TARGET_DIR/debug/idforge"
 fi

@@ -64,7 +64,13 @@ impl StateFile {
     /// Durably replaces the file at `path` with the mark `mark` (temp file, fsync, rename,
     /// fsync of the folder); the caller makes sure no two writers race.
     pub fn write_mark_to(path: &Path, mark: u64) -> Result<()> {
-        write_mark(path, mark).map_err(|source| Error::StateFile {
+        StateFile::write_durably(path, &format!("{HEADER}\n{mark}\n"))
+    }
+
+    /// Durably replaces the file at `path` with `text`: a temp file beside it, fsync, rename,
+    /// fsync of the folder (so neither a crash nor a power loss leaves an older file, or none).
+    pub fn write_durably(path: &Path, text: &str) -> Result<()> {
+        write_file(path, text).map_err(|source| Error::StateFile {
             path: path.to_path_buf(),
             source,
         })
@@ -102,19 +108,22 @@ impl StateFile {
     }
 }
 
-/// Writes a new mark: temp file, fsync, rename, fsync of the folder.
-fn write_mark(path: &Path, mark: u64) -> io::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+/// Writes `text` to `path`: temp file, fsync, rename, fsync of the folder.
+fn write_file(path: &Path, text: &str) -> io::Result<()> {
+    // A bare file name's parent is "": the folder is then the current one, and its entry must
+    // be synced too, or the rename may not survive a power loss.
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
     let tmp = path.with_extension("tmp");
     {
         let mut f = File::create(&tmp)?;
-        writeln!(f, "{HEADER}\n{mark}")?;
+        f.write_all(text.as_bytes())?;
         f.sync_all()?;
     }
     fs::rename(&tmp, path)?;
-    if let Some(dir) = dir {
-        File::open(dir)?.sync_all()?;
-    }
+    File::open(dir)?.sync_all()?;
     Ok(())
 }
 
@@ -151,6 +160,9 @@ mod tests {
         fs::write(&path, "hello").unwrap();
         let err = StateFile::open(&path, 1000).unwrap_err();
         assert_eq!(err.code(), crate::ErrorCode::Io);
-        assert_eq!(StateFile::read_mark(&path).unwrap_err().code(), crate::ErrorCode::Io);
+        assert_eq!(
+            StateFile::read_mark(&path).unwrap_err().code(),
+            crate::ErrorCode::Io
+        );
     }
 }

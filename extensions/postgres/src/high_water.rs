@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
-use idforge::{Clock, StateFile, SystemClock};
+use idforge::{Clock, StateFile};
 
 use crate::error::Result;
 use crate::shared::{BadStateFile, Shared};
@@ -42,34 +42,46 @@ pub fn read_at_startup() -> std::result::Result<u64, BadStateFile> {
 /// returned.
 #[inline]
 pub fn cover(shared: &Shared, time_ms: u64) -> Result<()> {
-    if time_ms + WINDOW_MS / 2 < shared.persisted_ms().load(Ordering::Acquire) {
+    if covered(shared, time_ms) {
         return Ok(());
     }
     cover_slow(shared, time_ms)
 }
 
+/// Whether the file's mark is more than half a window past `time_ms`.
+#[inline]
+fn covered(shared: &Shared, time_ms: u64) -> bool {
+    time_ms.saturating_add(WINDOW_MS / 2) < shared.persisted_ms().load(Ordering::Acquire)
+}
+
 #[cold]
 fn cover_slow(shared: &Shared, time_ms: u64) -> Result<()> {
-    loop {
-        if time_ms + WINDOW_MS / 2 < shared.persisted_ms().load(Ordering::Acquire) {
+    locked(shared, || {
+        if covered(shared, time_ms) {
             return Ok(()); // another backend wrote it meanwhile
         }
+        // Each id returned stays before mark - WINDOW/2: this one by STEP_MS at least.
+        let now = shared.clock().now_ms();
+        let mark = now
+            .saturating_add(WINDOW_MS)
+            .max(time_ms.saturating_add(WINDOW_MS / 2 + STEP_MS));
+        StateFile::write_mark_to(Path::new(PATH), mark)?;
+        shared.persisted_ms().fetch_max(mark, Ordering::Release);
+        Ok(())
+    })
+}
+
+/// Runs `f` while no other backend writes the extension's files. (A backend that dies holding
+/// the flag makes the postmaster reset shared memory, the flag with it.)
+pub fn locked<T>(shared: &Shared, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    loop {
         if shared
             .writing()
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
         {
             let _writer = Writer(shared);
-            let held = shared.persisted_ms().load(Ordering::Acquire);
-            if time_ms + WINDOW_MS / 2 < held {
-                return Ok(());
-            }
-            // Each id returned stays before mark - WINDOW/2: this one by STEP_MS at least.
-            let now = SystemClock::shared().now_ms();
-            let mark = (now + WINDOW_MS).max(time_ms + WINDOW_MS / 2 + STEP_MS);
-            StateFile::write_mark_to(Path::new(PATH), mark)?;
-            shared.persisted_ms().fetch_max(mark, Ordering::Release);
-            return Ok(());
+            return f();
         }
         // Another backend is writing (one fsync, a few ms at most): wait, but stay cancellable.
         std::thread::sleep(std::time::Duration::from_micros(100));

@@ -4,12 +4,12 @@ use std::cell::RefCell;
 
 use idforge::idforge_core::snowflake::SnowflakeGen;
 use idforge::idforge_core::tick::Next;
-use idforge::{Clock, ErrorCode, SystemClock};
+use idforge::{Clock, ErrorCode};
 use pgrx::prelude::*;
 
 use crate::error::{PgError, Result, or_raise};
 use crate::shared::Shared;
-use crate::{high_water, layout, node_id, shared, with_clock};
+use crate::{high_water, layout, node_id, owner, shared, with_clock};
 
 /// Microseconds from the Unix epoch to PostgreSQL's (2000-01-01).
 const PG_EPOCH_US: i64 = 946_684_800_000_000;
@@ -31,9 +31,10 @@ fn snowflake(layout_text: &str) -> Result<i64> {
              node id a standby shares",
         ));
     }
+    owner::check(shared, node_id())?;
     let generator = generator_of(shared, layout_text)?;
     let layout = *generator.layout();
-    let id = with_clock(|now| Ok(generator.next(now)?))?;
+    let id = with_clock(shared.clock(), |now| Ok(generator.next(now)?))?;
     high_water::cover(shared, layout.decompose(id)?.time_ms)?;
     // Unsigned layouts (discord, instagram) pass i64::MAX; bigint holds their bits.
     Ok(id as i64)
@@ -72,12 +73,19 @@ fn idforge_objectid_bytes() -> Vec<u8> {
 }
 
 fn objectid() -> Result<idforge::ObjectId> {
-    let generator = shared(false)?.objectid();
-    let clock = SystemClock::shared();
+    let shared = shared(false)?;
+    let generator = shared.objectid();
     // The ObjectId field is 32-bit seconds; truncation past 2106 is the format's own.
-    match generator.next(clock.now_secs() as u32) {
+    match generator.next(shared.clock().now_secs() as u32) {
         Next::Id(id) => Ok(id),
-        Next::Pending { .. } => with_clock(|now_ms| Ok(generator.next((now_ms / 1000) as u32))),
+        // Every second up to 2106 used up: no waiting helps.
+        Next::Pending { until_ms: u64::MAX } => Err(PgError::new(
+            ErrorCode::TimeOutOfRange,
+            "the ObjectId seconds field is used up",
+        )),
+        Next::Pending { .. } => with_clock(shared.clock(), |now_ms| {
+            Ok(generator.next((now_ms / 1000) as u32))
+        }),
     }
 }
 
@@ -89,7 +97,7 @@ fn idforge_flake128() -> pgrx::Uuid {
 
 fn flake128() -> Result<pgrx::Uuid> {
     let shared = shared(true)?;
-    let id = with_clock(|now| Ok(shared.flake().next(now)?))?;
+    let id = with_clock(shared.clock(), |now| Ok(shared.flake().next(now)?))?;
     high_water::cover(shared, id.time_ms())?;
     Ok(pgrx::Uuid::from_bytes(id.to_bytes()))
 }

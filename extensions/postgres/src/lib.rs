@@ -21,6 +21,7 @@ use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting, PgAtomic, pg_shmem_ini
 mod error;
 mod high_water;
 mod ids;
+mod owner;
 mod shared;
 
 use error::{PgError, Result};
@@ -89,8 +90,10 @@ const MAX_WAIT_MS: u64 = 1_000;
 
 /// Runs `attempt` with the current time until it gives an id, sleeping (cancellably) while the
 /// generator is ahead of the clock, for at most [`MAX_WAIT_MS`].
-pub(crate) fn with_clock<T>(mut attempt: impl FnMut(u64) -> Result<Next<T>>) -> Result<T> {
-    let clock = SystemClock::shared();
+pub(crate) fn with_clock<T>(
+    clock: &SystemClock,
+    mut attempt: impl FnMut(u64) -> Result<Next<T>>,
+) -> Result<T> {
     let start = clock.now_ms();
     loop {
         let now = clock.now_ms();

@@ -14,11 +14,12 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use idforge::idforge_core::flake128::Flake128Gen;
 use idforge::idforge_core::objectid::ObjectIdGen;
 use idforge::idforge_core::snowflake::SnowflakeGen;
-use idforge::{CoreError, ErrorCode, Layout};
+use idforge::{Clock, CoreError, ErrorCode, Layout, Order, SystemClock};
 
 use crate::error::{PgError, Result};
 
-/// How many snowflake layouts one cluster can use at once (the presets plus ten of its own).
+/// How many snowflake layouts one cluster can use at once: a slot for each of the 6 presets,
+/// and 10 for layouts of its own.
 pub const SLOTS: usize = 16;
 
 /// How far a generator may run ahead of the clock: a full tick borrows the next, a clock that
@@ -50,6 +51,10 @@ const READY: u32 = 2;
 
 /// Everything the backends share.
 pub struct Shared {
+    /// The clock of every backend: the wall clock read once by the postmaster, advanced by the
+    /// system-wide monotonic clock, so backends agree on the time and a wall clock stepped
+    /// while the server runs moves no id (as the runtime's `SystemClock` in one process).
+    clock: SystemClock,
     /// The state file could not be read at startup.
     bad_state_file: bool,
     /// The operating system gave no random bytes at startup.
@@ -58,8 +63,10 @@ pub struct Shared {
     resume_ms: u64,
     /// Ids with a time before this are covered by the state file.
     persisted_ms: AtomicU64,
-    /// Set while one backend writes the state file.
+    /// Set while one backend writes the state file or the node file.
     writing: AtomicBool,
+    /// Whether this server may make snowflake ids (see [`crate::owner`]).
+    owner: AtomicU32,
     objectid: ObjectIdGen,
     flake: Flake128Gen,
     slots: [Slot; SLOTS],
@@ -94,11 +101,13 @@ impl Shared {
         };
         flake.resume_after_ms(resume_ms);
         Shared {
+            clock: SystemClock::new(),
             bad_state_file: held.is_err(),
             no_entropy,
             resume_ms,
             persisted_ms: AtomicU64::new(held_ms),
             writing: AtomicBool::new(false),
+            owner: AtomicU32::new(crate::owner::UNCHECKED),
             objectid: ObjectIdGen::new(process, counter, 1),
             flake,
             slots: std::array::from_fn(|_| Slot {
@@ -131,6 +140,11 @@ impl Shared {
         Ok(())
     }
 
+    /// The cluster's clock.
+    pub fn clock(&self) -> &SystemClock {
+        &self.clock
+    }
+
     /// The ObjectId generator.
     pub fn objectid(&self) -> &ObjectIdGen {
         &self.objectid
@@ -146,6 +160,11 @@ impl Shared {
         &self.persisted_ms
     }
 
+    /// Whether this server may make snowflake ids ([`crate::owner`]).
+    pub fn owner(&self) -> &AtomicU32 {
+        &self.owner
+    }
+
     /// The flag of the backend writing the state file.
     pub fn writing(&self) -> &AtomicBool {
         &self.writing
@@ -153,53 +172,102 @@ impl Shared {
 
     /// The shared generator of `layout` for `node`, made on first use.
     ///
-    /// Slots are claimed in order and never freed, and a backend waits for a claimed slot to be
-    /// ready before it looks further; so two backends asking for the same layout always end up
-    /// in the same slot, and a layout never has two generators.
+    /// Each preset has a slot of its own (so other layouts cannot crowd it out); other layouts
+    /// take the rest in order. Slots are never freed, and a backend waits for a claimed slot to
+    /// be ready before it looks further; so two backends asking for one layout always end up in
+    /// the same slot, and a layout never has two generators. Layouts are matched on what they
+    /// encode (`unsigned` only widens what validates), so two texts of one encoding share one.
     pub fn snowflake(&self, layout: Layout, node: u64) -> Result<&SnowflakeGen> {
-        for slot in &self.slots {
-            let mut state = slot.state.load(Ordering::Acquire);
-            if state == EMPTY {
-                // Built before the claim, so a bad node fails without taking a slot.
-                let generator = SnowflakeGen::new(layout, node, MAX_LEAD_MS)?;
-                generator.resume_after_ms(self.resume_ms);
-                match slot.state.compare_exchange(
-                    EMPTY,
-                    CLAIMED,
-                    Ordering::Acquire,
-                    Ordering::Acquire,
-                ) {
-                    Ok(_) => {
-                        // SAFETY: our CAS moved the slot out of EMPTY, so no other backend
-                        // writes it, and none reads it before READY is published below.
-                        unsafe { (*slot.generator.get()).write(generator) };
-                        slot.state.store(READY, Ordering::Release);
-                        state = READY;
-                    }
-                    Err(now) => state = now,
-                }
-            }
-            while state == CLAIMED {
-                std::hint::spin_loop();
-                std::thread::yield_now();
-                state = slot.state.load(Ordering::Acquire);
-            }
-            // SAFETY: READY was published (Release) after the generator was written, and this
-            // Acquire load saw it; the generator is never written again.
-            let generator = unsafe { (*slot.generator.get()).assume_init_ref() };
-            if generator.layout() == &layout {
-                if generator.node() != node {
-                    return Err(CoreError::InvalidArgument(
-                        "idforge.node_id changed since this layout's generator was made (restart the server)",
-                    )
-                    .into());
-                }
-                return Ok(generator);
+        let key = encoding(&layout);
+        let presets = Layout::PRESETS.len();
+        if let Some(i) = Layout::PRESETS.iter().position(|(_, p)| encoding(p) == key) {
+            let generator = self.slot(i, layout, node)?;
+            return Self::matching(generator, node);
+        }
+        for i in presets..SLOTS {
+            let generator = self.slot(i, layout, node)?;
+            if encoding(generator.layout()) == key {
+                return Self::matching(generator, node);
             }
         }
-        Err(CoreError::InvalidArgument(
-            "too many snowflake layouts in use on this server (at most 16 until a restart)",
-        )
-        .into())
+        Err(PgError {
+            state: Some(pgrx::pg_sys::errcodes::PgSqlErrorCode::ERRCODE_INSUFFICIENT_RESOURCES),
+            ..PgError::new(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "every slot for layouts other than the presets is in use ({} until the \
+                     server restarts)",
+                    SLOTS - presets
+                ),
+            )
+        })
     }
+
+    /// The generator in slot `i`, made for `layout` if the slot is empty.
+    fn slot(&self, i: usize, layout: Layout, node: u64) -> Result<&SnowflakeGen> {
+        let slot = &self.slots[i];
+        let mut state = slot.state.load(Ordering::Acquire);
+        if state == EMPTY {
+            // Checked and built before the claim, so a bad layout or node takes no slot.
+            layout.check_epoch(self.clock.now_ms())?;
+            if layout.tick_ms() > MAX_LEAD_MS {
+                return Err(PgError::new(
+                    ErrorCode::InvalidLayout,
+                    format!("the extension serves ticks of at most {MAX_LEAD_MS} ms"),
+                ));
+            }
+            // The lead in whole ticks, rounded down: an id is never more than MAX_LEAD_MS
+            // ahead of the clock, whatever the tick.
+            let lead_ms = MAX_LEAD_MS / layout.tick_ms() * layout.tick_ms();
+            let generator = SnowflakeGen::new(layout, node, lead_ms)?;
+            generator.resume_after_ms(self.resume_ms);
+            match slot
+                .state
+                .compare_exchange(EMPTY, CLAIMED, Ordering::Acquire, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    // SAFETY: our CAS moved the slot out of EMPTY, so no other backend writes
+                    // it, and none reads it before READY is published below.
+                    unsafe { (*slot.generator.get()).write(generator) };
+                    slot.state.store(READY, Ordering::Release);
+                    state = READY;
+                }
+                Err(now) => state = now,
+            }
+        }
+        // Nothing between a claim and READY can fail or be interrupted (a killed backend
+        // restarts the whole cluster), so this wait is short.
+        while state == CLAIMED {
+            std::hint::spin_loop();
+            std::thread::yield_now();
+            state = slot.state.load(Ordering::Acquire);
+        }
+        // SAFETY: READY was published (Release) after the generator was written, and this
+        // Acquire load saw it; the generator is never written again.
+        Ok(unsafe { (*slot.generator.get()).assume_init_ref() })
+    }
+
+    /// `generator` if it was made for `node` (the setting needs a restart to change, so this
+    /// only fails if that rule is ever loosened).
+    fn matching(generator: &SnowflakeGen, node: u64) -> Result<&SnowflakeGen> {
+        if generator.node() != node {
+            return Err(CoreError::InvalidArgument(
+                "idforge.node_id changed since this layout's generator was made (restart the server)",
+            )
+            .into());
+        }
+        Ok(generator)
+    }
+}
+
+/// What a layout encodes: two layouts with the same encoding make the same ids.
+fn encoding(l: &Layout) -> (u64, u64, u32, u32, u32, Order) {
+    (
+        l.epoch_ms(),
+        l.tick_ms(),
+        l.time_bits(),
+        l.node_bits(),
+        l.seq_bits(),
+        l.order(),
+    )
 }
