@@ -116,7 +116,10 @@ fn write_file(path: &Path, text: &str) -> io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let tmp = path.with_extension("tmp");
+    // `<name>.tmp`: files that differ only in their extension get temp files of their own.
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
     {
         let mut f = File::create(&tmp)?;
         f.write_all(text.as_bytes())?;

@@ -11,9 +11,9 @@
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
-use idforge::{Clock, StateFile};
+use idforge::{Clock, ErrorCode, StateFile};
 
-use crate::error::Result;
+use crate::error::{PgError, Result};
 use crate::shared::{BadStateFile, Shared};
 
 /// The state file, relative to the data directory (every PostgreSQL process runs in it).
@@ -65,6 +65,13 @@ fn cover_slow(shared: &Shared, time_ms: u64) -> Result<()> {
         let mark = now
             .saturating_add(WINDOW_MS)
             .max(time_ms.saturating_add(WINDOW_MS / 2 + STEP_MS));
+        if mark == u64::MAX {
+            // Cannot happen for a layout that passed its checks; never return an uncovered id.
+            return Err(PgError::new(
+                ErrorCode::TimeOutOfRange,
+                "the id's time is past what the state file can cover",
+            ));
+        }
         StateFile::write_mark_to(Path::new(PATH), mark)?;
         shared.persisted_ms().fetch_max(mark, Ordering::Release);
         Ok(())

@@ -59,8 +59,9 @@ pub struct Shared {
     bad_state_file: bool,
     /// The operating system gave no random bytes at startup.
     no_entropy: bool,
-    /// Every id of the last run lies before this (from the state file's mark at startup).
-    resume_ms: u64,
+    /// Every id of the last run, or of a server this one took over from, lies before this:
+    /// generators made later resume after it.
+    resume_ms: AtomicU64,
     /// Ids with a time before this are covered by the state file.
     persisted_ms: AtomicU64,
     /// Set while one backend writes the state file or the node file.
@@ -104,7 +105,7 @@ impl Shared {
             clock: SystemClock::new(),
             bad_state_file: held.is_err(),
             no_entropy,
-            resume_ms,
+            resume_ms: AtomicU64::new(resume_ms),
             persisted_ms: AtomicU64::new(held_ms),
             writing: AtomicBool::new(false),
             owner: AtomicU32::new(crate::owner::UNCHECKED),
@@ -138,6 +139,18 @@ impl Shared {
             ));
         }
         Ok(())
+    }
+
+    /// Makes every id from now on lie after `floor_ms` (Unix ms), in every generator that
+    /// relies on the node id: the ones made and the ones to come.
+    pub fn raise_floor(&self, floor_ms: u64) {
+        self.resume_ms.fetch_max(floor_ms, Ordering::SeqCst);
+        for slot in &self.slots {
+            if slot.state.load(Ordering::SeqCst) == READY {
+                // SAFETY: READY was seen, so the generator was written and published.
+                unsafe { (*slot.generator.get()).assume_init_ref() }.resume_after_ms(floor_ms);
+            }
+        }
     }
 
     /// The cluster's clock.
@@ -220,7 +233,7 @@ impl Shared {
             // ahead of the clock, whatever the tick.
             let lead_ms = MAX_LEAD_MS / layout.tick_ms() * layout.tick_ms();
             let generator = SnowflakeGen::new(layout, node, lead_ms)?;
-            generator.resume_after_ms(self.resume_ms);
+            generator.resume_after_ms(self.resume_ms.load(Ordering::SeqCst));
             match slot
                 .state
                 .compare_exchange(EMPTY, CLAIMED, Ordering::Acquire, Ordering::Acquire)
@@ -228,8 +241,10 @@ impl Shared {
                 Ok(_) => {
                     // SAFETY: our CAS moved the slot out of EMPTY, so no other backend writes
                     // it, and none reads it before READY is published below.
-                    unsafe { (*slot.generator.get()).write(generator) };
-                    slot.state.store(READY, Ordering::Release);
+                    let generator = unsafe { (*slot.generator.get()).write(generator) };
+                    slot.state.store(READY, Ordering::SeqCst);
+                    // A floor raised meanwhile skipped this slot (not READY yet): apply it.
+                    generator.resume_after_ms(self.resume_ms.load(Ordering::SeqCst));
                     state = READY;
                 }
                 Err(now) => state = now,
