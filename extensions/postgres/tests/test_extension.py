@@ -4,6 +4,7 @@ ones that restart the server come last."""
 
 import json
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -145,6 +146,23 @@ def test_eight_sessions_share_one_generator():
     assert len(set(everything)) == 800_000, "duplicate ids"
     for ids in per_session:
         assert all(a < b for a, b in zip(ids, ids[1:])), "a session's ids went down"
+
+
+def test_parallel_workers_draw_from_the_same_generator():
+    # PARALLEL SAFE: a parallel query runs the function in worker processes too, which share
+    # the generator like any backend.
+    sql("DROP TABLE IF EXISTS wide")
+    sql("CREATE TABLE wide AS SELECT g FROM generate_series(1, 400000) g")
+    sql("ANALYZE wide")
+    settings = ("SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; "
+                "SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; ")
+    query = "SELECT idforge_snowflake() AS id FROM wide"
+    plan = "\n".join(r[0] for r in sql(settings + "EXPLAIN (ANALYZE, COSTS OFF) " + query))
+    launched = re.search(r"Workers Launched: (\d+)", plan)
+    assert launched and int(launched.group(1)) >= 1, plan
+    got = sql(settings + f"SELECT count(*), count(DISTINCT id) FROM ({query}) t")
+    assert got == [["400000", "400000"]]
+    sql("DROP TABLE wide")
 
 
 def test_a_default_column_filled_by_four_sessions():
