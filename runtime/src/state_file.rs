@@ -7,7 +7,7 @@
 //! returned. A restart resumes after `H`.
 
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -48,18 +48,43 @@ impl StateFile {
     /// processes that share one mark through other means (the PostgreSQL extension's shared
     /// memory) and so cannot use a `StateFile` of their own.
     pub fn read_mark(path: &Path) -> Result<u64> {
-        match fs::read_to_string(path) {
-            Ok(text) => parse(&text).ok_or_else(|| Error::StateFile {
+        match StateFile::read_small(path)? {
+            Some(text) => parse(&text).ok_or_else(|| Error::StateFile {
                 path: path.to_path_buf(),
                 source: io::Error::new(io::ErrorKind::InvalidData, "not an idforge state file"),
             }),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(0),
-            Err(source) => Err(Error::StateFile {
-                path: path.to_path_buf(),
-                source,
-            }),
+            None => Ok(0),
         }
     }
+
+    /// The text of the small file at `path` (`None` when it does not exist): at most
+    /// [`MAX_FILE_BYTES`](Self::MAX_FILE_BYTES), so a damaged or hostile file cannot make the
+    /// process read (and hold) more; a larger one is an error.
+    pub fn read_small(path: &Path) -> Result<Option<String>> {
+        let failed = |source| Error::StateFile {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = match File::open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(failed(e)),
+        };
+        let mut text = String::new();
+        file.take(StateFile::MAX_FILE_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(failed)?;
+        if text.len() as u64 > StateFile::MAX_FILE_BYTES {
+            return Err(failed(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "larger than a state file can be",
+            )));
+        }
+        Ok(Some(text))
+    }
+
+    /// The largest state file [`read_small`](Self::read_small) reads.
+    pub const MAX_FILE_BYTES: u64 = 4096;
 
     /// Durably replaces the file at `path` with the mark `mark` (temp file, fsync, rename,
     /// fsync of the folder); the caller makes sure no two writers race.
@@ -167,5 +192,15 @@ mod tests {
             StateFile::read_mark(&path).unwrap_err().code(),
             crate::ErrorCode::Io
         );
+        // The worst size: a file one byte past the bound is refused without reading it all.
+        let mark = format!("{HEADER}\n1\n");
+        let padded = format!("{mark}{}", " ".repeat(StateFile::MAX_FILE_BYTES as usize));
+        fs::write(&path, &padded[..StateFile::MAX_FILE_BYTES as usize + 1]).unwrap();
+        assert_eq!(
+            StateFile::read_mark(&path).unwrap_err().code(),
+            crate::ErrorCode::Io
+        );
+        fs::write(&path, &padded[..StateFile::MAX_FILE_BYTES as usize]).unwrap();
+        assert_eq!(StateFile::read_mark(&path).unwrap(), 1);
     }
 }

@@ -79,8 +79,18 @@ pub(crate) fn shared(state_file: bool) -> Result<&'static Shared> {
     Ok(shared)
 }
 
+/// The longest layout text taken: a full spec is under 100 bytes; a longer text is refused
+/// before it is parsed (or kept by a backend as its last layout).
+const MAX_LAYOUT_TEXT: usize = 256;
+
 /// The layout named or written out in `text` (`twitter`, `epoch=…,tick=…,…`).
 pub(crate) fn layout(text: &str) -> Result<Layout> {
+    if text.len() > MAX_LAYOUT_TEXT {
+        return Err(PgError::new(
+            ErrorCode::InvalidLayout,
+            format!("a layout text is at most {MAX_LAYOUT_TEXT} bytes"),
+        ));
+    }
     Ok(Layout::parse(text)?)
 }
 

@@ -68,15 +68,14 @@ fn check_slow(shared: &Shared, node: u64) -> Result<()> {
         if shared.owner().load(Ordering::Acquire) == ALLOWED {
             return Ok(());
         }
-        let last = match std::fs::read_to_string(PATH) {
-            Ok(text) => Some(parse(&text).ok_or_else(|| {
+        let last = match StateFile::read_small(Path::new(PATH))? {
+            Some(text) => Some(parse(&text).ok_or_else(|| {
                 PgError::new(
                     ErrorCode::Io,
                     format!("{PATH}: not an idforge node file (fix or remove it)"),
                 )
             })?),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(PgError::new(ErrorCode::Io, format!("{PATH}: {e}"))),
+            None => None,
         };
         if last.as_ref() == Some(&me) {
             shared.owner().store(ALLOWED, Ordering::Release);

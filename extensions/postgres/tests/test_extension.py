@@ -72,6 +72,9 @@ def test_errors_are_postgres_errors_with_the_idforge_name():
         # A negative bigint is a u64 past 2^63: not an id of a signed layout.
         ("SELECT * FROM idforge_decode(-1, 'twitter')", "22023", "INVALID_ARGUMENT:"),
         ("SELECT * FROM idforge_decode(1, 'twitter,')", "22023", "INVALID_LAYOUT:"),
+        # The worst length: refused before it is parsed (PostgreSQL's text goes to 1 GB).
+        ("SELECT idforge_snowflake(repeat('x', 10000000))", "22023", "INVALID_LAYOUT: a layout"),
+        ("SELECT * FROM idforge_decode(1, repeat('epoch=0,', 100000))", "22023", "INVALID_LAYOUT:"),
     ]
     for query, state, prefix in cases:
         with pytest.raises(SqlError) as e:
@@ -289,6 +292,11 @@ def test_sessions_racing_for_a_new_layout_share_one_generator():
 
 
 def test_a_damaged_state_file_stops_the_ids_that_need_it():
+    # The worst size too: a state file of 1 MB is not read whole; it is damaged all the same.
+    while_stopped(lambda: write_state_file("idforge-high-water-ms v1\n1\n" + " " * 1_000_000))
+    with pytest.raises(SqlError) as e:
+        sql("SELECT idforge_snowflake()")
+    assert (e.value.sqlstate, e.value.message[:3]) == ("58030", "IO:"), e.value
     while_stopped(lambda: write_state_file("hello\n"))
     for query in ("SELECT idforge_snowflake()", "SELECT idforge_flake128()"):
         with pytest.raises(SqlError) as e:
