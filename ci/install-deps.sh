@@ -3,8 +3,8 @@
 # no-op on a machine that has them). Debian/Ubuntu (apt-get); run as root or with sudo.
 #
 #   ci/install-deps.sh GROUP...     groups: c (C tests), bench-c (C benchmark), node (only when
-#                                   no node/npm is on PATH), services (PostgreSQL, MariaDB and
-#                                   Redis servers and clients, for the server's tests and bench),
+#                                   no node/npm is on PATH), services (PostgreSQL, MariaDB,
+#                                   Redis servers and clients, openssl for test certificates),
 #                                   jvm (JDK, JNA and Gson, for ci/jvm.sh), dist (objdump and
 #                                   strip, a C compiler, pkg-config, redis-cli and venv: ci/dist.sh
 #                                   and ci/dist-test.sh), etcd (etcd server and etcdctl, for the
@@ -16,7 +16,7 @@ declare -A PACKAGES=(
   [c]="gcc g++ make pkg-config valgrind python3"
   [bench-c]="gcc pkg-config libbson-dev"
   [node]="nodejs npm util-linux"
-  [services]="postgresql mariadb-server mariadb-client redis-server redis-tools"
+  [services]="postgresql mariadb-server mariadb-client redis-server redis-tools openssl"
   [jvm]="openjdk-17-jdk-headless libjna-java libjna-jni libgoogle-gson-java"
   [dist]="binutils gcc pkg-config redis-tools python3-venv"
   [etcd]="etcd-server etcd-client"

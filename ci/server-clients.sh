@@ -4,6 +4,9 @@
 # throwaway data dir and stops it by PID. Then two striped servers (`--stripe 0/2`, `1/2`) for
 # redis-cli and redis-py, unchanged.
 #
+# Then two servers on TLS (one with mutual TLS), certificates from ci/tls-certs.sh: redis-cli
+# --tls, redis-py (ssl=True) and ioredis (tls), each also refused where it should be.
+#
 # Then, with the etcd of ci/services.sh (IDFORGE_TEST_ETCD_URL), three servers sharing it: the
 # cluster clients (redis-cli -c, redis-py RedisCluster, ioredis Cluster) each follow a kill -9
 # of the leader; the killed server is started again before the next client.
@@ -20,8 +23,9 @@ work=$(mktemp -d)
 pid=""
 cluster_pids=()
 stripe_pids=()
+tls_pids=()
 cleanup() {
-  for p in "${stripe_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${stripe_pids[@]}" "${tls_pids[@]}"; do kill "$p" 2>/dev/null || true; done
   [ -z "$pid" ] || kill "$pid" 2>/dev/null || true
   [ -z "$pid" ] || wait "$pid" 2>/dev/null || true
   for p in "${cluster_pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
@@ -63,6 +67,42 @@ kill -TERM "$pid"
 wait "$pid"
 pid=""
 echo "    clients ok; clean shutdown"
+
+echo "    TLS and mutual TLS: redis-cli --tls, redis-py, ioredis"
+certs="$work/certs"
+bash ci/tls-certs.sh "$certs"
+"$bin" serve --port 0 --port-file "$work/tport" --data-dir "$work/tls" --log warn \
+  --tls-cert "$certs/server.pem" --tls-key "$certs/server.key" 2>>"$work/tls.log" &
+tls_pids[0]=$!
+"$bin" serve --port 0 --port-file "$work/mport" --data-dir "$work/mtls" --log warn \
+  --tls-cert "$certs/server.pem" --tls-key "$certs/server.key" \
+  --tls-ca-cert "$certs/ca.pem" --tls-auth-clients yes 2>>"$work/tls.log" &
+tls_pids[1]=$!
+for f in tport mport; do
+  for _ in $(seq 150); do [ -s "$work/$f" ] && break; sleep 0.1; done
+  [ -s "$work/$f" ] || { cat "$work/tls.log" >&2; exit 1; }
+done
+export IDFORGE_TLS_PORT IDFORGE_MTLS_PORT IDFORGE_TLS_DIR=$certs
+IDFORGE_TLS_PORT=$(cat "$work/tport")
+IDFORGE_MTLS_PORT=$(cat "$work/mport")
+tcli() { redis-cli -p "$IDFORGE_TLS_PORT" --tls --cacert "$certs/ca.pem" "$@"; }
+mcli() { redis-cli -p "$IDFORGE_MTLS_PORT" --tls --cacert "$certs/ca.pem" "$@"; }
+[ "$(tcli INCR cli-tls)" = 1 ]
+[ "$(seq 100 | sed 's/.*/INCR cli-tls/' | tcli | tail -1)" = 101 ]
+[ "$(mcli --cert "$certs/client.pem" --key "$certs/client.key" INCR cli-mtls)" = 1 ]
+# Refused: no client certificate, one of another CA, plain TCP, a client that trusts another CA.
+refused() {
+  if "$@" 2>/dev/null | grep -qx '[0-9][0-9]*'; then echo "not refused: $*" >&2; exit 1; fi
+}
+refused mcli INCR cli-mtls
+refused mcli --cert "$certs/stranger.pem" --key "$certs/stranger.key" INCR cli-mtls
+refused redis-cli -p "$IDFORGE_TLS_PORT" INCR cli-tls
+refused redis-cli -p "$IDFORGE_TLS_PORT" --tls --cacert "$certs/other-ca.pem" INCR cli-tls
+[ "$(mcli --cert "$certs/client.pem" --key "$certs/client.key" INCR cli-mtls)" = 2 ]
+"$venv/bin/python" -m pytest -q -p no:cacheprovider server/tests/clients/test_tls_redis_py.py
+(cd server/tests/clients && node --test tls.mjs)
+for p in "${tls_pids[@]}"; do kill -TERM "$p"; wait "$p"; done
+tls_pids=()
 
 echo "    striped servers (--stripe 0/2, 1/2): redis-cli and redis-py, unchanged"
 for k in 0 1; do

@@ -19,6 +19,10 @@ SERVICES = {
     "redis": "IDFORGE_TEST_REDIS_URL",
     "postgres": "IDFORGE_TEST_POSTGRES_URL",
     "mysql": "IDFORGE_TEST_MYSQL_URL",
+    # The same servers over TLS (rediss:// and sslmode / ssl-mode with the test CA).
+    "redis_tls": "IDFORGE_TEST_REDIS_TLS_URL",
+    "postgres_tls": "IDFORGE_TEST_POSTGRES_MTLS_URL",
+    "mysql_tls": "IDFORGE_TEST_MYSQL_TLS_URL",
 }
 
 
@@ -37,7 +41,9 @@ def fresh_tag(name):
     return f"py-{name}-{uuid.uuid4().hex[:12]}"
 
 
-@pytest.fixture(params=["idforge", "redis", "postgres", "mysql", "sqlite"])
+@pytest.fixture(
+    params=["idforge", "redis", "postgres", "mysql", "sqlite", "redis_tls", "postgres_tls", "mysql_tls"]
+)
 def url(request, tmp_path):
     if request.param == "sqlite":
         return f"sqlite://{tmp_path}/leaf.db"

@@ -121,11 +121,15 @@ impl AnySource {
     /// `timeout_ms` is one request's budget across the servers it tries, each getting an
     /// equal share of what is left (at least 250 ms).
     pub fn new(url: &str) -> Result<AnySource> {
-        if !url.starts_with("idforge://") {
-            return Err(idforge_core::Error::InvalidUrl("mode=any is for idforge:// URLs").into());
+        if !url.starts_with("idforge://") && !url.starts_with("idforges://") {
+            return Err(idforge_core::Error::InvalidUrl(
+                "mode=any is for idforge:// and idforges:// URLs",
+            )
+            .into());
         }
         let parsed = SourceUrl::parse(url, 7379)?;
-        parsed.only_params(&["timeout_ms", "mode"])?;
+        let tls = super::remote::secure(&parsed)?;
+        parsed.only_params(&[&["timeout_ms", "mode"], &super::tls::PARAMS[..]].concat())?;
         if !parsed.path.is_empty() {
             return Err(idforge_core::Error::InvalidUrl("idforge:// URLs have no path").into());
         }
@@ -134,7 +138,7 @@ impl AnySource {
         let servers = (0..parsed.hosts.len())
             .map(|i| {
                 Ok(Server {
-                    source: RemoteSource::one_host(&parsed, i, share)?,
+                    source: RemoteSource::one_host(&parsed, i, share, tls.clone())?,
                     health: Mutex::default(),
                     known: Mutex::default(),
                 })

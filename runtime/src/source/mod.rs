@@ -31,6 +31,7 @@ pub(crate) mod resp;
 mod sql;
 #[cfg(feature = "sql")]
 mod sqlite_alone;
+mod tls;
 mod url;
 
 use std::collections::HashMap;
@@ -140,8 +141,8 @@ pub fn open(url: &str) -> Result<Arc<dyn SegmentSource>> {
         return Ok(Arc::new(FileSource::new(path)?));
     }
     match url.split(':').next().unwrap_or("") {
-        "idforge" if any::wanted(url) => Ok(Arc::new(AnySource::new(url)?)),
-        "idforge" | "redis" => Ok(Arc::new(RemoteSource::new(url)?)),
+        "idforge" | "idforges" if any::wanted(url) => Ok(Arc::new(AnySource::new(url)?)),
+        "idforge" | "idforges" | "redis" | "rediss" => Ok(Arc::new(RemoteSource::new(url)?)),
         #[cfg(feature = "sql")]
         "postgres" | "postgresql" | "mysql" | "mariadb" | "sqlite" => {
             Ok(Arc::new(SqlSource::new(url)?))
@@ -152,7 +153,7 @@ pub fn open(url: &str) -> Result<Arc<dyn SegmentSource>> {
         )
         .into()),
         _ => Err(CoreError::InvalidUrl(
-            "supported schemes: idforge://, redis://, postgres://, mysql://, sqlite://, file://, memory:",
+            "supported schemes: idforge://, idforges://, redis://, rediss://, postgres://, mysql://, sqlite://, file://, memory:",
         )
         .into()),
     }

@@ -11,6 +11,7 @@ use idforge_core::segment::Segment;
 
 use super::per_process::PerProcess;
 use super::resp::{Conn, Deadline, Reply};
+use super::tls::{self, TlsParams};
 use super::url::{self, SourceUrl};
 use super::{SegmentSource, check_step, validate_tag};
 use crate::error::{Error, ErrorCode, Result};
@@ -26,9 +27,11 @@ pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Which server a [`RemoteSource`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
-    /// `idforge://[user:pass@]host:port[,host:port…]`: our server; follows `MOVED`.
+    /// `idforge://[user:pass@]host:port[,host:port…]`: our server; follows `MOVED`
+    /// (`idforges://`: over TLS).
     Idforge,
-    /// `redis://[user:pass@]host:port[/db]`: Redis `INCRBY` on the tag's key.
+    /// `redis://[user:pass@]host:port[/db]`: Redis `INCRBY` on the tag's key (`rediss://`: over
+    /// TLS).
     Redis,
 }
 
@@ -40,6 +43,8 @@ pub struct RemoteSource {
     url: SourceUrl,
     db: u32,
     timeout: Duration,
+    /// TLS settings (`idforges://`, `rediss://`).
+    tls: Option<TlsParams>,
     conn: PerProcess<Conn>,
 }
 
@@ -76,18 +81,27 @@ fn reply_error(code: ErrorCode, reply: &str, message: String) -> Error {
 }
 
 impl RemoteSource {
-    /// A source for `url` (`idforge://…` or `redis://…`); connects on the first fetch.
+    /// A source for `url` (`idforge://…`, `redis://…`, or over TLS `idforges://…`,
+    /// `rediss://…`); connects on the first fetch. A TLS URL's certificate files are read now.
     pub fn new(url: &str) -> Result<RemoteSource> {
         let scheme = url.split("://").next().unwrap_or("");
         let (flavor, port) = match scheme {
-            "idforge" => (Flavor::Idforge, 7379),
-            "redis" => (Flavor::Redis, 6379),
-            _ => return Err(idforge_core::Error::InvalidUrl("not idforge:// or redis://").into()),
+            "idforge" | "idforges" => (Flavor::Idforge, 7379),
+            "redis" | "rediss" => (Flavor::Redis, 6379),
+            _ => {
+                return Err(idforge_core::Error::InvalidUrl(
+                    "not idforge://, idforges://, redis:// or rediss://",
+                )
+                .into());
+            }
         };
         let parsed = SourceUrl::parse(url, port)?;
+        let tls = secure(&parsed)?;
         match flavor {
-            Flavor::Idforge => parsed.only_params(&["timeout_ms", "mode"])?,
-            Flavor::Redis => parsed.only_params(&["timeout_ms"])?,
+            Flavor::Idforge => {
+                parsed.only_params(&[&["timeout_ms", "mode"], &tls::PARAMS[..]].concat())?
+            }
+            Flavor::Redis => parsed.only_params(&[&["timeout_ms"], &tls::PARAMS[..]].concat())?,
         }
         // `mode=any` is another source (`AnySource`); `leader` is this one's.
         if url::param(&parsed.params, "mode").is_some_and(|mode| mode != "leader") {
@@ -111,13 +125,19 @@ impl RemoteSource {
             url: parsed,
             db,
             timeout,
+            tls,
             conn: PerProcess::new()?,
         })
     }
 
     /// An `idforge://` source for host `i` of `url` alone, with its credentials, whose
     /// requests take at most `timeout` (for [`super::AnySource`]).
-    pub(crate) fn one_host(url: &SourceUrl, i: usize, timeout: Duration) -> Result<RemoteSource> {
+    pub(crate) fn one_host(
+        url: &SourceUrl,
+        i: usize,
+        timeout: Duration,
+        tls: Option<TlsParams>,
+    ) -> Result<RemoteSource> {
         Ok(RemoteSource {
             flavor: Flavor::Idforge,
             url: SourceUrl {
@@ -127,6 +147,7 @@ impl RemoteSource {
             },
             db: 0,
             timeout,
+            tls,
             conn: PerProcess::new()?,
         })
     }
@@ -138,7 +159,10 @@ impl RemoteSource {
 
     /// Connects to `host:port` and authenticates (and selects the database).
     fn open(&self, host: &str, port: u16, deadline: Deadline) -> Result<Conn> {
-        self.handshake(Conn::connect(host, port, deadline, 0)?, deadline)
+        self.handshake(
+            Conn::connect(host, port, deadline, 0, self.tls.as_ref())?,
+            deadline,
+        )
     }
 
     /// Connects to the first listed host that answers. A refused handshake is not retried on
@@ -147,7 +171,13 @@ impl RemoteSource {
         let mut last = None;
         let hosts = &self.url.hosts;
         for (i, (host, port)) in hosts.iter().enumerate() {
-            match Conn::connect(host, *port, deadline, hosts.len() - i - 1) {
+            match Conn::connect(
+                host,
+                *port,
+                deadline,
+                hosts.len() - i - 1,
+                self.tls.as_ref(),
+            ) {
                 Ok(conn) => return self.handshake(conn, deadline),
                 Err(e) => last = Some(e),
             }
@@ -198,6 +228,26 @@ impl RemoteSource {
         };
         reply_error(code, reply, format!("{addr}: INCRBY {tag}: {reply}"))
     }
+}
+
+/// The TLS settings of a URL: `Some` for `idforges://` and `rediss://`, whose `tls_*` parameters
+/// are then taken out of `parsed.params`; other schemes may not have `tls_*` parameters.
+pub(crate) fn secure(parsed: &SourceUrl) -> Result<Option<TlsParams>> {
+    let tls = matches!(parsed.scheme.as_str(), "idforges" | "rediss");
+    let has_tls_params = parsed
+        .params
+        .iter()
+        .any(|(k, _)| tls::PARAMS.contains(&k.as_str()));
+    if !tls {
+        if has_tls_params {
+            return Err(idforge_core::Error::InvalidUrl(
+                "tls_* parameters are for idforges:// and rediss:// URLs",
+            )
+            .into());
+        }
+        return Ok(None);
+    }
+    TlsParams::from_params(&parsed.params).map(Some)
 }
 
 /// `MOVED <slot> <host>:<port>` → the host and port.
@@ -324,11 +374,12 @@ impl SegmentSource for RemoteSource {
                 }
             })
             .collect();
-        let db = match self.flavor {
-            Flavor::Redis => format!("/{}", self.db),
-            Flavor::Idforge => String::new(),
+        // The counters, not the way to them: `idforges://h` shares them with `idforge://h`.
+        let (scheme, db) = match self.flavor {
+            Flavor::Redis => ("redis", format!("/{}", self.db)),
+            Flavor::Idforge => ("idforge", String::new()),
         };
-        Some(format!("{}://{}{db}", self.url.scheme, hosts.join(",")))
+        Some(format!("{scheme}://{}{db}", hosts.join(",")))
     }
 
     fn fetch(&self, tag: &str, step: u64) -> Result<Segment> {

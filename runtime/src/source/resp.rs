@@ -14,6 +14,10 @@ use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
+use rustls::{ClientConnection, StreamOwned};
+
+use super::tls::TlsParams;
+
 use crate::error::{Error, ErrorCode, Result};
 
 /// Most arrays nested in one reply (the sources read at most one level).
@@ -87,28 +91,60 @@ impl Deadline {
     }
 }
 
+/// A connection's bytes: plain TCP, or TLS over it.
+#[derive(Debug)]
+enum Wire {
+    Plain(TcpStream),
+    Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
+}
+
 /// The socket, with each read and write bounded by the current request's deadline.
 #[derive(Debug)]
 struct Timed {
-    tcp: TcpStream,
+    wire: Wire,
     deadline: Deadline,
+}
+
+impl Timed {
+    fn tcp(&self) -> &TcpStream {
+        match &self.wire {
+            Wire::Plain(tcp) => tcp,
+            Wire::Tls(s) => &s.sock,
+        }
+    }
 }
 
 impl Read for Timed {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.tcp.set_read_timeout(Some(self.deadline.left()?))?;
-        self.tcp.read(buf).map_err(|e| self.deadline.explain(e))
+        self.tcp().set_read_timeout(Some(self.deadline.left()?))?;
+        self.tcp().set_write_timeout(Some(self.deadline.left()?))?;
+        match &mut self.wire {
+            Wire::Plain(tcp) => tcp.read(buf),
+            Wire::Tls(s) => s.read(buf),
+        }
+        .map_err(|e| self.deadline.explain(e))
     }
 }
 
 impl Write for Timed {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.tcp.set_write_timeout(Some(self.deadline.left()?))?;
-        self.tcp.write(buf).map_err(|e| self.deadline.explain(e))
+        self.tcp().set_read_timeout(Some(self.deadline.left()?))?;
+        self.tcp().set_write_timeout(Some(self.deadline.left()?))?;
+        match &mut self.wire {
+            Wire::Plain(tcp) => tcp.write(buf),
+            Wire::Tls(s) => s.write(buf),
+        }
+        .map_err(|e| self.deadline.explain(e))
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.tcp.flush()
+        self.tcp().set_write_timeout(Some(self.deadline.left()?))?;
+        match &mut self.wire {
+            Wire::Plain(tcp) => tcp.flush(),
+            // Sends the records a write left in rustls's buffer.
+            Wire::Tls(s) => s.flush(),
+        }
+        .map_err(|e| self.deadline.explain(e))
     }
 }
 
@@ -120,8 +156,15 @@ pub(crate) struct Conn {
     pub(crate) addr: String,
 }
 
-/// An I/O failure as a source error: timeouts are `TIMEOUT`, the rest `SOURCE_UNAVAILABLE`.
+/// An I/O failure as a source error: timeouts are `TIMEOUT`, the rest `SOURCE_UNAVAILABLE`; a
+/// TLS failure (a certificate not trusted, a client certificate refused) is permanent.
 pub(crate) fn io_error(addr: &str, what: &str, e: &std::io::Error) -> Error {
+    if e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) {
+        return Error::permanent(
+            ErrorCode::SourceUnavailable,
+            format!("{addr}: {what}: TLS: {e}"),
+        );
+    }
     let code = match e.kind() {
         ErrorKind::TimedOut | ErrorKind::WouldBlock => ErrorCode::Timeout,
         _ => ErrorCode::SourceUnavailable,
@@ -136,6 +179,30 @@ fn protocol(addr: &str, what: &str) -> Error {
         ErrorCode::SourceUnavailable,
         format!("{addr}: protocol error: {what}"),
     )
+}
+
+/// The TLS handshake with `host` on `tcp`, before `deadline`.
+fn handshake(
+    tls: &TlsParams,
+    host: &str,
+    tcp: TcpStream,
+    deadline: Deadline,
+    addr: &str,
+) -> Result<StreamOwned<ClientConnection, TcpStream>> {
+    let conn = ClientConnection::new(tls.config()?, tls.server_name(host)?)
+        .map_err(|e| Error::permanent(ErrorCode::SourceUnavailable, format!("{addr}: TLS: {e}")))?;
+    let mut stream = StreamOwned::new(conn, tcp);
+    while stream.conn.is_handshaking() {
+        let step = deadline.left().and_then(|left| {
+            stream.sock.set_read_timeout(Some(left))?;
+            stream.sock.set_write_timeout(Some(left))?;
+            stream.conn.complete_io(&mut stream.sock)
+        });
+        if let Err(e) = step {
+            return Err(io_error(addr, "TLS handshake", &deadline.explain(e)));
+        }
+    }
+    Ok(stream)
 }
 
 /// One element of a reply as read: a value, or the header of a non-empty array.
@@ -156,11 +223,14 @@ impl Conn {
     /// `others` more hosts wait to be tried after this one: each address gets an equal share
     /// of the time left, so a host that drops connection attempts cannot use up the whole
     /// deadline and keep the client from ever failing over.
+    ///
+    /// With `tls`, the TLS handshake is done before it returns, within the same deadline.
     pub(crate) fn connect(
         host: &str,
         port: u16,
         deadline: Deadline,
         others: usize,
+        tls: Option<&TlsParams>,
     ) -> Result<Conn> {
         let addr = if host.contains(':') {
             format!("[{host}]:{port}")
@@ -182,8 +252,14 @@ impl Conn {
                 Ok(tcp) => {
                     tcp.set_nodelay(true)
                         .map_err(|e| io_error(&addr, "connect", &e))?;
+                    let wire = match tls {
+                        None => Wire::Plain(tcp),
+                        Some(tls) => {
+                            Wire::Tls(Box::new(handshake(tls, host, tcp, deadline, &addr)?))
+                        }
+                    };
                     return Ok(Conn {
-                        reader: BufReader::new(Timed { tcp, deadline }),
+                        reader: BufReader::new(Timed { wire, deadline }),
                         addr,
                     });
                 }
@@ -220,9 +296,9 @@ impl Conn {
                 req.extend_from_slice(b"\r\n");
             }
         }
-        self.reader
-            .get_mut()
-            .write_all(&req)
+        let wire = self.reader.get_mut();
+        wire.write_all(&req)
+            .and_then(|()| wire.flush())
             .map_err(|e| io_error(&self.addr, "send", &e))?;
         let mut budget = Budget {
             bytes: MAX_REPLY_BYTES,
@@ -376,7 +452,7 @@ mod tests {
             let _ = s.read(&mut buf);
         });
         let deadline = Deadline::after(Duration::from_secs(10));
-        let mut conn = Conn::connect("127.0.0.1", port, deadline, 0)?;
+        let mut conn = Conn::connect("127.0.0.1", port, deadline, 0, None)?;
         let ping: &[&[u8]] = &[b"PING"];
         let result = conn.pipeline(&vec![ping; n], deadline);
         drop(conn);

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use super::engine::Policy;
 use super::ha::ElectionConfig;
 use super::stripe::{DEFAULT_BLOCK, Stripe};
+use super::tls::{ClientAuth, TlsFiles};
 use crate::text::layout::parse_layout;
 
 /// The default client port (Redis's 6379 plus 1000, so both can run side by side).
@@ -167,6 +168,20 @@ pub struct ServeArgs {
     #[arg(long, env = "IDFORGE_METRICS_TAGS", value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub metrics_tags: Option<bool>,
     // --- End of limits. ---
+    /// Speak TLS on the client and metrics ports with this certificate chain (PEM, leaf
+    /// first); needs --tls-key. Reloaded on SIGHUP.
+    #[arg(long, env = "IDFORGE_TLS_CERT", value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, env = "IDFORGE_TLS_KEY", value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+    /// The CA that signs client certificates (PEM), for mutual TLS.
+    #[arg(long, env = "IDFORGE_TLS_CA_CERT", value_name = "FILE")]
+    pub tls_ca_cert: Option<PathBuf>,
+    /// With --tls-ca-cert: `yes` (every client shows a certificate signed by it), `optional`
+    /// (a client may) or `no` [default: yes with --tls-ca-cert, else no].
+    #[arg(long, env = "IDFORGE_TLS_AUTH_CLIENTS", value_name = "yes|no|optional")]
+    pub tls_auth_clients: Option<String>,
 }
 
 /// The resolved settings.
@@ -212,6 +227,8 @@ pub struct Config {
     pub ha: bool,
     /// What one client may hold.
     pub limits: Limits,
+    /// TLS on the client and metrics ports (`None`: plain TCP).
+    pub tls: Option<TlsFiles>,
 }
 
 /// Bounds on what clients may make the server hold (README "Limits").
@@ -315,6 +332,34 @@ impl ServeArgs {
 }
 
 impl ServeArgs {
+    /// The TLS files, checked for completeness (their contents are read when serving starts).
+    fn tls(&self) -> Result<Option<TlsFiles>, String> {
+        let (cert, key) = match (&self.tls_cert, &self.tls_key) {
+            (None, None) => {
+                if self.tls_ca_cert.is_some() || self.tls_auth_clients.is_some() {
+                    return Err("tls-ca-cert and tls-auth-clients need tls-cert and tls-key".into());
+                }
+                return Ok(None);
+            }
+            (Some(c), Some(k)) => (c.clone(), k.clone()),
+            _ => return Err("tls-cert and tls-key go together".into()),
+        };
+        let clients = match &self.tls_auth_clients {
+            Some(text) => ClientAuth::parse(text)?,
+            None if self.tls_ca_cert.is_some() => ClientAuth::Yes,
+            None => ClientAuth::No,
+        };
+        if clients != ClientAuth::No && self.tls_ca_cert.is_none() {
+            return Err("tls-auth-clients yes or optional needs tls-ca-cert".into());
+        }
+        Ok(Some(TlsFiles {
+            cert,
+            key,
+            ca: self.tls_ca_cert.clone(),
+            clients,
+        }))
+    }
+
     /// Fills the unset settings from `other`.
     fn or(self, other: ServeArgs) -> ServeArgs {
         ServeArgs {
@@ -358,6 +403,10 @@ impl ServeArgs {
             auth_fail_delay_ms: self.auth_fail_delay_ms.or(other.auth_fail_delay_ms),
             metrics_token: self.metrics_token.or(other.metrics_token),
             metrics_tags: self.metrics_tags.or(other.metrics_tags),
+            tls_cert: self.tls_cert.or(other.tls_cert),
+            tls_key: self.tls_key.or(other.tls_key),
+            tls_ca_cert: self.tls_ca_cert.or(other.tls_ca_cert),
+            tls_auth_clients: self.tls_auth_clients.or(other.tls_auth_clients),
         }
     }
 
@@ -369,6 +418,7 @@ impl ServeArgs {
         };
         let a = self.or(file);
         let limits = a.limits()?;
+        let tls = a.tls()?;
         let defaults = Policy::default();
         let default_step = a.default_step.unwrap_or(defaults.default_step);
         if !(1..=i64::from(i32::MAX)).contains(&default_step) {
@@ -480,6 +530,7 @@ impl ServeArgs {
             },
             ha: a.ha.unwrap_or(false),
             limits,
+            tls,
         })
     }
 }

@@ -12,8 +12,6 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -23,6 +21,7 @@ use super::metrics::ErrorKind;
 use super::request::Session;
 use super::resp::{Reply, parse_limited};
 use super::shared::Shared;
+use super::stream::Stream;
 
 /// What one read asks the socket for.
 const READ_CHUNK: usize = 16 * 1024;
@@ -30,6 +29,13 @@ const READ_CHUNK: usize = 16 * 1024;
 const RELEASE_AFTER: Duration = Duration::from_secs(1);
 /// The reply buffer kept between batches (a larger one is given back).
 const KEEP_REPLY: usize = 64 * 1024;
+
+/// What woke the connection up.
+enum Event {
+    Read(std::io::Result<usize>),
+    Stop,
+    Timer,
+}
 
 /// Why a connection is closed by the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,8 +47,8 @@ enum Expired {
 
 /// Serves `stream` until the client leaves, sends a bad request, passes a limit, or `stop` turns
 /// true (then the requests already read are answered first).
-pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, mut stop: watch::Receiver<bool>) {
-    let _ = stream.set_nodelay(true);
+pub async fn serve(shared: Arc<Shared>, mut stream: Stream, mut stop: watch::Receiver<bool>) {
+    let _ = stream.tcp().set_nodelay(true);
     let limits = &shared.limits;
     let metrics = shared.engine.metrics();
     metrics.connected();
@@ -83,7 +89,8 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, mut stop: watch::
                 .idle_timeout
                 .filter(|_| buf.is_empty())
                 .map(|t| last_read + t),
-            (buf.is_empty() && (buf.capacity() > 0 || out.buf.capacity() > 0))
+            (buf.is_empty()
+                && ((buf.capacity() > 0 && !stream.keeps_read_buffer()) || out.buf.capacity() > 0))
                 .then(|| last_read + RELEASE_AFTER),
         ]
         .into_iter()
@@ -99,11 +106,16 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, mut stop: watch::
         }
         // Biased, the socket first: when a request is already there, the stop signal's and the
         // timer's waiters are never registered (and unregistered) for it.
-        let ready = tokio::select! {
+        let event = tokio::select! {
             biased;
-            r = stream.readable() => r,
-            _ = stop.changed() => break,
-            _ = &mut timer, if armed.is_some() => {
+            r = stream.read_some(&mut buf, READ_CHUNK) => Event::Read(r),
+            _ = stop.changed() => Event::Stop,
+            _ = &mut timer, if armed.is_some() => Event::Timer,
+        };
+        match event {
+            Event::Read(Ok(0) | Err(_)) | Event::Stop => break,
+            Event::Read(Ok(_)) => last_read = Instant::now(),
+            Event::Timer => {
                 armed = None;
                 let now = Instant::now();
                 let auth_due = auth_deadline.is_some_and(|d| now >= d);
@@ -128,23 +140,13 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, mut stop: watch::
                     break;
                 }
                 if buf.is_empty() && now >= last_read + RELEASE_AFTER {
-                    buf = Vec::new();
+                    if !stream.keeps_read_buffer() {
+                        buf = Vec::new();
+                    }
                     out.buf = Vec::new();
                 }
                 continue;
             }
-        };
-        if ready.is_err() {
-            break;
-        }
-        if buf.capacity() - buf.len() < READ_CHUNK / 4 {
-            buf.reserve(READ_CHUNK);
-        }
-        match stream.try_read_buf(&mut buf) {
-            Ok(0) => break,
-            Ok(_) => last_read = Instant::now(),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-            Err(_) => break,
         }
         let mut at = 0;
         let mut close = false;

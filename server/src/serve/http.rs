@@ -6,13 +6,15 @@
 //! Bounded: at most [`MAX_CONNECTIONS`] at once (others wait in the listen backlog), a request of
 //! at most 8 KiB, 5 s per connection; an accept error (out of file descriptors) backs off instead
 //! of spinning. With `--metrics-token`, /metrics wants `Authorization: Bearer TOKEN` (or basic
-//! auth with TOKEN as the password); /healthz stays open for probes.
+//! auth with TOKEN as the password); /healthz stays open for probes. With TLS on (`--tls-cert`),
+//! this port speaks HTTPS with the same certificate and client-certificate rule as the client
+//! port; the handshake counts within the 5 s.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 use super::shared::Shared;
@@ -38,7 +40,14 @@ pub async fn serve(listener: TcpListener, shared: Arc<Shared>) {
         let shared = shared.clone();
         tokio::spawn(async move {
             let _permit = permit;
-            let _ = tokio::time::timeout(Duration::from_secs(5), answer(stream, &shared)).await;
+            // The handshake counts within the connection's 5 s.
+            let _ = tokio::time::timeout(Duration::from_secs(5), async {
+                match &shared.tls {
+                    None => answer(stream, &shared).await,
+                    Some(tls) => answer(tls.acceptor().accept(stream).await?, &shared).await,
+                }
+            })
+            .await;
         });
     }
 }
@@ -103,7 +112,10 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-async fn answer(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
+async fn answer<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
+    shared: &Shared,
+) -> std::io::Result<()> {
     let mut req = Vec::with_capacity(1024);
     // Only the request line matters; headers are read up to 8 KiB and ignored.
     while !req.windows(4).any(|w| w == b"\r\n\r\n") && req.len() < 8192 {

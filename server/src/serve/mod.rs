@@ -4,7 +4,8 @@
 //!
 //! - [`config`]: settings (flags, environment, TOML).
 //! - [`resp`]: the Redis protocol.
-//! - [`conn`]: one connection; [`commands`], [`idf`], [`info`]: what it runs.
+//! - [`conn`], [`stream`], [`tls`]: one connection (plain or TLS); [`commands`], [`idf`],
+//!   [`info`]: what it runs.
 //! - [`engine`], [`tags`], [`clocks`]: the allocator and its persister.
 //! - [`store`]: SQLite, PostgreSQL, MySQL, etcd.
 //! - [`ha`], [`cluster`]: leader election on etcd, `-MOVED` and `CLUSTER SLOTS` for clients.
@@ -33,8 +34,10 @@ pub mod request;
 pub mod resp;
 pub mod shared;
 pub mod store;
+pub mod stream;
 pub mod stripe;
 pub mod tags;
+pub mod tls;
 pub mod workers;
 
 use std::io::Write;
@@ -125,6 +128,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
             None
         }
     };
+    let tls = config.tls.clone().map(tls::Tls::load).transpose()?;
     let auth = Auth::load(&store, config.requirepass.clone(), &config.limits)
         .await
         .map_err(|e| format!("cannot load users: {e}"))?;
@@ -170,6 +174,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
             Duration::ZERO
         }),
         limits: config.limits.clone(),
+        tls,
     });
     let poller = tokio::spawn({
         let shared = shared.clone();
@@ -218,12 +223,14 @@ pub async fn serve(config: Config) -> Result<(), String> {
                 Ok((stream, _)) => {
                     if conns.len() >= config.limits.maxclients {
                         // As Redis: say why, then close. The reply fits any fresh socket's
-                        // send buffer, so this never waits.
-                        let _ = stream.try_write(b"-ERR max number of clients reached\r\n");
+                        // send buffer, so this never waits (a TLS client just sees the close).
+                        if shared.tls.is_none() {
+                            let _ = stream.try_write(b"-ERR max number of clients reached\r\n");
+                        }
                         shared.engine.metrics().error(metrics::ErrorKind::Limit);
                         continue;
                     }
-                    conns.spawn(conn::serve(shared.clone(), stream, stop_rx.clone()));
+                    conns.spawn(accept(shared.clone(), stream, stop_rx.clone()));
                 }
                 Err(e) => {
                     // Out of file descriptors and the like: back off instead of spinning.
@@ -233,6 +240,16 @@ pub async fn serve(config: Config) -> Result<(), String> {
             },
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
             signal = signals.next() => {
+                if signal == "SIGHUP" {
+                    match shared.tls.as_ref().map(tls::Tls::reload) {
+                        None => tracing::info!("SIGHUP: nothing to reload (no TLS)"),
+                        Some(Ok(())) => tracing::info!("SIGHUP: TLS certificate and key reloaded"),
+                        Some(Err(e)) => {
+                            tracing::warn!(error = %e, "SIGHUP: TLS reload failed; keeping the settings in use");
+                        }
+                    }
+                    continue;
+                }
                 tracing::info!(signal, "shutting down");
                 break;
             }
@@ -265,10 +282,37 @@ pub async fn serve(config: Config) -> Result<(), String> {
     Ok(())
 }
 
-/// SIGTERM and SIGINT.
+/// Serves one accepted connection: the TLS handshake first when TLS is on (it must end within
+/// `request-timeout-ms`, so a client that stalls it holds its slot no longer than a half-sent
+/// request would).
+async fn accept(shared: Arc<Shared>, tcp: tokio::net::TcpStream, stop: watch::Receiver<bool>) {
+    let stream = match &shared.tls {
+        None => stream::Stream::Plain(tcp),
+        Some(tls) => {
+            let handshake = tls.acceptor().accept(tcp);
+            match tokio::time::timeout(shared.limits.request_timeout, handshake).await {
+                Ok(Ok(s)) => stream::Stream::Tls(Box::new(s)),
+                Ok(Err(e)) => {
+                    tracing::debug!(error = %e, "TLS handshake failed");
+                    shared.engine.metrics().error(metrics::ErrorKind::Protocol);
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!("TLS handshake timed out");
+                    shared.engine.metrics().error(metrics::ErrorKind::Limit);
+                    return;
+                }
+            }
+        }
+    };
+    conn::serve(shared, stream, stop).await;
+}
+
+/// SIGTERM and SIGINT end the server; SIGHUP reloads the TLS files.
 struct Signals {
     term: tokio::signal::unix::Signal,
     int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
 }
 
 impl Signals {
@@ -276,13 +320,15 @@ impl Signals {
         use tokio::signal::unix::{SignalKind, signal};
         let term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
         let int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
-        Ok(Signals { term, int })
+        let hup = signal(SignalKind::hangup()).map_err(|e| e.to_string())?;
+        Ok(Signals { term, int, hup })
     }
 
     async fn next(&mut self) -> &'static str {
         tokio::select! {
             _ = self.term.recv() => "SIGTERM",
             _ = self.int.recv() => "SIGINT",
+            _ = self.hup.recv() => "SIGHUP",
         }
     }
 }

@@ -7,6 +7,7 @@ use super::auth::Auth;
 use super::busy_poll::BusyPoll;
 use super::config::Limits;
 use super::engine::Engine;
+use super::tls::Tls;
 
 /// What every connection shares.
 #[derive(Debug)]
@@ -23,6 +24,8 @@ pub struct Shared {
     pub busy_poll: BusyPoll,
     /// What one client may hold (README "Limits").
     pub limits: Limits,
+    /// TLS on the client and metrics ports (`None`: plain TCP).
+    pub tls: Option<Tls>,
 }
 
 impl Shared {

@@ -1,6 +1,8 @@
 //! What the server's integration tests share: a RESP test client and a spawned `idforge serve`.
 #![allow(dead_code)] // each test binary uses its own part
 
+pub mod tls;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -34,8 +36,12 @@ impl Value {
     }
 }
 
+/// A byte stream a test client talks over: TCP, or TLS over it.
+pub trait Duplex: Read + Write + Send {}
+impl<T: Read + Write + Send> Duplex for T {}
+
 pub struct Client {
-    reader: BufReader<TcpStream>,
+    reader: BufReader<Box<dyn Duplex>>,
 }
 
 impl Client {
@@ -44,6 +50,11 @@ impl Client {
         stream
             .set_read_timeout(Some(Duration::from_secs(20)))
             .unwrap();
+        Client::over(Box::new(stream))
+    }
+
+    /// A client on a stream already open (a TLS one, say).
+    pub fn over(stream: Box<dyn Duplex>) -> Client {
         Client {
             reader: BufReader::new(stream),
         }

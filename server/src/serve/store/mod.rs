@@ -44,9 +44,9 @@ impl Kind {
             "sqlite" => Ok(Kind::Sqlite),
             "postgres" | "postgresql" => Ok(Kind::Postgres),
             "mysql" | "mariadb" => Ok(Kind::MySql),
-            "etcd" => Ok(Kind::Etcd),
+            "etcd" | "etcds" => Ok(Kind::Etcd),
             _ => Err(StoreError(format!(
-                "unsupported store URL scheme {scheme:?} (sqlite://, postgres://, mysql://, etcd://)"
+                "unsupported store URL scheme {scheme:?} (sqlite://, postgres://, mysql://, etcd://, etcds://)"
             ))),
         }
     }

@@ -1,0 +1,82 @@
+//! A client connection's byte stream: plain TCP, or TLS over it.
+
+use std::net::SocketAddr;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_rustls::server::TlsStream;
+
+/// A client's stream.
+#[derive(Debug)]
+pub enum Stream {
+    /// Plain TCP.
+    Plain(TcpStream),
+    /// TLS, after its handshake (boxed: rustls's state is large).
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl Stream {
+    /// The client's address.
+    pub fn peer_addr(&self) -> std::io::Result<SocketAddr> {
+        self.tcp().peer_addr()
+    }
+
+    /// The TCP socket under it.
+    pub fn tcp(&self) -> &TcpStream {
+        match self {
+            Stream::Plain(s) => s,
+            Stream::Tls(s) => s.get_ref().0,
+        }
+    }
+
+    /// Whether the read buffer must stay allocated while the connection idles: a TLS stream
+    /// may hold decrypted bytes that only a read with room for them hands over.
+    pub fn keeps_read_buffer(&self) -> bool {
+        matches!(self, Stream::Tls(_))
+    }
+
+    /// Waits for bytes and appends what has arrived to `buf`, growing it to `chunk` free bytes
+    /// only once bytes are there (plain TCP) so an idle connection holds no buffer; 0 at the
+    /// end of the stream. Cancel-safe: nothing is read when the future is dropped.
+    pub async fn read_some(&mut self, buf: &mut Vec<u8>, chunk: usize) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(s) => loop {
+                s.readable().await?;
+                reserve(buf, chunk);
+                match s.try_read_buf(buf) {
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    r => return r,
+                }
+            },
+            Stream::Tls(s) => {
+                reserve(buf, chunk);
+                s.read_buf(buf).await
+            }
+        }
+    }
+
+    /// Writes all of `bytes` (and, with TLS, the records they make).
+    pub async fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.write_all(bytes).await,
+            Stream::Tls(s) => {
+                s.write_all(bytes).await?;
+                s.flush().await
+            }
+        }
+    }
+
+    /// Closes the sending side (with TLS, after a close_notify).
+    pub async fn shutdown(&mut self) -> std::io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.shutdown().await,
+            Stream::Tls(s) => s.shutdown().await,
+        }
+    }
+}
+
+fn reserve(buf: &mut Vec<u8>, chunk: usize) {
+    if buf.capacity() - buf.len() < chunk / 4 {
+        buf.reserve(chunk);
+    }
+}

@@ -1,0 +1,160 @@
+//! TLS on the client and metrics ports (rustls, with the `ring` provider).
+//!
+//! The certificate, key and client CA are read from PEM files at start and again on SIGHUP; a
+//! reload that fails (a missing file, a key that does not match) is logged and the server keeps
+//! the settings it had, so a bad rotation never takes it down. Each new connection uses the
+//! settings current when it arrives; open connections keep theirs.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls::crypto::ring;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::rustls::server::WebPkiClientVerifier;
+use tokio_rustls::rustls::{RootCertStore, ServerConfig};
+
+/// The largest PEM file read (a certificate chain is a few KiB; this bounds a wrong path).
+const MAX_PEM_BYTES: u64 = 1024 * 1024;
+
+/// Whether clients must show a certificate signed by the CA (`--tls-auth-clients`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientAuth {
+    /// No client certificate is asked for.
+    No,
+    /// A client may show one (it must then be valid); one without is let in.
+    Optional,
+    /// Every client must show a valid certificate (mutual TLS).
+    Yes,
+}
+
+impl ClientAuth {
+    /// `yes`, `no` or `optional` (as Redis's `tls-auth-clients`).
+    pub fn parse(text: &str) -> Result<ClientAuth, String> {
+        match text.to_ascii_lowercase().as_str() {
+            "yes" | "true" => Ok(ClientAuth::Yes),
+            "no" | "false" => Ok(ClientAuth::No),
+            "optional" => Ok(ClientAuth::Optional),
+            _ => Err(format!(
+                "tls-auth-clients {text:?} is not yes, no or optional"
+            )),
+        }
+    }
+}
+
+/// Where the TLS settings come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The server's certificate chain (PEM, leaf first).
+    pub cert: PathBuf,
+    /// Its private key (PEM: PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+    /// The CA that signs client certificates (PEM), for mutual TLS.
+    pub ca: Option<PathBuf>,
+    /// Whether a client certificate is asked for.
+    pub clients: ClientAuth,
+}
+
+/// The current TLS settings of a server, reloadable.
+pub struct Tls {
+    files: TlsFiles,
+    current: RwLock<TlsAcceptor>,
+}
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tls").field("files", &self.files).finish()
+    }
+}
+
+impl Tls {
+    /// Reads the files; fails with a message naming the file that is wrong.
+    pub fn load(files: TlsFiles) -> Result<Tls, String> {
+        let config = build(&files)?;
+        Ok(Tls {
+            files,
+            current: RwLock::new(TlsAcceptor::from(config)),
+        })
+    }
+
+    /// Reads the files again; on failure the settings in use stay.
+    pub fn reload(&self) -> Result<(), String> {
+        let config = build(&self.files)?;
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = TlsAcceptor::from(config);
+        Ok(())
+    }
+
+    /// The settings for a connection arriving now.
+    pub fn acceptor(&self) -> TlsAcceptor {
+        self.current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+fn read_pem(path: &Path, what: &str) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("{what} {}: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_PEM_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{what} {}: {e}", path.display()))?;
+    if bytes.len() as u64 > MAX_PEM_BYTES {
+        return Err(format!(
+            "{what} {}: larger than {MAX_PEM_BYTES} bytes",
+            path.display()
+        ));
+    }
+    Ok(bytes)
+}
+
+fn certs(path: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+    let pem = read_pem(path, what)?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{what} {}: {e}", path.display()))?;
+    if certs.is_empty() {
+        return Err(format!("{what} {}: no certificate in it", path.display()));
+    }
+    Ok(certs)
+}
+
+fn build(files: &TlsFiles) -> Result<Arc<ServerConfig>, String> {
+    let chain = certs(&files.cert, "tls-cert")?;
+    let key_pem = read_pem(&files.key, "tls-key")?;
+    let key = PrivateKeyDer::from_pem_slice(&key_pem)
+        .map_err(|e| format!("tls-key {}: {e}", files.key.display()))?;
+    let provider = Arc::new(ring::default_provider());
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?;
+    let builder = match (&files.ca, files.clients) {
+        (_, ClientAuth::No) => builder.with_no_client_auth(),
+        (None, _) => return Err("tls-auth-clients needs tls-ca-cert".into()),
+        (Some(ca), clients) => {
+            let mut roots = RootCertStore::empty();
+            for cert in certs(ca, "tls-ca-cert")? {
+                roots
+                    .add(cert)
+                    .map_err(|e| format!("tls-ca-cert {}: {e}", ca.display()))?;
+            }
+            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
+            let verifier = if clients == ClientAuth::Optional {
+                verifier.allow_unauthenticated()
+            } else {
+                verifier
+            };
+            builder.with_client_cert_verifier(
+                verifier
+                    .build()
+                    .map_err(|e| format!("tls-ca-cert {}: {e}", ca.display()))?,
+            )
+        }
+    };
+    let config = builder
+        .with_single_cert(chain, key)
+        .map_err(|e| format!("tls-cert/tls-key: {e}"))?;
+    Ok(Arc::new(config))
+}

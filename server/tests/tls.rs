@@ -1,0 +1,244 @@
+//! TLS on the client and metrics ports: plain and mutual TLS, what is refused, the handshake's
+//! time bound, and reloading the certificate on SIGHUP.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::tls::{self, Ca, Pair};
+use common::{Server, Value};
+
+fn arg(name: &str, path: &Path) -> String {
+    format!("--{name}={}", path.display())
+}
+
+/// A server on TLS with a certificate of `ca`; returns it and its certificate's paths.
+fn tls_server(dir: &Path, ca: &Ca, extra: &[String]) -> Server {
+    let (cert, key) = ca.issue("server", true).write(dir, "server");
+    let mut args = vec![arg("tls-cert", &cert), arg("tls-key", &key)];
+    args.extend_from_slice(extra);
+    Server::spawn(dir.to_path_buf(), args)
+}
+
+#[test]
+fn a_tls_server_serves_tls_clients_and_closes_on_plain_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = Ca::new("test CA");
+    let server = tls_server(dir.path(), &ca, &[]);
+    let mut c = tls::client(server.port, &ca.pem(), None);
+    assert_eq!(c.cmd(&["PING"]), Value::Simple("PONG".into()));
+    assert_eq!(c.cmd(&["INCR", "orders"]).int(), 1);
+    // A pipeline of 2,000 requests crosses many TLS records both ways.
+    let mut req = Vec::new();
+    for _ in 0..2000 {
+        req.extend_from_slice(b"*2\r\n$4\r\nINCR\r\n$6\r\norders\r\n");
+    }
+    c.send_raw(&req);
+    let ids: Vec<i64> = (0..2000).map(|_| c.read().int()).collect();
+    assert_eq!(ids, (2..2002).collect::<Vec<_>>());
+
+    // A plain client gets no reply: the server wanted a TLS hello and closed.
+    let mut plain = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    plain
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    plain.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
+    let mut buf = Vec::new();
+    let _ = plain.read_to_end(&mut buf);
+    assert!(
+        !String::from_utf8_lossy(&buf).contains("PONG"),
+        "a plain client was answered: {buf:?}"
+    );
+    // A client that does not trust the server's CA refuses it.
+    let other = Ca::new("another CA");
+    assert!(tls::ping(server.port, &other.pem(), None).is_err());
+    // The server is still serving.
+    assert_eq!(c.cmd(&["INCR", "orders"]).int(), 2002);
+}
+
+#[test]
+fn mutual_tls_lets_in_only_clients_with_a_certificate_of_the_ca() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = Ca::new("server CA");
+    let clients = Ca::new("client CA");
+    let ca_file = dir.path().join("clients-ca.pem");
+    std::fs::write(&ca_file, clients.pem()).unwrap();
+    let server = tls_server(dir.path(), &ca, &[arg("tls-ca-cert", &ca_file)]);
+    let good = clients.issue("app", false);
+    let stranger = Ca::new("stranger CA").issue("app", false);
+    assert_eq!(
+        tls::ping(server.port, &ca.pem(), Some(&good)).unwrap(),
+        "+PONG\r\n"
+    );
+    assert!(tls::ping(server.port, &ca.pem(), None).is_err());
+    assert!(tls::ping(server.port, &ca.pem(), Some(&stranger)).is_err());
+
+    // `optional`: a client may come without a certificate, but not with a bad one.
+    let dir2 = tempfile::tempdir().unwrap();
+    let optional = tls_server(
+        dir2.path(),
+        &ca,
+        &[
+            arg("tls-ca-cert", &ca_file),
+            "--tls-auth-clients=optional".into(),
+        ],
+    );
+    assert_eq!(
+        tls::ping(optional.port, &ca.pem(), None).unwrap(),
+        "+PONG\r\n"
+    );
+    assert_eq!(
+        tls::ping(optional.port, &ca.pem(), Some(&good)).unwrap(),
+        "+PONG\r\n"
+    );
+    assert!(tls::ping(optional.port, &ca.pem(), Some(&stranger)).is_err());
+}
+
+#[test]
+fn a_stalled_handshake_is_closed_after_the_request_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = Ca::new("test CA");
+    let server = tls_server(dir.path(), &ca, &["--request-timeout-ms=300".into()]);
+    let mut silent = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let start = Instant::now();
+    let mut byte = [0u8; 1];
+    // Closed by the server (0 bytes or a reset), not by our own 20 s read timeout.
+    match silent.read(&mut byte) {
+        Ok(0) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+        other => panic!("expected the server to close the connection, got {other:?}"),
+    }
+    assert!(start.elapsed() < Duration::from_secs(15));
+    assert_eq!(
+        tls::ping(server.port, &ca.pem(), None).unwrap(),
+        "+PONG\r\n"
+    );
+}
+
+#[test]
+fn sighup_reloads_the_certificate_and_a_bad_one_is_not_taken() {
+    let dir = tempfile::tempdir().unwrap();
+    let old_ca = Ca::new("old CA");
+    let server = tls_server(dir.path(), &old_ca, &[]);
+    let mut before = tls::client(server.port, &old_ca.pem(), None);
+    assert_eq!(before.cmd(&["INCR", "t"]).int(), 1);
+
+    // Rotate: a certificate from a new CA in the same files, then SIGHUP.
+    let new_ca = Ca::new("new CA");
+    new_ca.issue("server", true).write(dir.path(), "server");
+    server.signal_only("HUP");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tls::ping(server.port, &new_ca.pem(), None).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the new certificate was not taken"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(tls::ping(server.port, &old_ca.pem(), None).is_err());
+    // The connection opened before goes on with its session.
+    assert_eq!(before.cmd(&["INCR", "t"]).int(), 2);
+
+    // A broken file and a key that does not match: the server keeps the certificate in use.
+    std::fs::write(dir.path().join("server.pem"), "not a certificate").unwrap();
+    server.signal_only("HUP");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        tls::ping(server.port, &new_ca.pem(), None).unwrap(),
+        "+PONG\r\n"
+    );
+    let Pair { cert, .. } = new_ca.issue("server", true);
+    std::fs::write(dir.path().join("server.pem"), cert).unwrap();
+    server.signal_only("HUP");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        tls::ping(server.port, &new_ca.pem(), None).unwrap(),
+        "+PONG\r\n"
+    );
+    let mut after = tls::client(server.port, &new_ca.pem(), None);
+    assert_eq!(after.cmd(&["INCR", "t"]).int(), 3);
+}
+
+#[test]
+fn the_metrics_port_speaks_https_with_the_same_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = Ca::new("test CA");
+    let metrics_port = common::free_port();
+    let server = tls_server(dir.path(), &ca, &[format!("--metrics-port={metrics_port}")]);
+    let mut c = tls::client(server.port, &ca.pem(), None);
+    assert_eq!(c.cmd(&["INCR", "t"]).int(), 1);
+    let mut s = tls::connect(metrics_port, &ca.pem(), None).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut page = Vec::new();
+    let _ = s.read_to_end(&mut page);
+    let page = String::from_utf8_lossy(&page);
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(page.contains("idforge_"), "{page}");
+    // Plain HTTP on it gets no page.
+    let mut plain = TcpStream::connect(("127.0.0.1", metrics_port)).unwrap();
+    plain
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    plain.write_all(b"GET /healthz HTTP/1.1\r\n\r\n").unwrap();
+    let mut buf = Vec::new();
+    let _ = plain.read_to_end(&mut buf);
+    assert!(!String::from_utf8_lossy(&buf).contains("200"));
+}
+
+#[test]
+fn incomplete_or_unreadable_tls_settings_stop_the_server_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = Ca::new("test CA");
+    let (cert, key) = ca.issue("server", true).write(dir.path(), "server");
+    let missing = dir.path().join("missing.pem");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![arg("tls-cert", &cert)],
+            "tls-cert and tls-key go together",
+        ),
+        (
+            vec![
+                arg("tls-cert", &cert),
+                arg("tls-key", &key),
+                "--tls-auth-clients=yes".into(),
+            ],
+            "needs tls-ca-cert",
+        ),
+        (
+            vec![arg("tls-cert", &missing), arg("tls-key", &key)],
+            "missing.pem",
+        ),
+        (
+            vec![arg("tls-cert", &key), arg("tls-key", &key)],
+            "no certificate",
+        ),
+        (
+            vec![
+                arg("tls-cert", &cert),
+                arg("tls-key", &key),
+                "--tls-auth-clients=maybe".into(),
+            ],
+            "not yes, no or optional",
+        ),
+    ];
+    for (args, why) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_idforge"))
+            .arg("serve")
+            .arg("--port=0")
+            .arg(arg("data-dir", &dir.path().join("data")))
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} started");
+        assert!(stderr.contains(why), "{args:?}: {stderr}");
+    }
+}
