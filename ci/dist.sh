@@ -29,9 +29,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ARTIFACTS=(server c python node jvm pgext)
 TARGET=x86_64-unknown-linux-gnu
 GLIBC=2.17
-# Size targets (bytes): the server binary, the C shared library, the wheel.
+# Size targets (bytes): the server binary, the C shared library, the wheel. The C library was
+# 3.74 MB before TLS clients (rustls, ring, and sqlx's TLS) added 1.45 MB (issue 23).
 MAX_SERVER=15000000
-MAX_C_SO=4000000
+MAX_C_SO=6000000
 MAX_WHEEL=3000000
 MAX_NPM=3000000
 PIP_TOOLS=("ziglang==0.17.1" "cargo-zigbuild==0.24.1" "maturin==1.16.0" "auditwheel==6.8.2")

@@ -233,10 +233,11 @@ def leader_of(servers):
     return None
 
 
-def wait_leader(servers, timeout=15):
+def wait_leader(servers, timeout=15, find=None):
+    """The leader among `servers` (found by `find`, `leader_of` by default), waiting for one."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        s = leader_of(servers)
+        s = (find or leader_of)(servers)
         if s:
             return s
         time.sleep(0.02)

@@ -9,7 +9,8 @@
 #                                   strip, a C compiler, pkg-config, redis-cli and venv: ci/dist.sh
 #                                   and ci/dist-test.sh), etcd (etcd server and etcdctl, for the
 #                                   HA tests and ci/failover-harness.sh), pgext (PostgreSQL 15's
-#                                   server headers and libclang, for the extension's pgrx build)
+#                                   server headers and libclang, for the extension's pgrx build),
+#                                   chaos (ip, iptables, ping and libfaketime: ci/chaos.sh)
 set -euo pipefail
 
 declare -A PACKAGES=(
@@ -21,6 +22,7 @@ declare -A PACKAGES=(
   [dist]="binutils gcc pkg-config redis-tools python3-venv"
   [etcd]="etcd-server etcd-client"
   [pgext]="postgresql postgresql-server-dev-15 libclang-dev python3-venv"
+  [chaos]="iproute2 iptables iputils-ping faketime libfaketime"
 )
 
 missing=()

@@ -2,7 +2,7 @@
 # The one test command of idforge: `ci/test.sh` runs every step; `ci/test.sh clippy test` runs only
 # the named steps (in the fixed order below). Run from anywhere inside the repository.
 #
-# Steps: fmt generated clippy msrv test server pgext ctest python node jvm dist loom nostd fuzz doc. Every selected step runs even when an earlier one failed; a
+# Steps: fmt generated clippy msrv test server chaos pgext ctest python node jvm dist loom nostd fuzz doc. Every selected step runs even when an earlier one failed; a
 # summary follows, and the exit status is non-zero if any step failed. A step whose input does not
 # exist yet (loom without core/tests/loom.rs) is reported as skipped.
 set -euo pipefail
@@ -12,7 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-auto}"
 
-STEPS=(fmt generated clippy msrv test server pgext ctest python node jvm dist loom nostd fuzz doc)
+STEPS=(fmt generated clippy msrv test server chaos pgext ctest python node jvm dist loom nostd fuzz doc)
 
 usage() {
   cat <<EOF
@@ -31,6 +31,11 @@ Runs the named steps, or all of them: ${STEPS[*]}
           (redis-cli, redis-py, ioredis, and their cluster clients following a failover),
           ci/crash-harness.sh (kill -9 and SIGTERM, 50 cycles each), ci/failover-harness.sh
           (3 etcd members, 3 servers, 20 leader kills)
+  chaos   ci/chaos.sh: the partition harness (3 etcd members, 3 servers, clients, each in a
+          network namespace of its own; 6 nemeses x 5 runs: the leader cut from etcd, from the
+          clients, an etcd member cut off, a minority split, a slow and lossy leader, a leader's
+          wall clock 3 h ahead), checking 0 duplicates, per-client order and no id past a lease
+          (needs root: skipped otherwise)
   pgext   ci/pg-extension.sh: the PostgreSQL extension (extensions/postgres, pgrx; a workspace of
           its own): fmt, clippy, build, install into PostgreSQL 15, then its pytest suite against
           a throwaway cluster that preloads it (8 sessions x 100,000 ids, a DEFAULT column,
@@ -149,6 +154,11 @@ start_services() {
   export IDFORGE_BIN="$CARGO_TARGET_DIR/debug/idforge"
 }
 
+step_chaos() {
+  cargo build -p idforge-server --bin idforge --locked
+  bash ci/chaos.sh "$CARGO_TARGET_DIR/debug/idforge"
+}
+
 step_fuzz() {
   bash ci/fuzz.sh
 }
@@ -209,6 +219,7 @@ step_ctest() {
 skip_reason() {
   case "$1" in
     loom) [ -f core/tests/loom.rs ] || echo "core/tests/loom.rs does not exist: no loom models to run" ;;
+    chaos) [ "$(id -u)" -eq 0 ] || echo "needs root for network namespaces and iptables" ;;
   esac
 }
 

@@ -41,10 +41,13 @@ fn usable(ttl: i64) -> Duration {
 }
 
 impl Lease {
-    async fn grant(store: &EtcdStore, ttl: i64) -> Result<Lease> {
+    async fn grant(store: &EtcdStore, ttl: i64, per_try: Duration) -> Result<Lease> {
         let sent = Instant::now();
         let granted = store
-            .call(|mut c| async move { c.lease_grant(ttl, None).await })
+            .call_within(
+                per_try,
+                |mut c| async move { c.lease_grant(ttl, None).await },
+            )
             .await?;
         Ok(Lease {
             id: granted.id(),
@@ -59,11 +62,17 @@ impl Lease {
         let sent = Instant::now();
         if self.keeper.is_none() {
             let id = self.id;
-            self.keeper = Some(
-                store
-                    .call(|mut c| async move { c.lease_keep_alive(id).await })
-                    .await?,
-            );
+            let keeper = store
+                .call_within(wait, |mut c| async move { c.lease_keep_alive(id).await })
+                .await;
+            self.keeper = match keeper {
+                Ok(keeper) => Some(keeper),
+                // Opening the stream renews once, and says so when etcd has no such lease.
+                Err(etcd_client::Error::LeaseKeepAliveError(m)) if m.contains("not found") => {
+                    return Ok(false);
+                }
+                Err(e) => return Err(e),
+            };
         }
         let Some((keeper, stream)) = self.keeper.as_mut() else {
             return Ok(false);
@@ -75,8 +84,10 @@ impl Lease {
         let reply = match tokio::time::timeout(wait, answer).await {
             Ok(Ok(Some(reply))) => reply,
             Ok(Ok(None)) | Ok(Err(_)) | Err(_) => {
-                // The stream broke (a member died) or stalled: a new one next time.
+                // The stream broke (a member died) or stalled (a member cut off): a new one
+                // next time, on another member.
                 self.keeper = None;
+                store.skip_current();
                 return Err(etcd_client::Error::LeaseKeepAliveError(
                     "keep-alive got no answer".into(),
                 ));
@@ -182,7 +193,7 @@ impl Election {
             Err(err) => {
                 if Instant::now() >= lease.valid_until {
                     tracing::warn!(error = %err, "lease renewal failing past the lease");
-                    self.step_down("the lease could not be renewed").await;
+                    self.pause("the lease could not be renewed").await;
                     return Duration::ZERO;
                 }
                 tracing::debug!(error = %err, "lease renewal failed; retrying");
@@ -209,7 +220,10 @@ impl Election {
         let key = self.leader_key.as_str();
         let read = self
             .store
-            .call(|mut c| async move { c.get(key, None).await })
+            .call_within(
+                self.renew_every(),
+                |mut c| async move { c.get(key, None).await },
+            )
             .await;
         let current = match read {
             Ok(resp) => resp.kvs().first().map(|kv| {
@@ -226,7 +240,8 @@ impl Election {
                 if peer.id == self.shared.engine.leadership().me().id
                     && self.lease.as_ref().is_some_and(|l| l.id == lease) =>
             {
-                // Our own campaign landed though its answer was lost (a member died under it).
+                // Our own campaign landed though its answer was lost (a member died under it),
+                // or our lease outlived a pause: the key and its fence are still ours.
                 self.lead_with(revision).await;
                 Duration::ZERO
             }
@@ -257,19 +272,22 @@ impl Election {
         }
     }
 
-    /// Grants a lease when there is none (or it ran out) and renews it on schedule.
+    /// Grants a lease when there is none (or etcd says it ended) and renews it on schedule. A
+    /// lease past its deadline here is renewed too: only etcd can tell whether it still holds
+    /// it (after `pause`), and a renewal it grants makes the lease valid again.
     async fn keep_lease(&mut self) -> Result<()> {
         let every = self.renew_every();
-        match self.lease.as_mut() {
-            Some(lease) if Instant::now() < lease.valid_until => {
-                if lease.renewed.elapsed() >= every && !lease.renew(&self.store, every).await? {
-                    self.lease = None;
-                }
+        if let Some(lease) = self.lease.as_mut() {
+            let expired = Instant::now() >= lease.valid_until;
+            if (expired || lease.renewed.elapsed() >= every)
+                && !lease.renew(&self.store, every).await?
+            {
+                self.lease = None;
             }
-            _ => self.lease = None,
         }
         if self.lease.is_none() {
-            let lease = Lease::grant(&self.store, self.config.lease_ttl).await?;
+            let lease =
+                Lease::grant(&self.store, self.config.lease_ttl, self.renew_every()).await?;
             // Our member key lives on the lease: it goes when we do.
             let (key, me, id) = (
                 &self.member_key,
@@ -278,7 +296,7 @@ impl Election {
             );
             let me = &me;
             self.store
-                .call(|mut c| async move {
+                .call_within(self.renew_every(), |mut c| async move {
                     c.put(
                         key.as_str(),
                         me.as_str(),
@@ -325,9 +343,13 @@ impl Election {
                 Some(PutOptions::new().with_lease(lease.id)),
             )]);
         let txn = &txn;
+        // Bounded per member: a try that landed but whose answer was lost fails its compare on
+        // the next member, and the next poll finds our own key (see `stand_by`).
         let resp = self
             .store
-            .call(|mut c| async move { c.txn(txn.clone()).await })
+            .call_within(self.renew_every(), |mut c| async move {
+                c.txn(txn.clone()).await
+            })
             .await?;
         if !resp.succeeded() {
             return Ok(false);
@@ -388,6 +410,24 @@ impl Election {
             Ok(Err(err)) => tracing::debug!(error = %err, "revoke failed"),
             Err(_) => tracing::debug!("revoke timed out"),
         }
+    }
+
+    /// Stops serving and forgets the cache, but keeps the lease, when it could not be renewed
+    /// in time (etcd electing a leader of its own, a member cut off). Once etcd answers again,
+    /// `keep_lease` renews it if etcd still holds it; the leader key is then still ours, with
+    /// the same fence, and `stand_by` leads again at once instead of waiting for the lease to
+    /// run out at etcd and another server to win. Safe: no other server can hold the key while
+    /// the lease it is attached to lives.
+    async fn pause(&mut self, why: &str) {
+        let leadership = self.shared.engine.leadership();
+        leadership.stop_serving();
+        self.store.set_fence(0);
+        self.shared.engine.reset().await;
+        leadership.set_leader(None);
+        tracing::warn!(
+            why,
+            "stopped serving; the lease is kept in case etcd still holds it"
+        );
     }
 
     /// Stops serving, forgets the cache, and ends our lease (so the key goes with it).

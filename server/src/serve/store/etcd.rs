@@ -286,12 +286,50 @@ impl EtcdStore {
         F: Fn(Client) -> Fut,
         Fut: Future<Output = Result<T, etcd_client::Error>>,
     {
+        self.call_bounded(None, op).await
+    }
+
+    /// As [`EtcdStore::call`], but each member gets at most `per_try`: a member cut off
+    /// without a word (its packets dropped, not refused) costs `per_try`, not the 2 s request
+    /// timeout, so the election's lease traffic moves to another member within the lease. The
+    /// member that answers is tried first next time.
+    pub async fn call_within<T, F, Fut>(
+        &self,
+        per_try: Duration,
+        op: F,
+    ) -> Result<T, etcd_client::Error>
+    where
+        F: Fn(Client) -> Fut,
+        Fut: Future<Output = Result<T, etcd_client::Error>>,
+    {
+        self.call_bounded(Some(per_try), op).await
+    }
+
+    async fn call_bounded<T, F, Fut>(
+        &self,
+        per_try: Option<Duration>,
+        op: F,
+    ) -> Result<T, etcd_client::Error>
+    where
+        F: Fn(Client) -> Fut,
+        Fut: Future<Output = Result<T, etcd_client::Error>>,
+    {
         let n = self.clients.len();
         let start = self.current.load(Ordering::Relaxed);
         let mut last = None;
         for i in 0..n {
             let at = (start + i) % n;
-            match op(self.clients[at].clone()).await {
+            let attempt = op(self.clients[at].clone());
+            let answer = match per_try {
+                None => attempt.await,
+                Some(limit) => tokio::time::timeout(limit, attempt).await.unwrap_or_else(|_| {
+                    Err(etcd_client::Error::IoError(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("etcd member {at} did not answer within {limit:?}"),
+                    )))
+                }),
+            };
+            match answer {
                 Ok(v) => {
                     if i > 0 {
                         self.current.store(at, Ordering::Relaxed);
@@ -302,6 +340,15 @@ impl EtcdStore {
             }
         }
         Err(last.unwrap_or_else(|| etcd_client::Error::InvalidArgs("no etcd member".into())))
+    }
+
+    /// The next call starts at the member after the current one (which just failed to answer
+    /// on a stream of its own, such as a lease keep-alive).
+    pub fn skip_current(&self) {
+        let n = self.clients.len();
+        let _ = self
+            .current
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| Some((c + 1) % n));
     }
 
     /// The full name of a key under the prefix.
