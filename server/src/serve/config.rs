@@ -694,4 +694,53 @@ mod tests {
             assert!(bad.resolve().is_err());
         }
     }
+
+    #[test]
+    fn tls_settings_come_from_the_file_and_incomplete_ones_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("idforge.toml");
+        std::fs::write(
+            &file,
+            "tls-cert = \"/c.pem\"\ntls-key = \"/k.pem\"\ntls-ca-cert = \"/ca.pem\"\n",
+        )
+        .unwrap();
+        let c = ServeArgs {
+            config: Some(file),
+            ..ServeArgs::default()
+        }
+        .resolve()
+        .unwrap();
+        let tls = c.tls.unwrap();
+        assert_eq!(tls.cert, PathBuf::from("/c.pem"));
+        assert_eq!(tls.ca, Some(PathBuf::from("/ca.pem")));
+        assert_eq!(
+            tls.clients,
+            ClientAuth::Yes,
+            "a CA asks for client certificates"
+        );
+        let optional = ServeArgs {
+            tls_cert: Some("/c.pem".into()),
+            tls_key: Some("/k.pem".into()),
+            tls_ca_cert: Some("/ca.pem".into()),
+            tls_auth_clients: Some("optional".into()),
+            ..ServeArgs::default()
+        };
+        assert_eq!(
+            optional.resolve().unwrap().tls.unwrap().clients,
+            ClientAuth::Optional
+        );
+        assert!(ServeArgs::default().resolve().unwrap().tls.is_none());
+        for bad in [
+            ServeArgs {
+                tls_key: Some("/k.pem".into()),
+                ..ServeArgs::default()
+            },
+            ServeArgs {
+                tls_ca_cert: Some("/ca.pem".into()),
+                ..ServeArgs::default()
+            },
+        ] {
+            assert!(bad.resolve().is_err());
+        }
+    }
 }

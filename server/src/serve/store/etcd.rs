@@ -322,12 +322,14 @@ impl EtcdStore {
             let attempt = op(self.clients[at].clone());
             let answer = match per_try {
                 None => attempt.await,
-                Some(limit) => tokio::time::timeout(limit, attempt).await.unwrap_or_else(|_| {
-                    Err(etcd_client::Error::IoError(std::io::Error::new(
-                        std::io::ErrorKind::TimedOut,
-                        format!("etcd member {at} did not answer within {limit:?}"),
-                    )))
-                }),
+                Some(limit) => tokio::time::timeout(limit, attempt)
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(etcd_client::Error::IoError(std::io::Error::new(
+                            std::io::ErrorKind::TimedOut,
+                            format!("etcd member {at} did not answer within {limit:?}"),
+                        )))
+                    }),
             };
             match answer {
                 Ok(v) => {
