@@ -256,8 +256,9 @@ class Client(failover_harness.Client):
                 time.sleep(0.02)
 
 
-def replies_after(clients, t):
-    return [r for c in clients for r in c.replies if r[4] > t]
+def served_since(clients, t):
+    """Whether any client got an id after `t` (each client's replies are in time order)."""
+    return any(c.replies and c.replies[-1][4] > t for c in clients)
 
 
 class Harness:
@@ -279,7 +280,7 @@ class Harness:
         leader = wait_leader(self.servers)
         t = time.monotonic()
         deadline = t + 15
-        while not replies_after(self.clients, t):
+        while not served_since(self.clients, t):
             if time.monotonic() > deadline:
                 raise RuntimeError("no client id before the nemesis")
             time.sleep(0.02)
@@ -332,16 +333,20 @@ class Harness:
                 if isinstance(sid, int):
                     ms = (sid >> 22) + 1288834974657
                     skew_ok = ms / 1000 - time.time() > 2.5 * 3600
-            if current is leader and not skew_ok:
+            if current is not leader:
+                self.failures.append(f"clock-skew: {leader.ip} (3 h ahead) did not become leader")
+            elif not skew_ok:
                 self.failures.append(f"clock-skew: {leader.ip} leads but its clock is not "
                                      f"ahead (IDF.SNOWFLAKE: {sid!r})")
-            state = "leading" if current is leader else "not leading (the others would not hand over)"
+            state = "leading" if current is leader else "not leading"
             return f"{leader.ip} on a wall clock 3 h ahead, {state}"
         raise ValueError(kind)
 
     def run_one(self, kind, index):
-        leader = self.ensure()
+        self.ensure()
         time.sleep(0.3)
+        # The leader as it is now, just before the nemesis (not as `ensure` found it).
+        leader = wait_leader(self.servers)
         t_start = time.monotonic()
         note = self.nemesis(kind, leader)
         t_cut = time.monotonic()
@@ -354,7 +359,7 @@ class Harness:
                     s.start()
         t_heal = time.monotonic()
         deadline = t_heal + 20
-        while not replies_after(self.clients, t_heal):
+        while not served_since(self.clients, t_heal):
             if time.monotonic() > deadline:
                 self.failures.append(f"{kind} #{index + 1}: no id within 20 s of healing")
                 break
@@ -369,14 +374,14 @@ class Harness:
                "ids": sum(r[2] - r[1] + 1 for c in self.clients for r in c.replies
                           if t_start < r[4] <= t_end)}
         if kind in ("leader-vs-etcd", "minority"):
-            # The cut-off leader, seen by its prober: what it served after the cut. It must not
+            # The cut-off leader, seen by its prober and the clients: what it served after the cut. It must not
             # serve a request sent after another server served one (two leaders at once), and,
             # cut from every etcd member, none sent after its lease can have ended (the cut plus
             # the TTL). In the minority it may keep its lease a little longer: an etcd leader in
             # the minority renews leases until it notices it lost its quorum, and the majority's
             # new etcd leader extends every lease by a TTL when it takes over.
-            mine = [r for p in self.probers for r in p.replies
-                    if r[5] == leader.ip and t_cut < r[3] <= t_heal]
+            mine = sorted((r for c in self.clients + self.probers for r in c.replies
+                           if r[5] == leader.ip and t_cut < r[3] <= t_heal), key=lambda r: r[3])
             first_other = min((r[4] for c in self.clients + self.probers for r in c.replies
                                if r[5] != leader.ip and t_cut < r[4] <= t_heal),
                               default=float("inf"))
@@ -391,6 +396,13 @@ class Harness:
                 self.failures.append(f"{kind} #{index + 1}: {leader.ip} served {len(late)} ids "
                                      f"past its lease (last sent {late[-1][3] - t_cut:.3f} s "
                                      "after the cut)")
+        if kind == "clock-skew":
+            # It served the clients while skewed (INCR does not read the wall clock).
+            run["skewed_leader_ids"] = sum(r[2] - r[1] + 1 for c in self.clients
+                                           for r in c.replies
+                                           if r[5] == leader.ip and t_cut < r[4] <= t_heal)
+            if not run["skewed_leader_ids"]:
+                self.failures.append(f"clock-skew #{index + 1}: {leader.ip} served no client")
         self.runs.append(run)
         extra = (f", cut-off leader served {run['served_after_cut_ms']} ms after the cut"
                  if "served_after_cut_ms" in run else "")

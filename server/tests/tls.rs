@@ -56,8 +56,50 @@ fn a_tls_server_serves_tls_clients_and_closes_on_plain_ones() {
     // A client that does not trust the server's CA refuses it.
     let other = Ca::new("another CA");
     assert!(tls::ping(server.port, &other.pem(), None).is_err());
-    // The server is still serving.
+    // The server is still serving, also after the connection idled past the second after
+    // which it gives its read buffer back.
     assert_eq!(c.cmd(&["INCR", "orders"]).int(), 2002);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(c.cmd(&["INCR", "orders"]).int(), 2003);
+}
+
+/// `connected_clients` of `INFO clients`, asked over a new TLS connection (which counts).
+fn connected(port: u16, ca: &Ca) -> i64 {
+    let mut c = tls::client(port, &ca.pem(), None);
+    let Value::Bulk(info) = c.cmd(&["INFO", "clients"]) else {
+        panic!("INFO replies a bulk string")
+    };
+    let info = String::from_utf8(info).unwrap();
+    let line = info
+        .lines()
+        .find_map(|l| l.strip_prefix("connected_clients:"))
+        .unwrap();
+    line.trim().parse().unwrap()
+}
+
+#[test]
+fn a_tls_client_that_stops_reading_is_closed_within_the_write_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = Ca::new("test CA");
+    let server = tls_server(dir.path(), &ca, &["--write-timeout-ms=300".into()]);
+    let mut greedy = tls::connect(server.port, &ca.pem(), None).unwrap();
+    // Requests whose replies fill every buffer on the way back, never read.
+    let req = b"*2\r\n$4\r\nINCR\r\n$1\r\nt\r\n".repeat(20_000);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for _ in 0..40 {
+        if greedy.write_all(&req).is_err() || Instant::now() > deadline {
+            break;
+        }
+    }
+    // The server gave up on it (the write timeout, then a bounded close): only ours is left.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while connected(server.port, &ca) > 1 {
+        assert!(
+            Instant::now() < deadline,
+            "the stalled TLS client was not closed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 #[test]

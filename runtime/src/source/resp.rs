@@ -91,60 +91,72 @@ impl Deadline {
     }
 }
 
-/// A connection's bytes: plain TCP, or TLS over it.
+/// The socket, each read and write bounded by the time left of the current request's deadline
+/// (set again before every system call, so a peer trickling bytes cannot stretch a request).
 #[derive(Debug)]
-enum Wire {
-    Plain(TcpStream),
-    Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
-}
-
-/// The socket, with each read and write bounded by the current request's deadline.
-#[derive(Debug)]
-struct Timed {
-    wire: Wire,
+struct TimedTcp {
+    tcp: TcpStream,
     deadline: Deadline,
 }
 
+impl Read for TimedTcp {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.tcp.set_read_timeout(Some(self.deadline.left()?))?;
+        self.tcp.read(buf).map_err(|e| self.deadline.explain(e))
+    }
+}
+
+impl Write for TimedTcp {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.tcp.set_write_timeout(Some(self.deadline.left()?))?;
+        self.tcp.write(buf).map_err(|e| self.deadline.explain(e))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.tcp.flush()
+    }
+}
+
+/// A connection's bytes: plain TCP, or TLS over it (rustls under the same bounded socket, so
+/// its handshake and record reads are bounded too).
+#[derive(Debug)]
+enum Timed {
+    Plain(TimedTcp),
+    Tls(Box<StreamOwned<ClientConnection, TimedTcp>>),
+}
+
 impl Timed {
-    fn tcp(&self) -> &TcpStream {
-        match &self.wire {
-            Wire::Plain(tcp) => tcp,
-            Wire::Tls(s) => &s.sock,
+    fn set_deadline(&mut self, deadline: Deadline) {
+        match self {
+            Timed::Plain(t) => t.deadline = deadline,
+            Timed::Tls(s) => s.sock.deadline = deadline,
         }
     }
 }
 
 impl Read for Timed {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.tcp().set_read_timeout(Some(self.deadline.left()?))?;
-        self.tcp().set_write_timeout(Some(self.deadline.left()?))?;
-        match &mut self.wire {
-            Wire::Plain(tcp) => tcp.read(buf),
-            Wire::Tls(s) => s.read(buf),
+        match self {
+            Timed::Plain(t) => t.read(buf),
+            Timed::Tls(s) => s.read(buf),
         }
-        .map_err(|e| self.deadline.explain(e))
     }
 }
 
 impl Write for Timed {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.tcp().set_read_timeout(Some(self.deadline.left()?))?;
-        self.tcp().set_write_timeout(Some(self.deadline.left()?))?;
-        match &mut self.wire {
-            Wire::Plain(tcp) => tcp.write(buf),
-            Wire::Tls(s) => s.write(buf),
+        match self {
+            Timed::Plain(t) => t.write(buf),
+            Timed::Tls(s) => s.write(buf),
         }
-        .map_err(|e| self.deadline.explain(e))
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.tcp().set_write_timeout(Some(self.deadline.left()?))?;
-        match &mut self.wire {
-            Wire::Plain(tcp) => tcp.flush(),
+        match self {
+            Timed::Plain(t) => t.flush(),
             // Sends the records a write left in rustls's buffer.
-            Wire::Tls(s) => s.flush(),
+            Timed::Tls(s) => s.flush(),
         }
-        .map_err(|e| self.deadline.explain(e))
     }
 }
 
@@ -156,11 +168,13 @@ pub(crate) struct Conn {
     pub(crate) addr: String,
 }
 
-/// An I/O failure as a source error: timeouts are `TIMEOUT`, the rest `SOURCE_UNAVAILABLE`; a
-/// TLS failure (a certificate not trusted, a client certificate refused) is permanent.
+/// An I/O failure as a source error: timeouts are `TIMEOUT`, the rest `SOURCE_UNAVAILABLE`,
+/// all transient. A TLS failure (a certificate not trusted, a client certificate refused) is
+/// transient too: it may be one server's (the next host, or the next server of `mode=any`, is
+/// tried) or a certificate being rotated; a caller waiting for ids fails with it at its timeout.
 pub(crate) fn io_error(addr: &str, what: &str, e: &std::io::Error) -> Error {
     if e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) {
-        return Error::permanent(
+        return Error::transient(
             ErrorCode::SourceUnavailable,
             format!("{addr}: {what}: TLS: {e}"),
         );
@@ -181,25 +195,21 @@ fn protocol(addr: &str, what: &str) -> Error {
     )
 }
 
-/// The TLS handshake with `host` on `tcp`, before `deadline`.
+/// The TLS handshake with `host` on `tcp`, before its deadline. The files are read again for
+/// each connection; one that cannot be read now (a rotation half done) is a transient failure.
 fn handshake(
     tls: &TlsParams,
     host: &str,
-    tcp: TcpStream,
-    deadline: Deadline,
+    tcp: TimedTcp,
     addr: &str,
-) -> Result<StreamOwned<ClientConnection, TcpStream>> {
-    let conn = ClientConnection::new(tls.config()?, tls.server_name(host)?)
+) -> Result<StreamOwned<ClientConnection, TimedTcp>> {
+    let again = |e: Error| Error::transient(ErrorCode::SourceUnavailable, format!("{addr}: {e}"));
+    let conn = ClientConnection::new(tls.config().map_err(again)?, tls.server_name(host)?)
         .map_err(|e| Error::permanent(ErrorCode::SourceUnavailable, format!("{addr}: TLS: {e}")))?;
     let mut stream = StreamOwned::new(conn, tcp);
     while stream.conn.is_handshaking() {
-        let step = deadline.left().and_then(|left| {
-            stream.sock.set_read_timeout(Some(left))?;
-            stream.sock.set_write_timeout(Some(left))?;
-            stream.conn.complete_io(&mut stream.sock)
-        });
-        if let Err(e) = step {
-            return Err(io_error(addr, "TLS handshake", &deadline.explain(e)));
+        if let Err(e) = stream.conn.complete_io(&mut stream.sock) {
+            return Err(io_error(addr, "TLS handshake", &e));
         }
     }
     Ok(stream)
@@ -252,14 +262,13 @@ impl Conn {
                 Ok(tcp) => {
                     tcp.set_nodelay(true)
                         .map_err(|e| io_error(&addr, "connect", &e))?;
+                    let tcp = TimedTcp { tcp, deadline };
                     let wire = match tls {
-                        None => Wire::Plain(tcp),
-                        Some(tls) => {
-                            Wire::Tls(Box::new(handshake(tls, host, tcp, deadline, &addr)?))
-                        }
+                        None => Timed::Plain(tcp),
+                        Some(tls) => Timed::Tls(Box::new(handshake(tls, host, tcp, &addr)?)),
                     };
                     return Ok(Conn {
-                        reader: BufReader::new(Timed { wire, deadline }),
+                        reader: BufReader::new(wire),
                         addr,
                     });
                 }
@@ -286,7 +295,7 @@ impl Conn {
         commands: &[&[&[u8]]],
         deadline: Deadline,
     ) -> Result<Vec<Reply>> {
-        self.reader.get_mut().deadline = deadline;
+        self.reader.get_mut().set_deadline(deadline);
         let mut req = Vec::with_capacity(64 * commands.len());
         for args in commands {
             req.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());

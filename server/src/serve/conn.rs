@@ -89,8 +89,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: Stream, mut stop: watch::Rec
                 .idle_timeout
                 .filter(|_| buf.is_empty())
                 .map(|t| last_read + t),
-            (buf.is_empty()
-                && ((buf.capacity() > 0 && !stream.keeps_read_buffer()) || out.buf.capacity() > 0))
+            (buf.is_empty() && (buf.capacity() > 0 || out.buf.capacity() > 0))
                 .then(|| last_read + RELEASE_AFTER),
         ]
         .into_iter()
@@ -140,9 +139,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: Stream, mut stop: watch::Rec
                     break;
                 }
                 if buf.is_empty() && now >= last_read + RELEASE_AFTER {
-                    if !stream.keeps_read_buffer() {
-                        buf = Vec::new();
-                    }
+                    buf = Vec::new();
                     out.buf = Vec::new();
                 }
                 continue;
@@ -222,6 +219,8 @@ pub async fn serve(shared: Arc<Shared>, mut stream: Stream, mut stop: watch::Rec
             break;
         }
     }
-    let _ = stream.shutdown().await;
+    // Bounded: with TLS the close_notify (and whatever rustls still holds) must be written, and
+    // a client that stopped reading would otherwise keep this task and its slot forever.
+    let _ = tokio::time::timeout(limits.write_timeout, stream.shutdown()).await;
     metrics.disconnected();
 }

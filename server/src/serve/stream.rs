@@ -29,15 +29,9 @@ impl Stream {
         }
     }
 
-    /// Whether the read buffer must stay allocated while the connection idles: a TLS stream
-    /// may hold decrypted bytes that only a read with room for them hands over.
-    pub fn keeps_read_buffer(&self) -> bool {
-        matches!(self, Stream::Tls(_))
-    }
-
     /// Waits for bytes and appends what has arrived to `buf`, growing it to `chunk` free bytes
-    /// only once bytes are there (plain TCP) so an idle connection holds no buffer; 0 at the
-    /// end of the stream. Cancel-safe: nothing is read when the future is dropped.
+    /// only once bytes are there, so an idle connection holds no buffer; 0 at the end of the
+    /// stream. Cancel-safe: nothing is read when the future is dropped.
     pub async fn read_some(&mut self, buf: &mut Vec<u8>, chunk: usize) -> std::io::Result<usize> {
         match self {
             Stream::Plain(s) => loop {
@@ -49,6 +43,17 @@ impl Stream {
                 }
             },
             Stream::Tls(s) => {
+                if buf.capacity() == buf.len() {
+                    // No room: wait for the socket unless rustls already holds a record (it
+                    // may have come with the handshake) or cannot make sense of what it has.
+                    let (tcp, conn) = s.get_mut();
+                    let ready = conn.process_new_packets().map_or(true, |io| {
+                        io.plaintext_bytes_to_read() > 0 || io.peer_has_closed()
+                    });
+                    if !ready {
+                        tcp.readable().await?;
+                    }
+                }
                 reserve(buf, chunk);
                 s.read_buf(buf).await
             }

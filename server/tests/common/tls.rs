@@ -103,6 +103,7 @@ pub fn connect(port: u16, ca_pem: &str, client: Option<&Pair>) -> std::io::Resul
         .map_err(std::io::Error::other)?;
     let tcp = TcpStream::connect(("127.0.0.1", port))?;
     tcp.set_read_timeout(Some(Duration::from_secs(10)))?;
+    tcp.set_write_timeout(Some(Duration::from_secs(10)))?;
     let mut tls = StreamOwned::new(conn, tcp);
     while tls.conn.is_handshaking() {
         tls.conn.complete_io(&mut tls.sock)?;

@@ -118,6 +118,7 @@ pub async fn run(
         lease: None,
         refused: 0,
         quiet_until: Instant::now(),
+        paused_at: None,
         polls: 0,
     };
     let shared = e.shared.clone();
@@ -161,6 +162,8 @@ struct Election {
     refused: u32,
     /// No campaign before this (right after handing over, so another server wins).
     quiet_until: Instant,
+    /// When this server stopped serving but kept its lease (`pause`).
+    paused_at: Option<Instant>,
     polls: u64,
 }
 
@@ -277,6 +280,16 @@ impl Election {
     /// it (after `pause`), and a renewal it grants makes the lease valid again.
     async fn keep_lease(&mut self) -> Result<()> {
         let every = self.renew_every();
+        // A lease kept through a pause is given up after one more TTL: on a link slow enough
+        // that our renewals reach etcd but their answers come too late, it would otherwise stay
+        // alive at etcd, holding the leader key, with nobody serving.
+        let ttl = Duration::from_secs(self.config.lease_ttl.max(1) as u64);
+        if self.paused_at.is_some_and(|t| t.elapsed() > ttl) {
+            self.paused_at = None;
+            if let Some(lease) = self.lease.take() {
+                self.revoke(lease.id).await;
+            }
+        }
         if let Some(lease) = self.lease.as_mut() {
             let expired = Instant::now() >= lease.valid_until;
             if (expired || lease.renewed.elapsed() >= every)
@@ -286,6 +299,8 @@ impl Election {
             }
         }
         if self.lease.is_none() {
+            // `paused_at` was about the lease kept through a pause, which is gone.
+            self.paused_at = None;
             let lease =
                 Lease::grant(&self.store, self.config.lease_ttl, self.renew_every()).await?;
             // Our member key lives on the lease: it goes when we do.
@@ -312,7 +327,9 @@ impl Election {
 
     /// Reads the members (every server with a live lease), for `CLUSTER SLOTS` and the like.
     async fn refresh_members(&mut self) {
-        if let Ok((_, kvs)) = self.store.under("member/").await {
+        // Bounded: it runs between renewals, and a silent member must not hold them up.
+        let read = tokio::time::timeout(self.renew_every(), self.store.under("member/")).await;
+        if let Ok(Ok((_, kvs))) = read {
             let members = kvs
                 .iter()
                 .filter_map(|kv| kv.value_str().ok().and_then(Peer::decode))
@@ -365,6 +382,7 @@ impl Election {
         let Some(until) = self.lease.as_ref().map(|l| l.valid_until) else {
             return;
         };
+        self.paused_at = None;
         self.store.set_fence(fence);
         // Whatever was cached in an earlier term is stale: start from the store.
         self.shared.engine.reset().await;

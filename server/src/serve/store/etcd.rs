@@ -55,6 +55,20 @@ pub struct EtcdTls {
     pub server_name: Option<String>,
 }
 
+/// Whether `e` is an answer from an etcd member (not a timeout, a connection failure or a
+/// member without a leader, which another member may well answer differently).
+fn answered(e: &etcd_client::Error) -> bool {
+    use tonic::Code;
+    match e {
+        etcd_client::Error::IoError(_) | etcd_client::Error::TransportError(_) => false,
+        etcd_client::Error::GRpcStatus(status) => !matches!(
+            status.code(),
+            Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled | Code::Unknown
+        ),
+        _ => true,
+    }
+}
+
 /// The largest PEM file read for etcd's TLS.
 const MAX_PEM_BYTES: u64 = 4 * 1024 * 1024;
 
@@ -338,6 +352,9 @@ impl EtcdStore {
                     }
                     return Ok(v);
                 }
+                // A member that answered (an error of etcd's own, such as "lease not found")
+                // says more than one that did not: its error is kept over later silences.
+                Err(e) if last.as_ref().is_some_and(answered) && !answered(&e) => {}
                 Err(e) => last = Some(e),
             }
         }
