@@ -18,8 +18,9 @@ hosts' namespaces (silent loss, as a cut cable), never closed sockets:
 - slow-lossy-leader: the leader's link shaped to 16 kbit/s each way (a 200-600-byte packet
   waits 100-300 ms, more behind others: this kernel has no netem) and 10% of its packets dropped
   each way (iptables statistic);
-- clock-skew: the leader restarted with its wall clock 3 hours ahead (libfaketime) and made leader
-  again (IDF.FAILOVER until it wins); healed by a kill -9 and a restart on the real clock.
+- clock-skew: a standby restarted with its wall clock 3 hours ahead (libfaketime) and made leader
+  (the third server stopped meanwhile, so IDF.FAILOVER can only hand over to it); healed by a
+  kill -9 and a restart on the real clock.
 
 Checked over the whole history (clients and probers): no id handed out twice; each client's ids
 strictly increasing per tag in the order it sent them; no id from a leader cut off from etcd for
@@ -270,6 +271,7 @@ class Harness:
         self.clients, self.probers = [], []
         self.runs = []  # one dict per nemesis run
         self.failures = []
+        self.skewed_leader = None
 
     def ensure(self):
         """Every process up and a leader serving ids before a nemesis starts."""
@@ -315,31 +317,37 @@ class Harness:
                       "--mode", "random", "--probability", "0.1", "-j", "DROP")
             return f"16 kbit/s and 10% loss on {leader.ip}"
         if kind == "clock-skew":
-            leader.kill()
-            leader.start(skew="+3h")
-            name = f"skew-{time.monotonic_ns()}"
-            # Made leader: ask the others to hand over until it wins (each try ~1 lease).
-            for _ in range(8):
-                current = wait_leader(self.servers)
-                if current is leader:
-                    break
+            # A standby restarted 3 h ahead, then made leader: with the third server stopped for
+            # the moment, it is the only one a handover can go to.
+            skewed = random.choice([s for s in self.servers if s is not leader])
+            third = next(s for s in self.servers if s is not leader and s is not skewed)
+            skewed.kill()
+            skewed.start(skew="+3h")
+            third.kill()
+            current = leader
+            for _ in range(5):
                 ask(current.ip, "IDF.FAILOVER", timeout=2)
-                time.sleep(0.3)
+                current = wait_leader(self.servers)
+                if current is skewed:
+                    break
+            third.start()
+            name = f"skew-{time.monotonic_ns()}"
+            sid = None
             skew_ok = False
-            current = leader_of(self.servers)
-            if current is leader:
+            if current is skewed:
                 # Its clock is 3 h ahead: IDF.SNOWFLAKE's time says so (a clock of its own name).
-                sid = ask(leader.ip, "IDF.SNOWFLAKE", name, timeout=2)
+                sid = ask(skewed.ip, "IDF.SNOWFLAKE", name, timeout=2)
                 if isinstance(sid, int):
                     ms = (sid >> 22) + 1288834974657
                     skew_ok = ms / 1000 - time.time() > 2.5 * 3600
-            if current is not leader:
-                self.failures.append(f"clock-skew: {leader.ip} (3 h ahead) did not become leader")
+            if current is not skewed:
+                self.failures.append(f"clock-skew: {skewed.ip} (3 h ahead) did not become leader")
             elif not skew_ok:
-                self.failures.append(f"clock-skew: {leader.ip} leads but its clock is not "
+                self.failures.append(f"clock-skew: {skewed.ip} leads but its clock is not "
                                      f"ahead (IDF.SNOWFLAKE: {sid!r})")
-            state = "leading" if current is leader else "not leading"
-            return f"{leader.ip} on a wall clock 3 h ahead, {state}"
+            self.skewed_leader = skewed
+            state = "leading" if current is skewed else "not leading"
+            return f"{skewed.ip} on a wall clock 3 h ahead, {state}"
         raise ValueError(kind)
 
     def run_one(self, kind, index):
@@ -398,11 +406,12 @@ class Harness:
                                      "after the cut)")
         if kind == "clock-skew":
             # It served the clients while skewed (INCR does not read the wall clock).
+            ip = self.skewed_leader.ip
             run["skewed_leader_ids"] = sum(r[2] - r[1] + 1 for c in self.clients
                                            for r in c.replies
-                                           if r[5] == leader.ip and t_cut < r[4] <= t_heal)
+                                           if r[5] == ip and t_cut < r[4] <= t_heal)
             if not run["skewed_leader_ids"]:
-                self.failures.append(f"clock-skew #{index + 1}: {leader.ip} served no client")
+                self.failures.append(f"clock-skew #{index + 1}: {ip} served no client")
         self.runs.append(run)
         extra = (f", cut-off leader served {run['served_after_cut_ms']} ms after the cut"
                  if "served_after_cut_ms" in run else "")

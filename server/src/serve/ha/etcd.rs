@@ -442,6 +442,7 @@ impl Election {
         self.store.set_fence(0);
         self.shared.engine.reset().await;
         leadership.set_leader(None);
+        self.paused_at = Some(Instant::now());
         tracing::warn!(
             why,
             "stopped serving; the lease is kept in case etcd still holds it"
