@@ -241,6 +241,9 @@ fn incomplete_or_unreadable_tls_settings_stop_the_server_with_a_reason() {
     let ca = Ca::new("test CA");
     let (cert, key) = ca.issue("server", true).write(dir.path(), "server");
     let missing = dir.path().join("missing.pem");
+    // The worst file: larger than the 1 MiB a PEM file may be (read no further than that).
+    let huge = dir.path().join("huge.pem");
+    std::fs::write(&huge, vec![b'A'; 1024 * 1024 + 1]).unwrap();
     let cases: Vec<(Vec<String>, &str)> = vec![
         (
             vec![arg("tls-cert", &cert)],
@@ -261,6 +264,10 @@ fn incomplete_or_unreadable_tls_settings_stop_the_server_with_a_reason() {
         (
             vec![arg("tls-cert", &key), arg("tls-key", &key)],
             "no certificate",
+        ),
+        (
+            vec![arg("tls-cert", &huge), arg("tls-key", &key)],
+            "larger than",
         ),
         (
             vec![
