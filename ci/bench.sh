@@ -7,7 +7,7 @@
 # Steps: the criterion bench `ids` (single-thread cost per id), the bench `saturation` (ids per
 # second a tight loop gets from a snowflake generator), bench/c (the C API next to libbson and the
 # clock reads), then bench/report.py: ratios, targets
-# (PASS/MISS) and BENCHMARKS.md between <!-- bench:begin --> and <!-- bench:end -->; then the
+# (PASS/MISS, beside the previous run's) and BENCHMARKS.md between <!-- bench:begin --> and <!-- bench:end -->; then the
 # Python (python/bench/run.sh) and Node (node/bench/run.sh) benches, each with its own section.
 # Keep the machine otherwise idle while it runs.
 set -euo pipefail
@@ -67,6 +67,6 @@ python3 bench/report.py \
 if [ "${IDFORGE_BENCH_BINDINGS:-1}" != 0 ]; then
   echo "== Python: python/bench/run.sh (pyperf)"
   bash python/bench/run.sh
-  echo "== Node: node/bench/run.sh (mitata)"
+  echo "== Node: node/bench/run.sh (mitata, then a plain loop)"
   bash node/bench/run.sh
 fi

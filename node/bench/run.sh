@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds the addon, runs node/bench/bench.mjs (mitata, one run) against the peers in
-# devDependencies, then node/bench/report.mjs: ratios and targets, and the Node section of
-# BENCHMARKS.md.
+# Builds the addon, runs node/bench/bench.mjs (mitata, one run, then a plain loop for the
+# comparisons with a peer) against the peers in devDependencies, then node/bench/report.mjs:
+# ratios and targets (with the previous run's verdicts), and the Node section of BENCHMARKS.md.
 #
 #   node/bench/run.sh
 set -euo pipefail
