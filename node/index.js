@@ -96,24 +96,24 @@ Snowflake.prototype.nextManyAsync = function nextManyAsync(n) {
 // ---- ObjectId ------------------------------------------------------------------------------
 
 const OID = 12
-const POOL_IDS = 128
+const POOL_IDS = 680
 let pool = null // a Buffer of POOL_IDS fresh ObjectIds; never reused, so ids keep their bytes
 let poolNext = 0
 let poolEnd = 0
-let poolSecond = -1
+let poolUntil = 0 // Date.now() at which the pool's second ends
 
 function takePooled(o) {
-  const second = Math.floor(Date.now() / 1000)
-  if (poolNext < poolEnd && second === poolSecond) {
+  if (poolNext < poolEnd && Date.now() < poolUntil) {
     o._b = pool
     o._o = poolNext
     poolNext += OID
     return
   }
   // Served only within the second they were made in, as a direct call's would be.
+  const now = Date.now()
   pool = Buffer.allocUnsafeSlow(POOL_IDS * OID)
   poolEnd = native.objectIdFill(pool) * OID
-  poolSecond = second
+  poolUntil = (Math.floor(now / 1000) + 1) * 1000
   o._b = pool
   o._o = 0
   poolNext = OID

@@ -20,7 +20,11 @@ use crate::tick::{Next, Tick, TickState};
 const COUNTER_MASK: u32 = 0x00FF_FFFF;
 
 /// A 12-byte MongoDB ObjectId. Orders by its bytes, so first by time.
+// Aligned to 4: inside a `Result` the bytes then start at a word boundary, and the copies the
+// compiler makes of them move the same 8 + 4-byte words the id was built from (an id at offset
+// 1 was copied in pieces straddling those stores, which stalls store-to-load forwarding).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(align(4))]
 pub struct ObjectId([u8; 12]);
 
 impl ObjectId {
@@ -44,11 +48,20 @@ impl ObjectId {
     /// Builds an id from its fields; only the low 24 bits of `counter` are used.
     #[inline]
     pub const fn from_parts(seconds: u32, process: [u8; 5], counter: u32) -> ObjectId {
-        let t = seconds.to_be_bytes();
-        let c = (counter & COUNTER_MASK).to_be_bytes();
+        ObjectId::from_words(seconds, pack(process), counter)
+    }
+
+    /// [`from_parts`](Self::from_parts) with the process bytes packed in the low 40 bits of a
+    /// word: the id is assembled as one 8-byte and one 4-byte word, so a caller copying it out
+    /// reads whole words back. (Byte by byte, a 2-byte read of two 1-byte stores missed
+    /// store-to-load forwarding and stalled: half the cost of an id through the C ABI.)
+    #[inline]
+    const fn from_words(seconds: u32, process: u64, counter: u32) -> ObjectId {
+        let high = ((seconds as u64) << 32 | process >> 8).to_be_bytes();
+        let low = ((process as u32) << 24 | (counter & COUNTER_MASK)).to_be_bytes();
         ObjectId([
-            t[0], t[1], t[2], t[3], process[0], process[1], process[2], process[3], process[4],
-            c[1], c[2], c[3],
+            high[0], high[1], high[2], high[3], high[4], high[5], high[6], high[7], low[0], low[1],
+            low[2], low[3],
         ])
     }
 
@@ -155,8 +168,8 @@ impl ObjectIdGen {
                     .counter_start
                     .load(Ordering::Relaxed)
                     .wrapping_add(seq as u32);
-                let process = unpack(self.process.load(Ordering::Relaxed));
-                Next::Id(ObjectId::from_parts(tick as u32, process, counter))
+                let process = self.process.load(Ordering::Relaxed);
+                Next::Id(ObjectId::from_words(tick as u32, process, counter))
             }
             Tick::Pending { until_tick } => Next::Pending {
                 until_ms: until_tick * 1000,
@@ -185,14 +198,8 @@ impl fmt::Debug for ObjectIdGen {
 }
 
 #[inline]
-fn pack(p: [u8; 5]) -> u64 {
+const fn pack(p: [u8; 5]) -> u64 {
     u64::from_be_bytes([0, 0, 0, p[0], p[1], p[2], p[3], p[4]])
-}
-
-#[inline]
-fn unpack(v: u64) -> [u8; 5] {
-    let b = v.to_be_bytes();
-    [b[3], b[4], b[5], b[6], b[7]]
 }
 
 #[cfg(all(test, not(loom)))]

@@ -118,6 +118,9 @@ struct Slot {
     cursor: AtomicU64,
     start: AtomicU64,
     len: AtomicU64,
+    /// The offset whose take carries the prefetch flag, computed at install so a take does
+    /// no multiplication or division.
+    prefetch_at: AtomicU64,
 }
 
 impl Slot {
@@ -126,11 +129,12 @@ impl Slot {
             cursor: AtomicU64::new(TAG_EMPTY << OFFSET_BITS),
             start: AtomicU64::new(0),
             len: AtomicU64::new(0),
+            prefetch_at: AtomicU64::new(0),
         }
     }
 
     #[inline]
-    fn take(&self, prefetch_pct: u64) -> SlotTake {
+    fn take(&self) -> SlotTake {
         // Acquire pairs with the install's Release store of the tag (through the RMW chain), so
         // a valid tag's start/len are visible below.
         let v = self.cursor.fetch_add(1, Ordering::Acquire);
@@ -142,6 +146,7 @@ impl Slot {
         }
         let start = self.start.load(Ordering::Relaxed);
         let len = self.len.load(Ordering::Relaxed);
+        let prefetch_at = self.prefetch_at.load(Ordering::Relaxed);
         // Seqlock check: if start/len came from a later install, this load sees its tag.
         fence(Ordering::Acquire);
         if self.cursor.load(Ordering::Relaxed) >> OFFSET_BITS != tag {
@@ -153,7 +158,7 @@ impl Slot {
         }
         SlotTake::Id {
             id: start + offset,
-            prefetch: offset == len * prefetch_pct / 100,
+            prefetch: offset == prefetch_at,
         }
     }
 
@@ -228,11 +233,22 @@ impl SegmentBuffer {
     /// Takes the next id: one atomic add on the hot path.
     #[inline]
     pub fn take(&self) -> Take {
+        let a = (self.active.load(Ordering::Relaxed) & 1) as usize;
+        match self.slots[a].take() {
+            SlotTake::Id { id, prefetch } => Take::Id { id, prefetch },
+            // Kept out of line, so the hot path is small enough to inline into every caller.
+            other => self.take_again(a, other),
+        }
+    }
+
+    /// The rest of [`take`](Self::take) after its first try found slot `a` dry or stale.
+    #[cold]
+    #[inline(never)]
+    fn take_again(&self, mut a: usize, mut outcome: SlotTake) -> Take {
         loop {
-            let a = (self.active.load(Ordering::Relaxed) & 1) as usize;
-            match self.slots[a].take(self.prefetch_pct) {
+            match outcome {
                 SlotTake::Id { id, prefetch } => return Take::Id { id, prefetch },
-                SlotTake::Stale => continue,
+                SlotTake::Stale => {}
                 SlotTake::Dry => {
                     let b = a ^ 1;
                     if self.slots[b].remaining() == 0 {
@@ -247,6 +263,8 @@ impl SegmentBuffer {
                     );
                 }
             }
+            a = (self.active.load(Ordering::Relaxed) & 1) as usize;
+            outcome = self.slots[a].take();
         }
     }
 
@@ -294,6 +312,9 @@ impl SegmentBuffer {
             fence(Ordering::Release);
             slot.start.store(segment.start, Ordering::Relaxed);
             slot.len.store(segment.len(), Ordering::Relaxed);
+            // No overflow: len <= 2^38 and pct <= 99.
+            let mark = segment.len() * self.prefetch_pct / 100;
+            slot.prefetch_at.store(mark, Ordering::Relaxed);
             slot.cursor.swap(tag << OFFSET_BITS, Ordering::Release);
             Ok(())
         })

@@ -38,6 +38,9 @@ pub struct SystemClock {
     mono_anchor_ms: u64,
     /// The coarse monotonic clock at the anchor, in ms (for cheap second reads).
     coarse_anchor_ms: u64,
+    /// The process-wide clock: its seconds come from [`seconds`](crate::seconds), a value a
+    /// thread refreshes once a second, instead of a clock read per call.
+    ticked: bool,
 }
 
 #[inline]
@@ -59,13 +62,29 @@ impl SystemClock {
             anchor_ms,
             mono_anchor_ms,
             coarse_anchor_ms,
+            ticked: false,
         }
     }
 
     /// The process-wide clock, anchored on first use, so every generator agrees on the time.
     pub fn shared() -> SystemClock {
         static SHARED: OnceLock<SystemClock> = OnceLock::new();
-        *SHARED.get_or_init(SystemClock::new)
+        *SHARED.get_or_init(|| SystemClock {
+            ticked: true,
+            ..SystemClock::new()
+        })
+    }
+
+    /// Whole seconds read from the coarse monotonic clock: a plain memory read in the vDSO (no
+    /// TSC read), a few ns; its 1-4 ms resolution is far below the 1 s an ObjectId records.
+    pub(crate) fn coarse_secs(&self) -> u64 {
+        self.coarse_ms() / 1000
+    }
+
+    /// Milliseconds from the coarse monotonic clock, on this clock's anchor.
+    pub(crate) fn coarse_ms(&self) -> u64 {
+        let coarse = monotonic_ms(rustix::time::ClockId::MonotonicCoarse);
+        self.anchor_ms + coarse.saturating_sub(self.coarse_anchor_ms)
     }
 }
 
@@ -86,10 +105,11 @@ impl Clock for SystemClock {
 
     #[inline]
     fn now_secs(&self) -> u64 {
-        // The coarse clock is a plain memory read in the vDSO (no TSC read), a few ns; its
-        // 1-4 ms resolution is far below the 1 s an ObjectId records.
-        let coarse = monotonic_ms(rustix::time::ClockId::MonotonicCoarse);
-        (self.anchor_ms + coarse.saturating_sub(self.coarse_anchor_ms)) / 1000
+        if self.ticked {
+            crate::seconds::now(self)
+        } else {
+            self.coarse_secs()
+        }
     }
 
     /// Wakes at the start of `until_ms`, not a whole ms after a truncated reading: sleeps to

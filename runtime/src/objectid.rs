@@ -55,6 +55,15 @@ impl<C: Clock> ObjectIds<C> {
     /// The next ObjectId.
     #[inline]
     pub fn next(&self) -> Result<ObjectId> {
+        self.next_with(|id| id)
+    }
+
+    /// Hands the next ObjectId to `f` and returns what it returns. For bindings that copy the
+    /// id into memory of their own: `f` runs on each path where an id is made, so on the fast
+    /// path the id goes from registers to its destination without a round trip through a
+    /// `Result` in memory (a copy out of one stalled on store-to-load forwarding).
+    #[inline]
+    pub fn next_with<R>(&self, f: impl FnOnce(ObjectId) -> R) -> Result<R> {
         self.fork.check(|| {
             let (process, counter) = random_seed()?;
             self.generator.reseed(process, counter);
@@ -62,8 +71,8 @@ impl<C: Clock> ObjectIds<C> {
         })?;
         // The ObjectId field is 32-bit seconds; truncation past 2106 is the format's own.
         match self.generator.next(self.clock.now_secs() as u32) {
-            Next::Id(id) => Ok(id),
-            Next::Pending { .. } => self.wait(),
+            Next::Id(id) => Ok(f(id)),
+            Next::Pending { .. } => Ok(f(self.wait()?)),
         }
     }
 
@@ -82,9 +91,15 @@ impl<C: Clock> ObjectIds<C> {
 /// A fresh ObjectId from the process-wide generator (what `ObjectId()` does in the bindings).
 #[inline]
 pub fn object_id() -> Result<ObjectId> {
+    object_id_with(|id| id)
+}
+
+/// [`object_id`] handed to `f`, as [`ObjectIds::next_with`].
+#[inline]
+pub fn object_id_with<R>(f: impl FnOnce(ObjectId) -> R) -> Result<R> {
     match SHARED.get() {
-        Some(g) => g.next(),
-        None => first_object_id(),
+        Some(g) => g.next_with(f),
+        None => shared()?.next_with(f),
     }
 }
 
@@ -94,9 +109,9 @@ static SHARED: OnceLock<ObjectIds> = OnceLock::new();
 /// so the seeding code does not weigh on every call.
 #[cold]
 #[inline(never)]
-fn first_object_id() -> Result<ObjectId> {
+fn shared() -> Result<&'static ObjectIds> {
     let g = ObjectIds::new()?;
-    SHARED.get_or_init(|| g).next()
+    Ok(SHARED.get_or_init(|| g))
 }
 
 #[cfg(test)]

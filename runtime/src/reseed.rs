@@ -23,6 +23,13 @@ impl ForkGuard {
         })
     }
 
+    /// Whether the state belongs to this process (nothing forked since, or the reseed is
+    /// done): two loads and a compare, for fast paths that handle a fork out of line.
+    #[inline]
+    pub(crate) fn is_current(&self) -> bool {
+        self.generation.load(Ordering::Acquire) == fork::current()
+    }
+
     /// Runs `reseed` once per new fork generation before any caller goes on; one relaxed load
     /// when nothing forked.
     #[inline]

@@ -24,7 +24,8 @@ pub unsafe extern "C" fn idforge_objectid_generate(out: *mut u8) -> idforge_stat
     guard(|| {
         // SAFETY: the caller's guarantee.
         let out = unsafe { ptr::out_bytes::<IDFORGE_OBJECTID_LEN>(out, "out") }?;
-        out.write(runtime::object_id()?.bytes());
+        // Written where the id is made: see `object_id_with`.
+        runtime::object_id_with(|id| out.write(id.bytes()))?;
         Ok(())
     })
 }

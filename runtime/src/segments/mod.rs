@@ -220,7 +220,40 @@ impl Segments {
     /// The next id.
     #[inline]
     pub fn next(&self) -> Result<u64> {
-        match self.try_next()? {
+        // Fast path, small enough to inline into callers: not forked, and a buffered id that
+        // is not the prefetch mark. Everything else (the id taken included) goes out of line.
+        let taken = if self.fork.is_current() {
+            match self.shared.buffer.take() {
+                Take::Id {
+                    id,
+                    prefetch: false,
+                } => return Ok(id),
+                other => Some(other),
+            }
+        } else {
+            None
+        };
+        self.next_cold(taken)
+    }
+
+    /// [`next`](Self::next) past its fast path: `taken` is what its take got, or `None` when
+    /// it did not take (a fork to handle first).
+    #[cold]
+    #[inline(never)]
+    fn next_cold(&self, taken: Option<Take>) -> Result<u64> {
+        let found = match taken {
+            Some(Take::Id { id, .. }) => {
+                // The prefetch mark: this caller asks for the next range.
+                self.shared.request_refill();
+                Some(id)
+            }
+            Some(Take::Empty) => {
+                self.shared.request_refill();
+                None
+            }
+            None => self.try_next()?,
+        };
+        match found {
             Some(id) => Ok(id),
             None => self.next_slow(),
         }
@@ -261,7 +294,6 @@ impl Segments {
         }
     }
 
-    #[cold]
     fn next_slow(&self) -> Result<u64> {
         self.wait_for(|shared| match shared.buffer.take() {
             Take::Id { id, prefetch } => Some((id, prefetch)),
