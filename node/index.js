@@ -14,7 +14,10 @@ const inspect = Symbol.for('nodejs.util.inspect.custom')
 // ---- Snowflake: single ids from runs of one tick -------------------------------------------
 
 // A run holds ids of one tick, made by one call; it is served only within the millisecond
-// (by Date.now) in which it was made, so an id's time is as fresh as a direct call's. The run
+// in which it was made, so an id's time is as fresh as a direct call's. The millisecond is read
+// from cells a native thread keeps while runs are being filled (one load: `Date.now()` cost 40
+// of the 100 ns of an id kept by a loop), or from `Date.now()` while that thread is not
+// running or where buffers over native memory are refused (Electron). The run
 // length adapts: it doubles while runs are used up within their millisecond and halves when
 // one expires unused, so a slow caller wastes little of a tick's sequence space.
 const MAX_RUN = 256
@@ -24,6 +27,11 @@ const nativeNextNumber = Snowflake.prototype.nextNumber
 const fillMany = Snowflake.prototype.fillMany
 const nativeNextAsync = Snowflake.prototype.nextAsync
 const nativeNextManyAsync = Snowflake.prototype.nextManyAsync
+// [0]: the low 32 bits of the native clock's ms; [1]: 1 while [0] is kept current.
+const MILLIS = (() => {
+  const cells = native.millisCells()
+  return cells === undefined ? new Uint32Array(2) : new Uint32Array(cells)
+})()
 
 function refill(g) {
   let views = g._views
@@ -37,10 +45,14 @@ function refill(g) {
     g._level--
   }
   g._n = 0
+  // Read before the run is made, so the run ends no later than its millisecond.
   const ms = Date.now()
+  const tick = MILLIS[0]
   const view = views[g._level]
   const n = fillRun.call(g, view)
+  g._view = view
   g._ms = ms
+  g._tick = tick
   g._n = n
   g._i = 1
   return view[0]
@@ -54,9 +66,9 @@ function dropRun(g) {
 
 Snowflake.prototype.next = function next() {
   const i = this._i
-  if (i < this._n && Date.now() === this._ms) {
+  if (i < this._n && (MILLIS[1] === 1 ? MILLIS[0] === this._tick : Date.now() === this._ms)) {
     this._i = i + 1
-    return this._views[this._level][i]
+    return this._view[i]
   }
   return refill(this)
 }
@@ -101,9 +113,13 @@ let pool = null // a Buffer of POOL_IDS fresh ObjectIds; never reused, so ids ke
 let poolNext = 0
 let poolEnd = 0
 let poolUntil = 0 // Date.now() at which the pool's second ends
+let poolUntilTick = 0 // the same, as the low 32 bits of the native clock's ms (MILLIS[0])
 
 function takePooled(o) {
-  if (poolNext < poolEnd && Date.now() < poolUntil) {
+  if (
+    poolNext < poolEnd &&
+    (MILLIS[1] === 1 ? ((MILLIS[0] - poolUntilTick) | 0) < 0 : Date.now() < poolUntil)
+  ) {
     o._b = pool
     o._o = poolNext
     poolNext += OID
@@ -111,9 +127,14 @@ function takePooled(o) {
   }
   // Served only within the second they were made in, as a direct call's would be.
   const now = Date.now()
+  const tick = MILLIS[0]
   pool = Buffer.allocUnsafeSlow(POOL_IDS * OID)
   poolEnd = native.objectIdFill(pool) * OID
   poolUntil = (Math.floor(now / 1000) + 1) * 1000
+  // The ids' own second ends at (seconds + 1) * 1000 on the native clock; if the seconds were
+  // read a moment before they moved on, serve the pool for the rest of this millisecond only.
+  poolUntilTick = ((pool.readUInt32BE(0) + 1) * 1000) >>> 0
+  if (((tick - poolUntilTick) | 0) >= 0) poolUntilTick = (tick + 1) >>> 0
   o._b = pool
   o._o = 0
   poolNext = OID

@@ -271,6 +271,12 @@ export interface LayoutSpec {
 /** The most ids one batch call makes (the runtime's cap, 2^27), for the package's JavaScript. */
 export declare const MAX_BATCH: number
 
+/**
+ * Internal (the package's `next` uses it): a view of the millisecond cells, or `undefined`
+ * where the runtime refuses buffers over native memory (Electron): then `Date.now()` is used.
+ */
+export declare function millisCells(): ArrayBuffer | undefined
+
 /** Does nothing: the cost of one call into the addon, the floor of the benchmarks. */
 export declare function noop(): void
 

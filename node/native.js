@@ -849,6 +849,7 @@ module.exports.flake128FromHex = nativeBinding.flake128FromHex
 module.exports.flake128Next = nativeBinding.flake128Next
 module.exports.flake128ToBase62 = nativeBinding.flake128ToBase62
 module.exports.MAX_BATCH = nativeBinding.MAX_BATCH
+module.exports.millisCells = nativeBinding.millisCells
 module.exports.noop = nativeBinding.noop
 module.exports.objectIdFill = nativeBinding.objectIdFill
 module.exports.objectIdFromBytes = nativeBinding.objectIdFromBytes

@@ -28,15 +28,69 @@ test('next() ids increase across runs and every other way of making ids', () => 
   for (const id of ids) assert.equal(g.decode(id).node, 3)
 })
 
-test('a run is not served past its millisecond', async () => {
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+// The cells the package reads the millisecond from: [0] the native clock's ms (low 32 bits),
+// [1] 1 while a native thread keeps [0] current.
+const cells = new Uint32Array(require('../native.js').millisCells())
+
+async function until(what, check) {
+  const deadline = Date.now() + 5000
+  while (!check()) {
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`)
+    await sleep(5)
+  }
+}
+
+test('a run is not served past its millisecond, with or without the millisecond thread', async () => {
+  const g = new Snowflake()
+  for (const thread of [true, false]) {
+    if (thread) {
+      g.next()
+      await until('the millisecond thread', () => cells[1] === 1)
+    } else {
+      await until('the idle thread to stop', () => cells[1] === 0)
+    }
+    g.next()
+    g.next() // a run of two or more is now buffered
+    await sleep(5)
+    const before = Date.now()
+    const id = g.next()
+    // The id was made after the pause, not taken from the earlier run.
+    assert.ok(g.decode(id).timeMs >= before - 1, `${g.decode(id).timeMs} < ${before} (thread: ${thread})`)
+  }
+})
+
+test('the millisecond cells follow the native clock while runs are filled', async () => {
   const g = new Snowflake()
   g.next()
-  g.next() // a run of two or more is now buffered
-  await new Promise((r) => setTimeout(r, 5))
-  const before = Date.now()
-  const id = g.next()
-  // The id was made after the pause, not taken from the earlier run.
-  assert.ok(g.decode(id).timeMs >= before - 1, `${g.decode(id).timeMs} < ${before}`)
+  await until('the millisecond thread', () => cells[1] === 1)
+  for (let i = 0; i < 20; i++) {
+    const made = Number(g.decode(g.nextMany(1)[0]).timeMs) >>> 0
+    const shown = cells[0]
+    // Never ahead of the clock; behind it by a wake-up at most (a loaded machine: 50 ms).
+    const behind = (made - shown) >>> 0
+    assert.ok(behind <= 50, `cells show ${shown}, an id made just after has ${made}`)
+    g.next() // a run filled keeps the thread going
+    await sleep(2)
+  }
+})
+
+test('an ObjectId is not served past its second, with or without the millisecond thread', async () => {
+  const g = new Snowflake()
+  for (const thread of [true, false]) {
+    new ObjectId() // a pool of ids of this second is now buffered
+    const second = Math.floor(Date.now() / 1000)
+    // A little past the next second (the native seconds move within a wake-up of it), with
+    // runs filled meanwhile to keep the thread going, or none, so that it stops.
+    const end = (second + 1) * 1000 + 50
+    while (Date.now() < end) {
+      if (thread) g.next()
+      await sleep(10)
+    }
+    assert.equal(cells[1], thread ? 1 : 0)
+    const o = new ObjectId()
+    assert.ok(o.timestamp >= second + 1, `${o.timestamp} is from the second before ${second + 1}`)
+  }
 })
 
 test('decode agrees with compose, and a Date is accepted for times', () => {

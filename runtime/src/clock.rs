@@ -75,6 +75,13 @@ impl SystemClock {
         })
     }
 
+    /// How long until [`now_ms`](Clock::now_ms) next moves: it moves with the monotonic
+    /// clock's whole milliseconds.
+    pub fn until_next_ms(&self) -> Duration {
+        let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+        Duration::from_nanos(1_000_000 - ts.tv_nsec as u64 % 1_000_000)
+    }
+
     /// Whole seconds read from the coarse monotonic clock: a plain memory read in the vDSO (no
     /// TSC read), a few ns; its 1-4 ms resolution is far below the 1 s an ObjectId records.
     pub(crate) fn coarse_secs(&self) -> u64 {

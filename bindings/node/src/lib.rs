@@ -10,6 +10,7 @@ mod args;
 mod error;
 mod flake128;
 mod layout;
+mod millis;
 mod objectid;
 mod segments;
 mod snowflake;

@@ -14,6 +14,7 @@ pub fn object_id_fill(mut buf: Uint8ArraySlice) -> Result<u32> {
     // SAFETY: JavaScript runs on this thread and is inside this call, so nothing else reads or
     // writes the array's memory until it returns.
     let out = unsafe { buf.as_mut() };
+    crate::millis::touch();
     let mut n = 0;
     for chunk in out.chunks_exact_mut(CoreObjectId::LEN) {
         chunk.copy_from_slice(&runtime::object_id().or_throw()?.bytes());

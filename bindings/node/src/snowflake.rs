@@ -219,6 +219,7 @@ impl Snowflake {
         // SAFETY: JavaScript runs on this thread and is inside this call, so nothing else
         // reads or writes the array's memory until it returns.
         let out = unsafe { buf.as_mut() };
+        crate::millis::touch();
         Ok(self.inner.next_run_now(out).or_throw()? as u32)
     }
 

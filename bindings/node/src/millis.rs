@@ -1,0 +1,98 @@
+//! The shared clock's millisecond in memory JavaScript reads (an external `ArrayBuffer` over a
+//! static), kept by a thread while snowflake runs are being served. The package's `next()`
+//! serves an id of a run only within the millisecond the run was made in; asking `Date.now()`
+//! for each id cost 40 of its 100 ns in a loop that keeps its ids, and this is one load.
+//!
+//! Cells (u32): `[0]` the low 32 bits of the shared clock's ms, `[1]` 1 while the thread keeps
+//! `[0]` current, else 0 (then JavaScript asks `Date.now()`). The thread stops after
+//! [`IDLE_MS`] without a run filled, and the next run filled starts it again.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use napi::bindgen_prelude::Unknown;
+use napi::{Env, sys};
+use napi_derive::napi;
+use runtime::{Clock, SystemClock};
+
+/// The cells JavaScript reads. Static, so the buffer over them never dangles, in any
+/// environment (worker threads included) and after the thread stops.
+static CELLS: [AtomicU32; 2] = [AtomicU32::new(0), AtomicU32::new(0)];
+/// Whether the thread runs (or is being started).
+static RUNNING: AtomicBool = AtomicBool::new(false);
+/// Set by each run filled; the thread clears it each millisecond.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// How long the thread keeps going without a run filled.
+const IDLE_MS: u32 = 100;
+
+/// Internal (the package's `next` uses it): a view of the millisecond cells, or `undefined`
+/// where the runtime refuses buffers over native memory (Electron): then `Date.now()` is used.
+#[napi(ts_return_type = "ArrayBuffer | undefined")]
+pub fn millis_cells(env: &Env) -> Option<Unknown<'_>> {
+    let mut value = std::ptr::null_mut();
+    // SAFETY: `CELLS` lives for the whole process and is never freed (no finalizer), so the
+    // buffer stays valid as long as any environment holds it. JavaScript only reads it, with
+    // plain aligned 32-bit loads, which cannot tear; the thread writes it with atomic stores.
+    let status = unsafe {
+        sys::napi_create_external_arraybuffer(
+            env.raw(),
+            CELLS.as_ptr() as *mut std::ffi::c_void,
+            std::mem::size_of_val(&CELLS),
+            None,
+            std::ptr::null_mut(),
+            &mut value,
+        )
+    };
+    if status != sys::Status::napi_ok {
+        return None;
+    }
+    // SAFETY: `value` was just created in this environment.
+    Some(unsafe { Unknown::from_raw_unchecked(env.raw(), value) })
+}
+
+/// A run was filled: keep the thread going, or start it.
+#[inline]
+pub(crate) fn touch() {
+    ACTIVE.store(true, Ordering::Relaxed);
+    if !RUNNING.load(Ordering::Relaxed) {
+        start();
+    }
+}
+
+#[cold]
+fn start() {
+    if RUNNING.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("idforge-millis".into())
+        .stack_size(64 * 1024)
+        .spawn(keep);
+    if spawned.is_err() {
+        // No thread: JavaScript goes on asking `Date.now()`; the next run tries again.
+        RUNNING.store(false, Ordering::Release);
+    }
+}
+
+/// The thread: stores each millisecond just after it starts, until runs stop being filled.
+fn keep() {
+    let clock = SystemClock::shared();
+    let mut idle = 0;
+    loop {
+        // Truncation: JavaScript compares the low 32 bits for equality only.
+        CELLS[0].store(clock.now_ms() as u32, Ordering::Relaxed);
+        CELLS[1].store(1, Ordering::Release);
+        if ACTIVE.swap(false, Ordering::Relaxed) {
+            idle = 0;
+        } else {
+            idle += 1;
+            if idle >= IDLE_MS {
+                break;
+            }
+        }
+        std::thread::sleep(clock.until_next_ms());
+    }
+    CELLS[1].store(0, Ordering::Release);
+    // A run filled between the last look and here sees the thread running and does not start
+    // it; JavaScript, seeing `[1]` at 0, asks `Date.now()` and the run after starts it.
+    RUNNING.store(false, Ordering::Release);
+}
