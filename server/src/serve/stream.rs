@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
 use tokio::net::TcpStream;
 use tokio_rustls::server::TlsStream;
 
@@ -35,9 +35,30 @@ impl Stream {
     pub async fn read_some(&mut self, buf: &mut Vec<u8>, chunk: usize) -> std::io::Result<usize> {
         match self {
             Stream::Plain(s) => loop {
+                let s: &TcpStream = s;
                 s.readable().await?;
                 reserve(buf, chunk);
-                match s.try_read_buf(buf) {
+                let room = buf.capacity() - buf.len();
+                let mut got = 0;
+                let read = s.try_io(Interest::READABLE, || {
+                    let spare = rustix::buffer::spare_capacity(buf);
+                    let (n, _) = rustix::net::recv(s, spare, rustix::net::RecvFlags::empty())?;
+                    got = n;
+                    // A read that left room found the socket empty: say "would block", so
+                    // tokio clears the readiness (unless a newer event came meanwhile) and the
+                    // next read waits for the next event instead of making a system call that
+                    // returns EAGAIN, one per request with a client waiting for each answer
+                    // (tokio's own `poll_read` does the same; `try_read` does not).
+                    if 0 < n && n < room {
+                        Err(std::io::ErrorKind::WouldBlock.into())
+                    } else {
+                        Ok(n)
+                    }
+                });
+                match read {
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && got > 0 => {
+                        return Ok(got);
+                    }
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
                     r => return r,
                 }
