@@ -5,7 +5,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const { mkdtempSync, rmSync } = require('node:fs')
 const { tmpdir } = require('node:os')
-const { join } = require('node:path')
+const { dirname, join } = require('node:path')
 const { Snowflake, ObjectId, Flake128, Flake128Generator, Segments } = require('idforge')
 const { holdLock } = require('./lock.js')
 
@@ -31,7 +31,9 @@ test('next() ids increase across runs and every other way of making ids', () => 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 // The cells the package reads the millisecond from: [0] the native clock's ms (low 32 bits),
 // [1] 1 while a native thread keeps [0] current.
-const cells = new Uint32Array(require('../native.js').millisCells())
+// The package exports no subpath, so native.js is loaded from the package's own directory.
+const native = require(join(dirname(require.resolve('idforge')), 'native.js'))
+const cells = new Uint32Array(native.millisCells())
 
 async function until(what, check) {
   const deadline = Date.now() + 5000

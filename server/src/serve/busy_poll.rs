@@ -11,9 +11,9 @@
 //!
 //! Polling pays only while requests come back faster than a sleep and a wake-up cost: spinning
 //! 30 µs for each request of a lone client (`-c 1`) cost 1.4× Redis's CPU per request, for half
-//! its latency. So the task measures how long each poll waited for the next batch and, when
-//! the mean of the last [`SAMPLES`] waits passes [`BREAK_EVEN`], stops polling for [`REST`];
-//! then it tries again. A lone client is served like Redis (sleep, wake per request); a
+//! its latency. So the task measures how long its empty polling rounds took for each batch it
+//! caught and, when a group of 16 batches cost more than 4 µs each (`BREAK_EVEN`), stops
+//! polling for 100 ms (`REST`); then it tries again. A lone client is served like Redis (sleep, wake per request); a
 //! pipelining crowd keeps the loop polling.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
