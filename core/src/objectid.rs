@@ -20,9 +20,9 @@ use crate::tick::{Next, Tick, TickState};
 const COUNTER_MASK: u32 = 0x00FF_FFFF;
 
 /// A 12-byte MongoDB ObjectId. Orders by its bytes, so first by time.
-// Aligned to 4: inside a `Result` the bytes then start at a word boundary, and the copies the
-// compiler makes of them move the same 8 + 4-byte words the id was built from (an id at offset
-// 1 was copied in pieces straddling those stores, which stalls store-to-load forwarding).
+// Aligned to 4: inside a `Result` the bytes start at a word boundary, not at offset 1, where a
+// copy out read across the stores that built the id and stalled on store-to-load forwarding.
+// (Bindings that copy ids out use `object_id_with`, which avoids the copy altogether.)
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(align(4))]
 pub struct ObjectId([u8; 12]);

@@ -17,7 +17,7 @@ pub fn object_id_fill(mut buf: Uint8ArraySlice) -> Result<u32> {
     crate::millis::touch();
     let mut n = 0;
     for chunk in out.chunks_exact_mut(CoreObjectId::LEN) {
-        chunk.copy_from_slice(&runtime::object_id().or_throw()?.bytes());
+        runtime::object_id_with(|id| chunk.copy_from_slice(&id.bytes())).or_throw()?;
         n += 1;
     }
     Ok(n)
