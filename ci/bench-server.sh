@@ -9,8 +9,14 @@
 # Writes the tables and ratios to BENCHMARKS.md between <!-- serverbench:begin/end -->
 # (ci/bench_server_report.py; a target is met when this run and the previous one both pass).
 #
-#   ci/bench-server.sh            (BENCH_N=50000 requests per run, times -P; ROUNDS=3 runs of
-#                                 each configuration, the median is reported)
+# A second in-memory Redis, identical to the first, is measured alongside as a control: how far
+# Redis differs from itself in the same run is the resolution of every comparison with it (both
+# servers stand on the same kernel floor, so a plain "≥ 1.0×" would fail Redis against Redis
+# half the time). A target passes when idforge is on its side of 1.0 or within that resolution.
+#
+#   ci/bench-server.sh            (BENCH_N=50000 requests per run, times -P; ROUNDS=5 runs of
+#                                 each configuration, interleaved; IDFORGE_ARGS: more flags for
+#                                 `idforge serve`, e.g. "--busy-poll-us 0")
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -19,25 +25,44 @@ bash ci/install-deps.sh services
 cargo build --release --locked -p idforge-server
 bin="$CARGO_TARGET_DIR/release/idforge"
 n=${BENCH_N:-50000}
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-5}
 
 # shellcheck source=ci/bench-common.sh
 . ci/bench-common.sh
 
+# Every server on the last CPU, redis-benchmark on the first: on a 2-core machine the client
+# never takes the server's core, and no run's numbers depend on where the scheduler put whom
+# (unpinned, one setting's medians moved ±10% between runs). BENCH_PIN=0 turns it off.
+last_cpu=$(($(nproc) - 1))
+if [ "${BENCH_PIN:-1}" = 1 ] && [ "$last_cpu" -gt 0 ]; then
+  on_server=(taskset -c "$last_cpu")
+  on_client=(taskset -c 0)
+else
+  on_server=()
+  on_client=()
+fi
+
 declare -A port pid
 port[idforge]=$(free_port)
 # One worker thread, as Redis has one: the other core runs redis-benchmark.
-"$bin" serve --port "${port[idforge]}" --data-dir "$work/idforge" --threads 1 --log warn &
+# shellcheck disable=SC2086 # IDFORGE_ARGS is a list of flags
+"${on_server[@]}" "$bin" serve --port "${port[idforge]}" --data-dir "$work/idforge" --threads 1 --log warn \
+  ${IDFORGE_ARGS:-} &
 pids+=($!)
 pid[idforge]=$!
 port[redis-memory]=$(free_port)
-redis-server --port "${port[redis-memory]}" --bind 127.0.0.1 --save '' --appendonly no \
+"${on_server[@]}" redis-server --port "${port[redis-memory]}" --bind 127.0.0.1 --save '' --appendonly no \
   --dir "$work" --daemonize no --logfile "$work/redis-memory.log" &
 pids+=($!)
 pid[redis-memory]=$!
+port[redis-control]=$(free_port)
+"${on_server[@]}" redis-server --port "${port[redis-control]}" --bind 127.0.0.1 --save '' --appendonly no \
+  --dir "$work" --daemonize no --logfile "$work/redis-control.log" &
+pids+=($!)
+pid[redis-control]=$!
 mkdir -p "$work/aof"
 port[redis-fsync]=$(free_port)
-redis-server --port "${port[redis-fsync]}" --bind 127.0.0.1 --save '' --appendonly yes \
+"${on_server[@]}" redis-server --port "${port[redis-fsync]}" --bind 127.0.0.1 --save '' --appendonly yes \
   --appendfsync always --dir "$work/aof" --daemonize no --logfile "$work/redis-fsync.log" &
 pids+=($!)
 pid[redis-fsync]=$!
@@ -45,24 +70,26 @@ pid[redis-fsync]=$!
 # counted after the ")" that ends its name.
 cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
 hz=$(getconf CLK_TCK)
-for s in idforge redis-memory redis-fsync; do wait_port "${port[$s]}"; done
+servers=(idforge redis-memory redis-control redis-fsync)
+for s in "${servers[@]}"; do wait_port "${port[$s]}"; done
 
 results="$work/results.csv"
-# Interleaved (each configuration on the three servers back to back, and every configuration once
-# per round), so drift in the machine's speed falls on all three alike; one run of under a second
-# moves ±15% on a shared 2-core machine, so each result is the median of the rounds.
+# Interleaved (each configuration on the four servers back to back, and every configuration once
+# per round), so drift in the machine's speed falls on all alike; one run of under a second moves
+# ±15% on a shared 2-core machine, so each result is the median of the rounds (CPU: all the
+# rounds' CPU over all their requests, free of the 10 ms tick each reading is rounded to).
 for round in $(seq "$rounds"); do
   for c in 1 50; do
     for p in 1 16; do
       for cmd in INCR INCRBY; do
-        for s in idforge redis-memory redis-fsync; do
+        for s in "${servers[@]}"; do
           if [ "$cmd" = INCR ]; then args=(INCR orders); else args=(INCRBY orders 1000); fi
           # The client's CPU share of the run (bash's `time`, %P): near 100% the client, not the
           # server, sets the rate.
           before=$(cpu_ticks "${pid[$s]}")
           cpu=$({
             TIMEFORMAT=%P
-            time redis-benchmark -p "${port[$s]}" -n $((n * p)) -c "$c" -P "$p" --csv "${args[@]}" \
+            time "${on_client[@]}" redis-benchmark -p "${port[$s]}" -n $((n * p)) -c "$c" -P "$p" --csv "${args[@]}" \
               >"$work/run.csv" 2>/dev/null
           } 2>&1)
           after=$(cpu_ticks "${pid[$s]}")

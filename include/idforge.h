@@ -249,7 +249,9 @@ enum idforge_policy_kind
   IDFORGE_POLICY_KIND_DEFAULT = 0,
   /**
    * Run up to `millis` ahead of the clock when a tick's sequence is used up; past it, wait
-   * at most `millis`, else fail with `IDFORGE_STATUS_CLOCK_BEHIND`.
+   * at most `millis`, else fail with `IDFORGE_STATUS_CLOCK_BEHIND`. With 50 ms or more (and
+   * by default), `idforge_snowflake_next` reads the coarse clock: its ids' time may trail
+   * the clock by a kernel tick (1-10 ms), never lead it.
    */
   IDFORGE_POLICY_KIND_BORROW = 1,
   /**

@@ -20,7 +20,7 @@ use idforge::idforge_core::objectid::ObjectIdGen;
 use idforge::idforge_core::segment::{SegmentBuffer, Take};
 use idforge::idforge_core::snowflake::SnowflakeGen;
 use idforge::{
-    Clock, Flake128s, Layout, MemorySource, ObjectIds, Segment, SegmentOptions, Segments,
+    Clock, Flake128s, Layout, MemorySource, ObjectIds, Policy, Segment, SegmentOptions, Segments,
     Snowflake, SystemClock, WorkerId,
 };
 
@@ -131,6 +131,13 @@ fn floors(c: &mut Criterion) {
             keep(black_box(&counter).fetch_add(1, Ordering::Relaxed).max(now))
         })
     });
+    // The same with the coarse clock, the one `snowflake.next` reads under its default policy.
+    g.bench_function("SystemClock.recent_ms then fetch_add", |b| {
+        b.iter(|| {
+            let now = black_box(&clock).recent_ms();
+            keep(black_box(&counter).fetch_add(1, Ordering::Relaxed).max(now))
+        })
+    });
     g.finish();
 }
 
@@ -142,6 +149,29 @@ fn ours(c: &mut Criterion) {
                 iters,
                 SNOWFLAKE_CHUNK,
                 || Snowflake::new(Layout::TWITTER, 1).expect("generator"),
+                |s| {
+                    keep(id(s.next()));
+                },
+            )
+        })
+    });
+
+    // Wait never runs ahead of the clock, so it reads the precise clock for each id.
+    let wait = Policy::Wait {
+        budget: Duration::from_secs(1),
+    };
+    g.bench_function("snowflake.next (Wait: precise clock)", |b| {
+        b.iter_custom(|iters| {
+            chunked(
+                iters,
+                SNOWFLAKE_CHUNK,
+                || {
+                    Snowflake::builder(Layout::TWITTER)
+                        .node(1)
+                        .policy(wait)
+                        .build()
+                        .expect("generator")
+                },
                 |s| {
                     keep(id(s.next()));
                 },

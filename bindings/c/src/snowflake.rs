@@ -17,7 +17,9 @@ pub enum idforge_policy_kind {
     /// Borrow with a 1 s lead (the default; `millis` is ignored).
     Default = 0,
     /// Run up to `millis` ahead of the clock when a tick's sequence is used up; past it, wait
-    /// at most `millis`, else fail with `IDFORGE_STATUS_CLOCK_BEHIND`.
+    /// at most `millis`, else fail with `IDFORGE_STATUS_CLOCK_BEHIND`. With 50 ms or more (and
+    /// by default), `idforge_snowflake_next` reads the coarse clock: its ids' time may trail
+    /// the clock by a kernel tick (1-10 ms), never lead it.
     Borrow = 1,
     /// Never run ahead: wait for the next tick, at most `millis`, else `CLOCK_BEHIND`.
     Wait = 2,
