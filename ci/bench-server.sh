@@ -78,11 +78,17 @@ results="$work/results.csv"
 # per round), so drift in the machine's speed falls on all alike; one run of under a second moves
 # ±15% on a shared 2-core machine, so each result is the median of the rounds (CPU: all the
 # rounds' CPU over all their requests, free of the 10 ms tick each reading is rounded to).
+# The servers take turns going first: the run after another configuration's (after Redis's
+# fsync runs above all) was slower more often than not, and always putting idforge there cost it
+# up to 30% in single rounds. Each configuration's order moves by one each round.
 for round in $(seq "$rounds"); do
+  turn=$round
   for c in 1 50; do
     for p in 1 16; do
       for cmd in INCR INCRBY; do
-        for s in "${servers[@]}"; do
+        turn=$((turn + 1))
+        for i in "${!servers[@]}"; do
+          s=${servers[$(((i + turn) % ${#servers[@]}))]}
           if [ "$cmd" = INCR ]; then args=(INCR orders); else args=(INCRBY orders 1000); fi
           # The client's CPU share of the run (bash's `time`, %P): near 100% the client, not the
           # server, sets the rate.
