@@ -33,36 +33,41 @@ rounds=${ROUNDS:-5}
 # Every server on the last CPU, redis-benchmark on the first: on a 2-core machine the client
 # never takes the server's core, and no run's numbers depend on where the scheduler put whom
 # (unpinned, one setting's medians moved ±10% between runs). BENCH_PIN=0 turns it off.
-last_cpu=$(($(nproc) - 1))
-if [ "${BENCH_PIN:-1}" = 1 ] && [ "$last_cpu" -gt 0 ]; then
-  on_server=(taskset -c "$last_cpu")
-  on_client=(taskset -c 0)
-else
-  on_server=()
-  on_client=()
+# The CPUs this script may use (a cpuset need not start at 0): the first and the last.
+read -r first_cpu last_cpu < <(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[-1])')
+on_server=()
+on_client=()
+if [ "${BENCH_PIN:-1}" = 1 ] && [ "$first_cpu" != "$last_cpu" ]; then
+  if command -v taskset >/dev/null 2>&1; then
+    on_server=(taskset -c "$last_cpu")
+    on_client=(taskset -c "$first_cpu")
+  else
+    echo "warning: no taskset (util-linux): the servers and the client are not pinned" >&2
+  fi
 fi
+# Below, ${a[@]+"${a[@]}"} expands an empty array to nothing under `set -u` on every bash.
+read -ra idforge_args <<<"${IDFORGE_ARGS:-}"
 
 declare -A port pid
 port[idforge]=$(free_port)
 # One worker thread, as Redis has one: the other core runs redis-benchmark.
-# shellcheck disable=SC2086 # IDFORGE_ARGS is a list of flags
-"${on_server[@]}" "$bin" serve --port "${port[idforge]}" --data-dir "$work/idforge" --threads 1 --log warn \
-  ${IDFORGE_ARGS:-} &
+${on_server[@]+"${on_server[@]}"} "$bin" serve --port "${port[idforge]}" --data-dir "$work/idforge" --threads 1 --log warn \
+  ${idforge_args[@]+"${idforge_args[@]}"} &
 pids+=($!)
 pid[idforge]=$!
 port[redis-memory]=$(free_port)
-"${on_server[@]}" redis-server --port "${port[redis-memory]}" --bind 127.0.0.1 --save '' --appendonly no \
+${on_server[@]+"${on_server[@]}"} redis-server --port "${port[redis-memory]}" --bind 127.0.0.1 --save '' --appendonly no \
   --dir "$work" --daemonize no --logfile "$work/redis-memory.log" &
 pids+=($!)
 pid[redis-memory]=$!
 port[redis-control]=$(free_port)
-"${on_server[@]}" redis-server --port "${port[redis-control]}" --bind 127.0.0.1 --save '' --appendonly no \
+${on_server[@]+"${on_server[@]}"} redis-server --port "${port[redis-control]}" --bind 127.0.0.1 --save '' --appendonly no \
   --dir "$work" --daemonize no --logfile "$work/redis-control.log" &
 pids+=($!)
 pid[redis-control]=$!
 mkdir -p "$work/aof"
 port[redis-fsync]=$(free_port)
-"${on_server[@]}" redis-server --port "${port[redis-fsync]}" --bind 127.0.0.1 --save '' --appendonly yes \
+${on_server[@]+"${on_server[@]}"} redis-server --port "${port[redis-fsync]}" --bind 127.0.0.1 --save '' --appendonly yes \
   --appendfsync always --dir "$work/aof" --daemonize no --logfile "$work/redis-fsync.log" &
 pids+=($!)
 pid[redis-fsync]=$!
@@ -78,24 +83,26 @@ results="$work/results.csv"
 # per round), so drift in the machine's speed falls on all alike; one run of under a second moves
 # ±15% on a shared 2-core machine, so each result is the median of the rounds (CPU: all the
 # rounds' CPU over all their requests, free of the 10 ms tick each reading is rounded to).
-# The servers take turns going first: the run after another configuration's (after Redis's
-# fsync runs above all) was slower more often than not, and always putting idforge there cost it
-# up to 30% in single rounds. Each configuration's order moves by one each round.
+# The servers take turns going first, and follow each other in a balanced order (a Williams
+# square: over four turns each server goes first once and follows each other server once). With
+# one fixed order idforge always ran first, right after Redis's fsync runs, and lost up to 30%
+# in single rounds there; a plain rotation would still have put it after fsync 30 times in 40.
+orders=("0 1 3 2" "1 2 0 3" "2 3 1 0" "3 0 2 1")
 for round in $(seq "$rounds"); do
   turn=$round
   for c in 1 50; do
     for p in 1 16; do
       for cmd in INCR INCRBY; do
         turn=$((turn + 1))
-        for i in "${!servers[@]}"; do
-          s=${servers[$(((i + turn) % ${#servers[@]}))]}
+        for i in ${orders[$((turn % 4))]}; do
+          s=${servers[$i]}
           if [ "$cmd" = INCR ]; then args=(INCR orders); else args=(INCRBY orders 1000); fi
           # The client's CPU share of the run (bash's `time`, %P): near 100% the client, not the
           # server, sets the rate.
           before=$(cpu_ticks "${pid[$s]}")
           cpu=$({
             TIMEFORMAT=%P
-            time "${on_client[@]}" redis-benchmark -p "${port[$s]}" -n $((n * p)) -c "$c" -P "$p" --csv "${args[@]}" \
+            time ${on_client[@]+"${on_client[@]}"} redis-benchmark -p "${port[$s]}" -n $((n * p)) -c "$c" -P "$p" --csv "${args[@]}" \
               >"$work/run.csv" 2>/dev/null
           } 2>&1)
           after=$(cpu_ticks "${pid[$s]}")

@@ -118,7 +118,7 @@ impl Clock for SystemClock {
         self.anchor_ms + mono.saturating_sub(self.mono_anchor_ms)
     }
 
-    /// The coarse monotonic clock: a plain read of the vDSO's data, ~5 ns against ~23 for
+    /// The coarse monotonic clock: a plain read of the vDSO's data, 3-5 ns against ~23 for
     /// [`now_ms`](Clock::now_ms) (which reads the TSC, ordered); it trails by up to one timer
     /// tick of the kernel (1-10 ms: 4 ms at the common HZ=250).
     #[inline]
@@ -269,8 +269,12 @@ mod tests {
             most_behind = most_behind.max(before.saturating_sub(recent));
             last = recent;
         }
-        // A tick is 1-10 ms; a loaded machine may deliver one late.
-        assert!(most_behind <= 50, "recent trailed now by {most_behind} ms");
+        // A tick is 1-10 ms; a loaded VM may deliver several late: the bound only catches a
+        // reading on the wrong anchor, which would be off by the clocks' offset (seconds).
+        assert!(
+            most_behind <= 1000,
+            "recent trailed now by {most_behind} ms"
+        );
         assert_eq!(ManualClock::new(7).recent_ms(), 7);
     }
 
