@@ -23,9 +23,10 @@ use crate::state_file::StateFile;
 /// which promise ids never ahead of the clock, and the batch calls, read the precise clock:
 /// their ids carry the millisecond they were made in.
 ///
-/// [`next`]: Snowflake::next
 /// A fixed node id cannot be shared by a forked child and its parent, so in a child every call
 /// fails with `FORKED` until the child builds its own generator with its own node id.
+///
+/// [`next`]: Snowflake::next
 #[derive(Debug)]
 pub struct Snowflake<C: Clock = SystemClock> {
     generator: SnowflakeGen,
