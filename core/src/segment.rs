@@ -8,12 +8,24 @@
 //! ## Why a value is never handed out twice
 //!
 //! Each slot's cursor packs a *tag* (which installation of the slot it counts for) with the
-//! offset taken. A take is `fetch_add(1)`: every offset of a tag is returned to exactly one
-//! caller. The caller then reads the slot's `start` and `len` and checks, seqlock-style, that the
-//! cursor still carries its tag: if the slot was refilled in between, the data it read may belong
-//! to the new range and it retries instead (the old offset becomes a gap, never a repeat). An
-//! install only reuses a slot whose ids are all taken, marks the cursor as being written before
-//! touching `start`/`len`, and publishes the new tag last. `tests/loom.rs` model-checks this.
+//! offset taken. Offsets count up to a fixed limit: a range of `len` ids starts at `limit -
+//! len`, so the cursor alone says whether ids are left. A take is `fetch_add(1)`: every offset
+//! of a tag is returned to exactly one caller. The caller then reads the slot's `origin` (the
+//! id at offset 0) and checks, seqlock-style, that the cursor still carries its tag: if the slot
+//! was refilled in between, the origin it read may belong to the new range and it retries
+//! instead (the old offset becomes a gap, never a repeat). An install only reuses a slot whose
+//! ids are all taken, marks the cursor as being written before touching `origin`, and publishes
+//! the new tag last. `tests/loom.rs` model-checks this.
+//!
+//! ## Why a thread's ids never go back
+//!
+//! A range installed while the other slot still holds ids is *held*: a flag in its cursor. A
+//! take that gets a held id first looks at the other slot. If that slot still holds ids of an
+//! older range, the take is dropped (a gap) and the caller moves there; otherwise this range
+//! is the oldest with ids left, and the caller clears the flag and keeps its id. So a caller
+//! that read the active slot's index, then stalled while that slot was used up and refilled,
+//! cannot take the new range ahead of the older one and then go back to it. The hot path only
+//! tests the flag in the value its add returned.
 
 use crate::error::{Error, Result};
 use crate::sync::{AtomicU64, Ordering, fence};
@@ -21,13 +33,19 @@ use crate::sync::{AtomicU64, Ordering, fence};
 /// Bits of a cursor that count the offset within the slot's segment.
 const OFFSET_BITS: u32 = 40;
 const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
+/// Offsets at or past this are used up: a range of `len` ids starts at `OFFSET_LIMIT - len`.
+const OFFSET_LIMIT: u64 = 1 << (OFFSET_BITS - 1);
+/// The cursor's flag of a held range: installed while the other slot still held ids.
+const HELD: u64 = 1 << OFFSET_BITS;
+/// The tag (which installation of the slot) sits above the offset and the flag.
+const TAG_SHIFT: u32 = OFFSET_BITS + 1;
 /// Tag of a slot that holds nothing.
 const TAG_EMPTY: u64 = 0;
 /// Tag of a slot being written by an install.
-const TAG_WRITING: u64 = (1 << (64 - OFFSET_BITS)) - 1;
-/// Offsets past this on a used-up slot are folded back, so failed takes can never carry into
-/// the tag bits, however long a slot stays empty.
-const OFFSET_FOLD_AT: u64 = 1 << (OFFSET_BITS - 1);
+const TAG_WRITING: u64 = (1 << (64 - TAG_SHIFT)) - 1;
+/// Offsets past this on a used-up slot are folded back to the limit, so failed takes can never
+/// carry into the flag and tag bits, however long a slot stays empty.
+const OFFSET_FOLD_AT: u64 = OFFSET_LIMIT + (OFFSET_LIMIT >> 1);
 
 /// A half-open range of ids `start..end` handed out by an allocator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -94,11 +112,24 @@ pub enum Take {
         /// The id.
         id: u64,
         /// This caller crossed the active segment's prefetch mark: it should ask for the next
-        /// segment now. Exactly one take per installed segment carries this flag.
+        /// segment now. One take per installed segment carries this flag (rarely two, when a
+        /// take at the mark was dropped to keep a thread's ids going up; asking twice is
+        /// harmless).
         prefetch: bool,
     },
     /// Both slots are used up (or never filled): install a segment and try again.
     Empty,
+}
+
+/// Why a take on one slot returned no id.
+#[derive(Clone, Copy)]
+enum Missed {
+    /// The slot is used up (or empty, or being written).
+    Dry,
+    /// The slot was refilled between the take and the read of its range.
+    Stale,
+    /// The take got an id of a held range: kept or dropped.
+    Held,
 }
 
 /// What one slot's cursor said about a take.
@@ -106,6 +137,12 @@ enum SlotTake {
     Id {
         id: u64,
         prefetch: bool,
+    },
+    /// An id of a held range (see the module doc): `cursor` is the value the take saw.
+    Held {
+        id: u64,
+        prefetch: bool,
+        cursor: u64,
     },
     /// The slot holds no ids for this caller (used up, empty, or being written).
     Dry,
@@ -116,19 +153,23 @@ enum SlotTake {
 #[derive(Debug)]
 struct Slot {
     cursor: AtomicU64,
-    start: AtomicU64,
-    len: AtomicU64,
+    /// The id at offset 0 (wrapping): a take's id is `origin + offset`.
+    origin: AtomicU64,
     /// The offset whose take carries the prefetch flag, computed at install so a take does
     /// no multiplication or division.
     prefetch_at: AtomicU64,
 }
 
+/// Whether a cursor value counts for a range (not empty, not being written).
+fn installed(tag: u64) -> bool {
+    tag != TAG_EMPTY && tag != TAG_WRITING
+}
+
 impl Slot {
     fn new() -> Slot {
         Slot {
-            cursor: AtomicU64::new(TAG_EMPTY << OFFSET_BITS),
-            start: AtomicU64::new(0),
-            len: AtomicU64::new(0),
+            cursor: AtomicU64::new(TAG_EMPTY << TAG_SHIFT),
+            origin: AtomicU64::new(0),
             prefetch_at: AtomicU64::new(0),
         }
     }
@@ -136,38 +177,68 @@ impl Slot {
     #[inline]
     fn take(&self) -> SlotTake {
         // Acquire pairs with the install's Release store of the tag (through the RMW chain), so
-        // a valid tag's start/len are visible below.
+        // a valid tag's origin is visible below.
         let v = self.cursor.fetch_add(1, Ordering::Acquire);
-        let tag = v >> OFFSET_BITS;
-        let offset = v & OFFSET_MASK;
-        if tag == TAG_EMPTY || tag == TAG_WRITING {
+        let tag = v >> TAG_SHIFT;
+        if !installed(tag) {
             self.fold(v);
             return SlotTake::Dry;
         }
-        let start = self.start.load(Ordering::Relaxed);
-        let len = self.len.load(Ordering::Relaxed);
+        let origin = self.origin.load(Ordering::Relaxed);
         let prefetch_at = self.prefetch_at.load(Ordering::Relaxed);
-        // Seqlock check: if start/len came from a later install, this load sees its tag.
+        // Seqlock check: if the origin came from a later install, this load sees its tag.
         fence(Ordering::Acquire);
-        if self.cursor.load(Ordering::Relaxed) >> OFFSET_BITS != tag {
+        if self.cursor.load(Ordering::Relaxed) >> TAG_SHIFT != tag {
             return SlotTake::Stale;
         }
-        if offset >= len {
+        let offset = v & OFFSET_MASK;
+        if offset >= OFFSET_LIMIT {
             self.fold(v);
             return SlotTake::Dry;
         }
-        SlotTake::Id {
-            id: start + offset,
-            prefetch: offset == prefetch_at,
+        let (id, prefetch) = (origin.wrapping_add(offset), offset == prefetch_at);
+        if v & HELD != 0 {
+            return SlotTake::Held {
+                id,
+                prefetch,
+                cursor: v,
+            };
+        }
+        SlotTake::Id { id, prefetch }
+    }
+
+    /// Clears the held flag of installation `tag` (once: later calls, or a slot refilled
+    /// meanwhile, get `None`); returns the next offset to be taken at that moment.
+    #[cold]
+    fn release(&self, tag: u64) -> Option<u64> {
+        let mut v = self.cursor.load(Ordering::Relaxed);
+        loop {
+            if v >> TAG_SHIFT != tag || v & HELD == 0 {
+                return None;
+            }
+            match self
+                .cursor
+                .compare_exchange(v, v & !HELD, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return Some(v & OFFSET_MASK),
+                Err(now) => v = now,
+            }
         }
     }
 
-    /// Keeps a used-up slot's offset far below the tag bits. The CAS fails harmlessly if the
-    /// slot was refilled meanwhile; the folded offset stays at or above any segment length.
+    /// The tag of the range this slot holds, if it still has ids.
+    fn live_tag(&self) -> Option<u64> {
+        let v = self.cursor.load(Ordering::Acquire);
+        let tag = v >> TAG_SHIFT;
+        (installed(tag) && v & OFFSET_MASK < OFFSET_LIMIT).then_some(tag)
+    }
+
+    /// Keeps a used-up slot's offset far below the flag and tag bits. The CAS fails harmlessly
+    /// if the slot was refilled meanwhile; the folded offset is still used up.
     #[cold]
     fn fold(&self, seen: u64) {
         if seen & OFFSET_MASK >= OFFSET_FOLD_AT {
-            let folded = (seen & !OFFSET_MASK) | Segment::MAX_LEN;
+            let folded = (seen & !OFFSET_MASK) | OFFSET_LIMIT;
             let _ = self.cursor.compare_exchange(
                 seen.wrapping_add(1),
                 folded,
@@ -177,21 +248,41 @@ impl Slot {
         }
     }
 
-    /// Ids left in this slot, read consistently (0 when empty or being written).
+    /// Ids left in this slot (0 when empty or being written): the cursor alone tells.
     fn remaining(&self) -> u64 {
-        loop {
-            let v = self.cursor.load(Ordering::Acquire);
-            let tag = v >> OFFSET_BITS;
-            if tag == TAG_EMPTY || tag == TAG_WRITING {
-                return 0;
-            }
-            let len = self.len.load(Ordering::Relaxed);
-            fence(Ordering::Acquire);
-            if self.cursor.load(Ordering::Relaxed) >> OFFSET_BITS == tag {
-                return len.saturating_sub(v & OFFSET_MASK);
-            }
+        let v = self.cursor.load(Ordering::Acquire);
+        if installed(v >> TAG_SHIFT) {
+            OFFSET_LIMIT.saturating_sub(v & OFFSET_MASK)
+        } else {
+            0
         }
     }
+
+    /// Writes `segment` into this used-up slot as installation `tag`, `held` or not.
+    fn write(&self, segment: Segment, tag: u64, held: bool, prefetch_pct: u64) {
+        let first = OFFSET_LIMIT - segment.len();
+        // Every write to a cursor is an RMW (swap, not store): the same effect here, and it
+        // keeps loom's model exact (loom lets plain stores split an RMW, tokio-rs/loom#254).
+        self.cursor
+            .swap(TAG_WRITING << TAG_SHIFT, Ordering::Relaxed);
+        // Seqlock write: a reader that sees the new origin also sees WRITING (or later).
+        fence(Ordering::Release);
+        self.origin
+            .store(segment.start.wrapping_sub(first), Ordering::Relaxed);
+        // No overflow: len <= 2^38 and pct <= 99.
+        let mark = segment.len() * prefetch_pct / 100;
+        self.prefetch_at.store(first + mark, Ordering::Relaxed);
+        let flag = if held { HELD } else { 0 };
+        self.cursor
+            .swap(tag << TAG_SHIFT | flag | first, Ordering::Release);
+    }
+}
+
+/// Whether installation tag `a` came before `b`. Tags count installs and wrap; the two slots'
+/// live tags are never more than a few installs apart.
+fn older(a: u64, b: u64) -> bool {
+    let d = b.wrapping_sub(a) & TAG_WRITING;
+    d != 0 && d < TAG_WRITING / 2
 }
 
 /// A lock-free double buffer of segments.
@@ -234,37 +325,102 @@ impl SegmentBuffer {
     #[inline]
     pub fn take(&self) -> Take {
         let a = (self.active.load(Ordering::Relaxed) & 1) as usize;
-        match self.slots[a].take() {
-            SlotTake::Id { id, prefetch } => Take::Id { id, prefetch },
-            // Kept out of line, so the hot path is small enough to inline into every caller.
-            other => self.take_again(a, other),
-        }
+        // Everything but a plain id goes to one out-of-line call, so the hot path stays small
+        // enough to inline into every caller and returns its id in registers.
+        // Scalar arguments only: an enum with data would go through memory.
+        let (missed, held, prefetch) = match self.slots[a].take() {
+            SlotTake::Id { id, prefetch } => return Take::Id { id, prefetch },
+            SlotTake::Held {
+                id,
+                prefetch,
+                cursor,
+            } => (Missed::Held, (id, cursor), prefetch),
+            SlotTake::Dry => (Missed::Dry, (0, 0), false),
+            SlotTake::Stale => (Missed::Stale, (0, 0), false),
+        };
+        self.take_again(a, missed, held, prefetch)
     }
 
-    /// The rest of [`take`](Self::take) after its first try found slot `a` dry or stale.
+    /// Whether to keep a take of a held range from slot `a` (`cursor`: the value the take saw),
+    /// with its prefetch flag: kept when no older ids are left in the other slot (the range is
+    /// released), else `None`: dropped for them.
+    fn settle_held(&self, a: usize, prefetch: bool, cursor: u64) -> Option<bool> {
+        let tag = cursor >> TAG_SHIFT;
+        if self.slots[a ^ 1].live_tag().is_some_and(|t| older(t, tag)) {
+            // The other slot's older ids go first: this take is a gap.
+            return None;
+        }
+        // The oldest range with ids left: it is no longer held. Its prefetch mark may have
+        // gone to a take dropped while it was held, so the caller that releases it past the
+        // mark asks for the next range too (at worst twice, which the refill ignores).
+        let prefetch_at = self.slots[a].prefetch_at.load(Ordering::Relaxed);
+        let past_mark = self.slots[a]
+            .release(tag)
+            .is_some_and(|next| next > prefetch_at);
+        Some(prefetch || past_mark)
+    }
+
+    /// The rest of [`take`](Self::take) after a try on slot `a` got no plain id. `held`: the
+    /// id and the cursor value of a held take; `prefetch_owed`: the prefetch flag of a take
+    /// not returned (yet), passed to the id returned.
     #[cold]
     #[inline(never)]
-    fn take_again(&self, mut a: usize, mut outcome: SlotTake) -> Take {
+    fn take_again(
+        &self,
+        mut a: usize,
+        mut missed: Missed,
+        mut held: (u64, u64),
+        mut prefetch_owed: bool,
+    ) -> Take {
         loop {
-            match outcome {
-                SlotTake::Id { id, prefetch } => return Take::Id { id, prefetch },
-                SlotTake::Stale => {}
-                SlotTake::Dry => {
-                    let b = a ^ 1;
-                    if self.slots[b].remaining() == 0 {
+            let move_on = match missed {
+                Missed::Held => match self.settle_held(a, prefetch_owed, held.1) {
+                    Some(prefetch) => {
+                        return Take::Id {
+                            id: held.0,
+                            prefetch,
+                        };
+                    }
+                    // Dropped: the other slot's older ids go first.
+                    None => true,
+                },
+                Missed::Stale => false,
+                Missed::Dry => {
+                    if self.slots[a ^ 1].remaining() == 0 {
                         return Take::Empty;
                     }
-                    // Another caller may have switched already; either way, retry.
-                    let _ = self.active.compare_exchange(
-                        a as u64,
-                        b as u64,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    );
+                    true
                 }
+            };
+            if move_on {
+                // Another caller may have switched already; either way, retry.
+                let _ = self.active.compare_exchange(
+                    a as u64,
+                    (a ^ 1) as u64,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
             }
             a = (self.active.load(Ordering::Relaxed) & 1) as usize;
-            outcome = self.slots[a].take();
+            missed = match self.slots[a].take() {
+                SlotTake::Id { id, prefetch } => {
+                    return Take::Id {
+                        id,
+                        prefetch: prefetch || prefetch_owed,
+                    };
+                }
+                SlotTake::Held {
+                    id,
+                    prefetch,
+                    cursor,
+                } => {
+                    prefetch_owed |= prefetch;
+                    held = (id, cursor);
+                    Missed::Held
+                }
+                SlotTake::Stale => Missed::Stale,
+                SlotTake::Dry => Missed::Dry,
+            };
         }
     }
 
@@ -298,24 +454,14 @@ impl SegmentBuffer {
             } else {
                 return Err(Error::BufferFull);
             };
-            let slot = &self.slots[target];
             let mut tag = self.last_tag.load(Ordering::Relaxed) + 1;
             if tag >= TAG_WRITING {
                 tag = TAG_EMPTY + 1;
             }
             self.last_tag.store(tag, Ordering::Relaxed);
-            // Every write to a cursor is an RMW (swap, not store): the same effect here, and it
-            // keeps loom's model exact (loom lets plain stores split an RMW, tokio-rs/loom#254).
-            slot.cursor
-                .swap(TAG_WRITING << OFFSET_BITS, Ordering::Relaxed);
-            // Seqlock write: a reader that sees the new start/len also sees WRITING (or later).
-            fence(Ordering::Release);
-            slot.start.store(segment.start, Ordering::Relaxed);
-            slot.len.store(segment.len(), Ordering::Relaxed);
-            // No overflow: len <= 2^38 and pct <= 99.
-            let mark = segment.len() * self.prefetch_pct / 100;
-            slot.prefetch_at.store(mark, Ordering::Relaxed);
-            slot.cursor.swap(tag << OFFSET_BITS, Ordering::Release);
+            // Held while the other slot still has ids: takes must not pass over those.
+            let held = self.slots[target ^ 1].remaining() > 0;
+            self.slots[target].write(segment, tag, held, self.prefetch_pct);
             Ok(())
         })
     }
@@ -327,8 +473,7 @@ impl SegmentBuffer {
         self.installing.store(0, Ordering::Release);
         let _ = self.exclusive(|| {
             for slot in &self.slots {
-                slot.cursor
-                    .swap(TAG_EMPTY << OFFSET_BITS, Ordering::Release);
+                slot.cursor.swap(TAG_EMPTY << TAG_SHIFT, Ordering::Release);
             }
             Ok(())
         });
@@ -433,6 +578,61 @@ mod tests {
         assert_eq!(b.take(), Take::Empty);
     }
 
+    /// A caller that read the active index before its slot was used up and refilled must not
+    /// take the new range while the other slot still holds older ids: its next call would go
+    /// back (a thread's ids went down in an HA test before ranges were held).
+    #[test]
+    fn a_stale_index_never_takes_a_newer_range_first() {
+        let b = SegmentBuffer::new(0).unwrap();
+        b.install(Segment::new(0, 1).unwrap()).unwrap();
+        b.install(Segment::new(5, 7).unwrap()).unwrap();
+        assert_eq!(take_id(&b), (0, true));
+        // The first slot is used up: the next range goes there, held behind the other's ids,
+        // and takes point at the older range.
+        b.install(Segment::new(10, 12).unwrap()).unwrap();
+        let active = b.active.load(Ordering::Relaxed) as usize;
+        assert_eq!(b.slots[active].remaining(), 2, "the older range, 5..7");
+        // A caller that still reads the refilled slot's index (it read it before the refill).
+        b.active.store((active ^ 1) as u64, Ordering::Relaxed);
+        let (first, _) = take_id(&b);
+        assert_eq!(first, 5, "the older range first; 10 is dropped (a gap)");
+        let rest: [u64; 2] = core::array::from_fn(|_| take_id(&b).0);
+        assert_eq!(rest, [6, 11]);
+        assert_eq!(b.take(), Take::Empty);
+    }
+
+    /// A held range whose older neighbour is used up is released by its first take: no id is
+    /// dropped, and later takes are on the fast path again.
+    #[test]
+    fn a_held_range_is_released_once_the_older_one_is_used_up() {
+        let b = SegmentBuffer::new(50).unwrap();
+        b.install(Segment::new(0, 2).unwrap()).unwrap();
+        b.install(Segment::new(10, 14).unwrap()).unwrap();
+        let slot = |tag: u64| {
+            b.slots
+                .iter()
+                .find(|s| s.cursor.load(Ordering::Relaxed) >> TAG_SHIFT == tag)
+                .unwrap()
+        };
+        assert_eq!(slot(1).cursor.load(Ordering::Relaxed) & HELD, 0);
+        assert_ne!(slot(2).cursor.load(Ordering::Relaxed) & HELD, 0, "held");
+        let ids: [u64; 6] = core::array::from_fn(|_| take_id(&b).0);
+        assert_eq!(ids, [0, 1, 10, 11, 12, 13], "no gap");
+        assert_eq!(slot(2).cursor.load(Ordering::Relaxed) & HELD, 0, "released");
+    }
+
+    #[test]
+    fn install_tags_order_across_the_wrap() {
+        assert!(older(1, 2));
+        assert!(!older(2, 1));
+        assert!(!older(3, 3));
+        assert!(
+            older(TAG_WRITING - 1, 1),
+            "the tag after the last wraps to 1"
+        );
+        assert!(!older(1, TAG_WRITING - 1));
+    }
+
     #[test]
     fn many_failed_takes_never_reach_the_tag() {
         let b = SegmentBuffer::new(0).unwrap();
@@ -442,13 +642,15 @@ mod tests {
         let slot = b
             .slots
             .iter()
-            .find(|s| s.cursor.load(Ordering::Relaxed) >> OFFSET_BITS == 1)
+            .find(|s| s.cursor.load(Ordering::Relaxed) >> TAG_SHIFT == 1)
             .unwrap();
-        slot.cursor.fetch_add(OFFSET_FOLD_AT, Ordering::Relaxed);
+        slot.cursor
+            .fetch_add(OFFSET_FOLD_AT - OFFSET_LIMIT, Ordering::Relaxed);
         assert_eq!(b.take(), Take::Empty);
         let v = slot.cursor.load(Ordering::Relaxed);
-        assert_eq!(v & OFFSET_MASK, Segment::MAX_LEN, "folded back");
-        assert_eq!(v >> OFFSET_BITS, 1, "tag kept");
+        assert_eq!(v & OFFSET_MASK, OFFSET_LIMIT, "folded back, still used up");
+        assert_eq!(v & HELD, 0, "the flag kept");
+        assert_eq!(v >> TAG_SHIFT, 1, "tag kept");
     }
 
     #[test]

@@ -23,24 +23,46 @@ impl SegmentSource for Recording {
 
 #[test]
 fn two_threads_a_million_segment_ids_each() {
+    let segments = draw(5_000, 2, 1_000_000);
+    assert!(
+        segments > 100,
+        "only {segments} segments: fewer than 100 switches"
+    );
+}
+
+/// Tiny ranges, so refills race the takes all the time (a held range, a dropped take, a
+/// release): still no repeat, and each thread's ids go up.
+#[test]
+fn four_threads_on_sixteen_id_ranges() {
+    let segments = draw(16, 4, 100_000);
+    assert!(segments > 1000, "{segments} segments");
+}
+
+/// `threads` threads each take `each` ids from one generator on ranges of `step` ids; checks
+/// each thread's ids go up, no id comes twice and every id lies in a range the source handed
+/// out; returns how many ranges were fetched.
+fn draw(step: u64, threads: usize, each: usize) -> usize {
     let source = Arc::new(Recording {
         inner: MemorySource::new(),
         seen: Mutex::new(Vec::new()),
     });
     let options = SegmentOptions {
-        step: 5_000,
-        max_step: 5_000,
+        step,
+        max_step: step,
         dynamic_step: false,
         ..Default::default()
     };
     let ids = Arc::new(Segments::new(source.clone(), "stress", options).unwrap());
-    let threads: Vec<_> = (0..2)
+    let threads: Vec<_> = (0..threads)
         .map(|_| {
             let ids = ids.clone();
             std::thread::spawn(move || {
-                (0..1_000_000)
-                    .map(|_| ids.next().unwrap())
-                    .collect::<Vec<u64>>()
+                let mine: Vec<u64> = (0..each).map(|_| ids.next().unwrap()).collect();
+                assert!(
+                    mine.windows(2).all(|w| w[0] < w[1]),
+                    "a thread's ids went back"
+                );
+                mine
             })
         })
         .collect();
@@ -48,18 +70,11 @@ fn two_threads_a_million_segment_ids_each() {
         .into_iter()
         .flat_map(|t| t.join().unwrap())
         .collect();
-    assert_eq!(all.len(), 2_000_000);
+    let drawn = all.len();
     all.sort_unstable();
-    let before = all.len();
     all.dedup();
-    assert_eq!(all.len(), before, "duplicate segment ids");
-
-    let mut segments = source.seen.lock().unwrap().clone();
-    assert!(
-        segments.len() > 100,
-        "only {} segments: fewer than 100 switches",
-        segments.len()
-    );
+    assert_eq!(all.len(), drawn, "duplicate segment ids");
+    let mut segments: Vec<Segment> = source.seen.lock().unwrap().clone();
     segments.sort_by_key(|s| s.start());
     for id in &all {
         let i = segments.partition_point(|s| s.start() <= *id);
@@ -68,6 +83,7 @@ fn two_threads_a_million_segment_ids_each() {
             "id {id} is outside every fetched range"
         );
     }
+    segments.len()
 }
 
 #[test]

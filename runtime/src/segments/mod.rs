@@ -155,9 +155,11 @@ impl std::fmt::Debug for dyn SegmentSource {
 /// `INVALID_SEGMENT`, which callers see once the buffered ids run out; the engine keeps
 /// fetching, so a counter that went back is used again once it has passed the mark.
 ///
-/// So one generator's ids go up, except on `idforge://…?mode=any` (striped servers): there
-/// each server's ranges go up (and are checked so), and ranges of different servers
-/// interleave, so the ids are unique and only roughly increasing.
+/// So the ids each thread gets from one generator go up (a thread that races a switch of
+/// ranges may drop an id, a gap, rather than take the next range ahead of the current one),
+/// except on `idforge://…?mode=any` (striped servers): there each server's ranges go up (and
+/// are checked so), and ranges of different servers interleave, so the ids are unique and only
+/// roughly increasing.
 #[derive(Debug)]
 pub struct Segments {
     shared: Arc<Shared>,
