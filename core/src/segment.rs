@@ -216,9 +216,11 @@ impl Slot {
             if v >> TAG_SHIFT != tag || v & HELD == 0 {
                 return None;
             }
+            // Release: a take that then sees the range unheld also sees what this caller saw
+            // of the other slot (used up), so its next take cannot find older ids there.
             match self
                 .cursor
-                .compare_exchange(v, v & !HELD, Ordering::Relaxed, Ordering::Relaxed)
+                .compare_exchange(v, v & !HELD, Ordering::Release, Ordering::Relaxed)
             {
                 Ok(_) => return Some(v & OFFSET_MASK),
                 Err(now) => v = now,
