@@ -623,6 +623,24 @@ mod tests {
         assert_eq!(slot(2).cursor.load(Ordering::Relaxed) & HELD, 0, "released");
     }
 
+    /// The worst range: the longest, ending at the top of u64 (the origin wraps).
+    #[test]
+    fn the_longest_range_at_the_top_of_the_id_space() {
+        let b = SegmentBuffer::new(99).unwrap();
+        let start = u64::MAX - Segment::MAX_LEN;
+        b.install(Segment::new(start, u64::MAX).unwrap()).unwrap();
+        assert_eq!(b.remaining(), Segment::MAX_LEN);
+        assert_eq!(take_id(&b), (start, false));
+        assert_eq!(take_id(&b), (start + 1, false));
+        assert_eq!(b.remaining(), Segment::MAX_LEN - 2);
+        // The last id: jump the cursor to the range's last offset.
+        let slot = b.slots.iter().find(|s| s.remaining() > 0).unwrap();
+        slot.cursor
+            .fetch_add(Segment::MAX_LEN - 3, Ordering::Relaxed);
+        assert_eq!(take_id(&b).0, u64::MAX - 1);
+        assert_eq!(b.take(), Take::Empty);
+    }
+
     #[test]
     fn install_tags_order_across_the_wrap() {
         assert!(older(1, 2));
