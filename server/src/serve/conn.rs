@@ -152,6 +152,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: Stream, mut stop: watch::Rec
         // (and wait for the client to take them) before running the rest.
         loop {
             let mut full = false;
+            let mut served = 0;
             loop {
                 match parse_limited(&buf[at..], &mut ranges, limits.max_request) {
                     Ok(None) => break,
@@ -164,6 +165,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: Stream, mut stop: watch::Rec
                         args.clear();
                         args.extend(ranges.iter().map(|r| &req[r.clone()]));
                         execute(&shared, &mut session, &args, &mut out).await;
+                        served += 1;
                         if session.quit {
                             close = true;
                             break;
@@ -182,7 +184,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: Stream, mut stop: watch::Rec
                     }
                 }
             }
-            shared.busy_poll.active();
+            shared.busy_poll.active(served);
             if !out.buf.is_empty() {
                 // The timeout's timer is only registered when the write has to wait.
                 match tokio::time::timeout(limits.write_timeout, stream.write_all(&out.buf)).await {
