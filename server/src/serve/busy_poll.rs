@@ -165,13 +165,19 @@ impl Balance {
 mod tests {
     use super::*;
 
-    #[tokio::test(flavor = "current_thread")]
-    async fn polls_after_activity_then_sleeps() {
-        let poll = std::sync::Arc::new(BusyPoll::new(Duration::from_millis(20)));
+    /// A poller with `window`, running on the test's runtime.
+    fn start(window: Duration) -> (std::sync::Arc<BusyPoll>, tokio::task::JoinHandle<()>) {
+        let poll = std::sync::Arc::new(BusyPoll::new(window));
         let task = tokio::spawn({
             let poll = poll.clone();
             async move { poll.run().await }
         });
+        (poll, task)
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn polls_after_activity_then_sleeps() {
+        let (poll, task) = start(Duration::from_millis(20));
         tokio::task::yield_now().await;
         assert!(!poll.spinning.load(Ordering::Relaxed));
         poll.active(1);
@@ -232,14 +238,27 @@ mod tests {
     }
 
     #[tokio::test(flavor = "current_thread")]
+    async fn keeps_polling_while_batches_keep_coming() {
+        // The real loop, fed like a crowd that always has a batch ready: every round catches
+        // one and earns its requests' budget, so polling never rests (bursts: the tests of
+        // `Balance` above, which need no clock).
+        let (poll, task) = start(Duration::from_millis(100));
+        poll.active(16);
+        tokio::task::yield_now().await;
+        for _ in 0..20_000 {
+            poll.active(16);
+            tokio::task::yield_now().await;
+            assert!(poll.spinning.load(Ordering::Relaxed));
+        }
+        assert_eq!(poll.rests.load(Ordering::Relaxed), 0);
+        task.abort();
+    }
+
+    #[tokio::test(flavor = "current_thread")]
     async fn rests_when_requests_come_too_slowly_to_pay() {
         // A lone client: a batch each 2 ms, a polling window wide enough to catch each one, so
         // every batch costs ~2 ms of polling, far past the break-even.
-        let poll = std::sync::Arc::new(BusyPoll::new(Duration::from_secs(1)));
-        let task = tokio::spawn({
-            let poll = poll.clone();
-            async move { poll.run().await }
-        });
+        let (poll, task) = start(Duration::from_secs(1));
         let deadline = Instant::now() + Duration::from_secs(20);
         while poll.rests.load(Ordering::Relaxed) == 0 && Instant::now() < deadline {
             poll.active(1);
