@@ -6,8 +6,8 @@
 //! switch) costs the *client* in its `send` and the server in its scheduler: with redis-benchmark
 //! at `-c 50 -P 16` idforge switched context ~20,000 times per 1.6 M requests where Redis, busier
 //! per request, switched ~1,000 times. A task that yields in a loop keeps tokio polling the
-//! driver without blocking; it runs only for `window` after the last request, so an idle server
-//! uses no CPU (the kernel's `SO_BUSY_POLL` does the same for NIC queues, not for loopback).
+//! driver without blocking; it runs for at most `window` after the last request (less when the
+//! balance below runs out), so an idle server uses no CPU (the kernel's `SO_BUSY_POLL` does the same for NIC queues, not for loopback).
 //!
 //! Polling pays only while the loop is close to saturation. It trades the server's CPU for the
 //! client's: at `-c 50 -P 16` (pinned, one core each) the client is the bottleneck, and each of
@@ -16,11 +16,13 @@
 //! spinning for each request of a lone client (`-c 1`) cost 1.4× Redis's CPU per request, and
 //! at `-c 50 -P 1` 1.3×, for 5-10% more throughput. What tells them apart is the idle polling
 //! per *request* served (measured while polling): 0.13 µs for the pipelining crowd, 0.9 µs for
-//! one pipelining client, 2.9 µs for 50 plain ones, 13 µs for one. So each request served earns
-//! polling `BUDGET` (0.3 µs) of idle rounds; a balance, capped at `CAP` so that the bursts
+//! one pipelining client, 2.9 µs for 50 plain ones, 13 µs for one. So each request caught while
+//! polling earns it `BUDGET` (0.3 µs) of idle rounds; a balance, capped at `CAP` so that the bursts
 //! of a saturated client (gaps of a few hundred µs between its rounds) are absorbed, pays for
 //! them. When it runs out, polling stops for 100 ms (`REST`) and then tries again with
-//! `START`. (Counting per batch or per wake-up could not separate the crowd, 2.0 µs of idle
+//! `START`. A round is charged at most `ROUND_MAX`: an empty poll costs 1-2 µs, and a longer
+//! round ran other work (an accept, a TLS handshake) or lost the CPU, which polling did not
+//! cost. (Counting per batch or per wake-up could not separate the crowd, 2.0 µs of idle
 //! per batch caught, from 50 plain clients, 2.9 µs.)
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -34,6 +36,8 @@ const BUDGET: Duration = Duration::from_nanos(300);
 const CAP: Duration = Duration::from_millis(1);
 /// What a fresh try starts with: one default polling window.
 const START: Duration = Duration::from_micros(100);
+/// The most one round that finds nothing is charged (see the module doc).
+const ROUND_MAX: Duration = Duration::from_micros(20);
 /// How long polling stays off after it did not pay; then one more try (the CPU a failed try
 /// costs, about `START` plus a round, is 0.1% of this).
 const REST: Duration = Duration::from_millis(100);
@@ -107,7 +111,7 @@ impl BusyPoll {
                     quiet_since = Instant::now();
                 } else {
                     // A round that found nothing: CPU spent only on polling.
-                    if !balance.idle(round.elapsed()) {
+                    if !balance.idle(round.elapsed().min(ROUND_MAX)) {
                         break false;
                     }
                     if quiet_since.elapsed() >= self.window {
@@ -184,7 +188,8 @@ mod tests {
         tokio::task::yield_now().await;
         tokio::task::yield_now().await;
         assert!(poll.spinning.load(Ordering::Relaxed));
-        // With no more requests it stops within its window (and some slack for a slow machine).
+        // With no more requests it stops once its balance (100 µs) runs out, well within the
+        // window (and some slack for a slow machine).
         let deadline = Instant::now() + Duration::from_secs(5);
         while poll.spinning.load(Ordering::Relaxed) && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(5)).await;
@@ -238,17 +243,34 @@ mod tests {
     }
 
     #[tokio::test(flavor = "current_thread")]
-    async fn keeps_polling_while_batches_keep_coming() {
-        // The real loop, fed like a crowd that always has a batch ready: every round catches
-        // one and earns its requests' budget, so polling never rests (bursts: the tests of
-        // `Balance` above, which need no clock).
+    async fn a_window_shorter_than_the_balance_ends_without_a_rest() {
+        let (poll, task) = start(Duration::from_micros(20));
+        poll.active(1);
+        tokio::task::yield_now().await;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while poll.spinning.load(Ordering::Relaxed) && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert!(!poll.spinning.load(Ordering::Relaxed));
+        // The window ran out, not the balance: no rounds over 20 µs + one round were charged.
+        assert_eq!(poll.rests.load(Ordering::Relaxed), 0);
+        task.abort();
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn keeps_polling_while_requests_pay_for_the_empty_rounds() {
+        // The real loop: a batch of 1000 requests, then a round that finds nothing, 20,000
+        // times. The batches pay for the empty rounds (at most `ROUND_MAX` each), so polling
+        // never rests; with no budget per request those rounds would use up `START` (bursts:
+        // the tests of `Balance` above, which need no clock).
         let (poll, task) = start(Duration::from_millis(100));
-        poll.active(16);
+        poll.active(1000);
         tokio::task::yield_now().await;
         for _ in 0..20_000 {
-            poll.active(16);
+            poll.active(1000);
             tokio::task::yield_now().await;
             assert!(poll.spinning.load(Ordering::Relaxed));
+            tokio::task::yield_now().await;
         }
         assert_eq!(poll.rests.load(Ordering::Relaxed), 0);
         task.abort();
@@ -256,8 +278,8 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn rests_when_requests_come_too_slowly_to_pay() {
-        // A lone client: a batch each 2 ms, a polling window wide enough to catch each one, so
-        // every batch costs ~2 ms of polling, far past the break-even.
+        // A lone client: a batch each 2 ms and a window of 1 s, so each gap costs ~2 ms of empty
+        // rounds, far past what one request pays for (the first gap ends the try).
         let (poll, task) = start(Duration::from_secs(1));
         let deadline = Instant::now() + Duration::from_secs(20);
         while poll.rests.load(Ordering::Relaxed) == 0 && Instant::now() < deadline {
@@ -268,8 +290,13 @@ mod tests {
             poll.rests.load(Ordering::Relaxed) > 0,
             "never stopped polling"
         );
-        // Resting, it does not spin even while batches keep coming.
+        // Resting, it does not spin even while batches keep coming (checked only while the rest
+        // surely lasts: a thread stalled past it would start a new try).
+        let rested = Instant::now();
         for _ in 0..5 {
+            if rested.elapsed() >= REST / 2 {
+                break;
+            }
             poll.active(1);
             tokio::task::yield_now().await;
             tokio::task::yield_now().await;
