@@ -66,10 +66,11 @@ impl BusyPoll {
         }
     }
 
-    /// A connection served `requests` requests (one batch): keep (or start) polling.
+    /// A connection served `requests` requests (one batch): keep (or start) polling. A batch of
+    /// none (a partial request) wakes nothing: it could only spend a try's balance.
     #[inline]
     pub fn active(&self, requests: u64) {
-        if self.window.is_zero() {
+        if self.window.is_zero() || requests == 0 {
             return;
         }
         self.activity.fetch_add(requests, Ordering::Relaxed);
@@ -105,16 +106,17 @@ impl BusyPoll {
                 let round = Instant::now();
                 tokio::task::yield_now().await;
                 let now = self.activity.load(Ordering::Relaxed);
+                let end = Instant::now();
                 if now != seen {
                     balance.served(now.wrapping_sub(seen));
                     seen = now;
-                    quiet_since = Instant::now();
+                    quiet_since = end;
                 } else {
                     // A round that found nothing: CPU spent only on polling.
-                    if !balance.idle(round.elapsed().min(ROUND_MAX)) {
+                    if !balance.idle((end - round).min(ROUND_MAX)) {
                         break false;
                     }
-                    if quiet_since.elapsed() >= self.window {
+                    if end - quiet_since >= self.window {
                         // The window ran out: sleep until the next request.
                         break true;
                     }
@@ -302,6 +304,20 @@ mod tests {
             tokio::task::yield_now().await;
             assert!(!poll.spinning.load(Ordering::Relaxed));
         }
+        task.abort();
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_batch_of_no_requests_starts_nothing() {
+        let (poll, task) = start(Duration::from_millis(20));
+        tokio::task::yield_now().await;
+        poll.active(0);
+        tokio::task::yield_now().await;
+        tokio::task::yield_now().await;
+        assert!(!poll.spinning.load(Ordering::Relaxed));
+        poll.active(1);
+        tokio::task::yield_now().await;
+        assert!(poll.spinning.load(Ordering::Relaxed));
         task.abort();
     }
 

@@ -184,9 +184,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: Stream, mut stop: watch::Rec
                     }
                 }
             }
-            if served > 0 {
-                shared.busy_poll.active(served);
-            }
+            shared.busy_poll.active(served);
             if !out.buf.is_empty() {
                 // The timeout's timer is only registered when the write has to wait.
                 match tokio::time::timeout(limits.write_timeout, stream.write_all(&out.buf)).await {
