@@ -9,10 +9,17 @@
 //! D 0 orders 0badf00d         tag `orders` dropped by an administrator
 //! ```
 //!
-//! Each line ends with the CRC-32C of what precedes it. A crash can tear only the last line
-//! (appends are fsynced one batch at a time and a batch is written before its ids are served),
-//! so a torn or unchecked last line is dropped; a bad line anywhere else means the file is
-//! damaged. Names are percent-encoded outside `A-Za-z0-9_-.:`.
+//! Each line ends with the CRC-32C of what precedes it. An append that fails (a full disk, an
+//! I/O error, a failed fsync) is cut off again before the error is returned, and the file is
+//! cut back to its last whole line before the next append when that cut failed too; so only a
+//! crash can leave part of a line, and only at the end. A torn or unchecked last line is
+//! dropped (nothing relied on it: an append counts once it is fsynced); a bad line anywhere
+//! else means the file is damaged, and only `idforge store repair` ([`Log::open_salvaging`])
+//! reads past it. Names are percent-encoded outside `A-Za-z0-9_-.:`.
+//!
+//! The file is first written whole, with its identity, by a rename; so a guard file that
+//! exists but holds no identity (0 bytes, or the header alone) was emptied or cut, and is not
+//! taken for a new one (see [`super::Guard::attach`]).
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -101,8 +108,10 @@ pub enum LogError {
     },
     /// A line before the last one does not check out.
     #[error(
-        "guard file {path} is damaged at line {line}: {why} (see `idforge store verify`; \
-         the README's \"When the store goes back\")"
+        "guard file {path} is damaged at line {line}: {why}; with every server of the store \
+         stopped, `idforge store verify` shows what can still be read and `idforge store \
+         repair` rewrites the file (same --data-dir/--store/--guard; the README's \"When the \
+         store goes back\")"
     )]
     Damaged {
         /// The file.
@@ -117,21 +126,121 @@ pub enum LogError {
     Locked(PathBuf),
 }
 
+/// What was found in the file on opening it, besides the marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// No file: a new guard.
+    Missing,
+    /// A file without the store's identity (0 bytes, part of the header, the header alone):
+    /// it was emptied or cut, since a guard is first written whole, identity included.
+    NoIdentity {
+        /// Its size.
+        bytes: u64,
+    },
+    /// A file with an identity.
+    Written,
+}
+
+/// Something the reader dropped or cut from the file, for the operator to hear about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fix {
+    /// A last line without its newline or failing its checksum: an append that never
+    /// completed (nothing relied on it), cut off the file (or, with damage before it, left
+    /// for the rewrite).
+    TornTail {
+        /// Where it began.
+        offset: u64,
+        /// Its length.
+        bytes: u64,
+    },
+    /// A line in the middle that holds the remains of an append that failed before a later
+    /// one succeeded (a file written before failed appends were cut off): the whole line
+    /// after the remains was kept.
+    Fragment {
+        /// The 1-based line number.
+        line: usize,
+        /// The bytes dropped before the whole line.
+        bytes: usize,
+    },
+    /// A line in the middle that cannot be read at all: whatever mark it held is lost.
+    Lost {
+        /// The 1-based line number.
+        line: usize,
+        /// Its length.
+        bytes: usize,
+    },
+}
+
+impl std::fmt::Display for Fix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fix::TornTail { offset, bytes } => write!(
+                f,
+                "dropped a torn last line of {bytes} bytes at offset {offset} (an append that \
+                 never completed)"
+            ),
+            Fix::Fragment { line, bytes } => write!(
+                f,
+                "line {line}: dropped {bytes} bytes left by a failed append, kept the whole \
+                 line after them"
+            ),
+            Fix::Lost { line, bytes } => write!(
+                f,
+                "line {line}: {bytes} bytes that cannot be read; the mark they held is lost"
+            ),
+        }
+    }
+}
+
+/// Failures to inject (tests only).
+#[cfg(test)]
+#[derive(Debug, Default)]
+struct Faults {
+    /// The next append writes this many bytes of its lines (and fsyncs them), then fails as a
+    /// full disk does.
+    fail_after: Option<usize>,
+    /// Cutting a failed append off fails.
+    fail_cut: bool,
+}
+
 /// An open guard file, locked for this process.
 #[derive(Debug)]
 pub struct Log {
     path: PathBuf,
-    file: File,
+    /// `None` until the file is first written, or while it must be rewritten whole before the
+    /// next append (read past damage; or its replacement could not be reopened).
+    file: Option<File>,
     /// Held for as long as the log is open (flock; released by the kernel when we exit).
     _lock: File,
     marks: Marks,
+    /// The length of the file's whole, fsynced lines: where a failed append is cut back to.
     bytes: u64,
+    /// A failed append may have left bytes past `bytes` (its cut failed too): cut them before
+    /// the next append.
+    torn: bool,
+    found: Found,
+    fixes: Vec<Fix>,
+    #[cfg(test)]
+    faults: Faults,
 }
 
 impl Log {
-    /// Opens (creating when missing) and locks the guard file at `path`; drops a torn last
-    /// line.
+    /// Opens and locks the guard file at `path` (a missing file is written on the first
+    /// append or [`Log::reset`]); cuts a torn last line off (see [`Log::fixes`]). A bad line
+    /// before the last is [`LogError::Damaged`].
     pub fn open(path: &Path) -> Result<Log, LogError> {
+        Log::open_as(path, false)
+    }
+
+    /// As [`Log::open`], but reads past bad lines in the middle, keeping every whole line it
+    /// can find in them, and reports each in [`Log::fixes`]; the file is left as it is until
+    /// it is rewritten whole (the next append or [`Log::reset`]). For `idforge store
+    /// verify|repair`, which decide what the lines that could not be read mean.
+    pub fn open_salvaging(path: &Path) -> Result<Log, LogError> {
+        Log::open_as(path, true)
+    }
+
+    fn open_as(path: &Path, salvage: bool) -> Result<Log, LogError> {
         let io = |source| LogError::Io {
             path: path.to_owned(),
             source,
@@ -147,35 +256,51 @@ impl Log {
             .map_err(io)?;
         rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive)
             .map_err(|_| LogError::Locked(path.to_owned()))?;
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .append(true)
-            .open(path)
-            .map_err(io)?;
+        let mut file = match OpenOptions::new().read(true).append(true).open(path) {
+            Ok(f) => Some(f),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io(e)),
+        };
         let mut raw = Vec::new();
-        file.read_to_end(&mut raw).map_err(io)?;
-        let (marks, good) = parse(&raw).map_err(|(line, why)| LogError::Damaged {
+        if let Some(f) = &mut file {
+            f.read_to_end(&mut raw).map_err(io)?;
+        }
+        let parsed = parse(&raw, salvage).map_err(|(line, why)| LogError::Damaged {
             path: path.to_owned(),
             line,
             why,
         })?;
+        let found = match (&file, &parsed.marks.identity) {
+            (None, _) => Found::Missing,
+            (Some(_), None) => Found::NoIdentity {
+                bytes: raw.len() as u64,
+            },
+            (Some(_), Some(_)) => Found::Written,
+        };
+        let damaged = parsed
+            .fixes
+            .iter()
+            .any(|f| !matches!(f, Fix::TornTail { .. }));
         let mut log = Log {
             path: path.to_owned(),
-            file,
+            // Past damage, or with no whole header, the file is only ever replaced whole.
+            file: file.filter(|_| !damaged && parsed.good > 0),
             _lock: lock,
-            marks,
-            bytes: good as u64,
+            marks: parsed.marks,
+            bytes: parsed.good as u64,
+            torn: false,
+            found,
+            fixes: parsed.fixes,
+            #[cfg(test)]
+            faults: Faults::default(),
         };
-        if good == 0 {
-            // New (or empty): write the header.
-            log.rewrite().map_err(io)?;
-        } else if good < raw.len() {
-            // A torn tail from a crash: it was never acknowledged, so nothing relied on it.
-            log.file.set_len(good as u64).map_err(io)?;
-            log.file.seek(SeekFrom::End(0)).map_err(io)?;
-            log.file.sync_data().map_err(io)?;
+        if let Some(f) = &mut log.file {
+            if (parsed.good as u64) < raw.len() as u64 {
+                // A torn tail from a crash: it was never acknowledged, so nothing relied on it.
+                f.set_len(parsed.good as u64).map_err(io)?;
+                f.seek(SeekFrom::End(0)).map_err(io)?;
+                f.sync_data().map_err(io)?;
+            }
         }
         Ok(log)
     }
@@ -190,57 +315,139 @@ impl Log {
         &self.marks
     }
 
-    /// Appends `marks` and waits until they are on disk.
+    /// What the file was on opening.
+    pub fn found(&self) -> Found {
+        self.found
+    }
+
+    /// What opening dropped or cut from the file.
+    pub fn fixes(&self) -> &[Fix] {
+        &self.fixes
+    }
+
+    /// Appends `marks` and waits until they are on disk. On an error the file is as it was
+    /// (the part written is cut off again) and the marks are not taken: the caller must not
+    /// rely on them.
     pub fn append(&mut self, marks: &[Mark]) -> Result<(), LogError> {
         if marks.is_empty() {
             return Ok(());
         }
         let text: String = marks.iter().map(line).collect();
-        let io = |source| LogError::Io {
-            path: self.path.clone(),
-            source,
-        };
-        self.file.write_all(text.as_bytes()).map_err(io)?;
-        self.file.sync_data().map_err(io)?;
-        self.bytes += text.len() as u64;
+        self.write_lines(text.as_bytes())
+            .map_err(|source| LogError::Io {
+                path: self.path.clone(),
+                source,
+            })?;
         for m in marks {
             self.marks.apply(m.clone());
         }
         let live = 64 * (self.marks.tags.len() + self.marks.clocks.len() + 1) as u64;
         if self.bytes > COMPACT_MIN.max(COMPACT_RATIO * live) {
-            self.rewrite().map_err(|source| LogError::Io {
-                path: self.path.clone(),
-                source,
-            })?;
+            // The marks are on disk already: a compaction that fails (the disk is full) costs
+            // only space, and is tried again on the next append.
+            if let Err(e) = self.rewrite() {
+                tracing::warn!(guard = %self.path.display(), error = %e, "cannot compact the guard");
+            }
         }
+        Ok(())
+    }
+
+    /// Writes whole lines at the end and fsyncs them; on an error cuts the file back to its
+    /// last whole line (and, when that fails too, before the next write).
+    fn write_lines(&mut self, text: &[u8]) -> io::Result<()> {
+        if self.file.is_none() {
+            self.rewrite()?;
+        }
+        if self.torn {
+            self.cut()?;
+        }
+        let Some(file) = self.file.as_mut() else {
+            return Err(io::Error::other("the guard file is not open"));
+        };
+        #[cfg(test)]
+        let written = match self.faults.fail_after.take() {
+            Some(n) => file
+                .write_all(&text[..n.min(text.len())])
+                .and_then(|()| file.sync_data())
+                .and_then(|()| Err(io::Error::from(rustix::io::Errno::NOSPC))),
+            None => file.write_all(text).and_then(|()| file.sync_data()),
+        };
+        #[cfg(not(test))]
+        let written = file.write_all(text).and_then(|()| file.sync_data());
+        match written {
+            Ok(()) => {
+                self.bytes += text.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                // Left alone, the part written would sit between whole lines once later
+                // appends succeed, and the file would read as damaged.
+                self.torn = true;
+                if let Err(cut) = self.cut() {
+                    tracing::error!(
+                        guard = %self.path.display(),
+                        error = %cut,
+                        "cannot cut a failed append off the guard (tried again before the next)"
+                    );
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Cuts the file back to its whole lines, durably.
+    fn cut(&mut self) -> io::Result<()> {
+        #[cfg(test)]
+        if self.faults.fail_cut {
+            return Err(io::Error::from(rustix::io::Errno::IO));
+        }
+        let Some(file) = self.file.as_mut() else {
+            return Err(io::Error::other("the guard file is not open"));
+        };
+        file.set_len(self.bytes)?;
+        file.sync_data()?;
+        self.torn = false;
         Ok(())
     }
 
     /// Replaces everything with `marks` (a new baseline, after a repair).
     pub fn reset(&mut self, marks: Marks) -> Result<(), LogError> {
-        self.marks = marks;
-        self.rewrite().map_err(|source| LogError::Io {
+        self.replace_with(marks).map_err(|source| LogError::Io {
             path: self.path.clone(),
             source,
         })
     }
 
-    /// Writes the live marks to a new file and renames it over the log (crash-safe: either
-    /// file is whole).
+    /// Writes the live marks to a new file and renames it over the log.
     fn rewrite(&mut self) -> io::Result<()> {
-        let text = self.marks.lines();
+        self.replace_with(self.marks.clone())
+    }
+
+    /// Writes `marks` to a new file and renames it over the log (crash-safe: either file is
+    /// whole); they are the log's marks once the new file is in place.
+    fn replace_with(&mut self, marks: Marks) -> io::Result<()> {
+        let text = marks.lines();
         let tmp = self.path.with_extension("guard.tmp");
-        {
+        let written = (|| {
             let mut f = File::create(&tmp)?;
             f.write_all(text.as_bytes())?;
-            f.sync_all()?;
+            f.sync_all()
+        })();
+        if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, &self.path)) {
+            // A half-written copy (a full disk) must not keep the space it took.
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
         }
-        std::fs::rename(&tmp, &self.path)?;
+        // The file is the new one from here: until it is reopened, nothing is appended to the
+        // old one (which is gone).
+        self.marks = marks;
+        self.file = None;
+        self.torn = false;
+        self.bytes = text.len() as u64;
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
             File::open(dir)?.sync_all()?;
         }
-        self.file = OpenOptions::new().append(true).open(&self.path)?;
-        self.bytes = text.len() as u64;
+        self.file = Some(OpenOptions::new().append(true).open(&self.path)?);
         Ok(())
     }
 }
@@ -262,34 +469,69 @@ fn line(mark: &Mark) -> String {
     format!("{body} {:08x}\n", CRC.checksum(body.as_bytes()))
 }
 
-/// The marks of a whole file and the length of its good part; `Err((line, why))` when a line
-/// other than the last is bad.
-fn parse(raw: &[u8]) -> Result<(Marks, usize), (usize, &'static str)> {
-    let mut marks = Marks::default();
-    if raw.is_empty() {
-        return Ok((marks, 0));
-    }
+/// A file read.
+struct Parsed {
+    marks: Marks,
+    /// The length of the header and the lines read before a torn last line (0: not even a
+    /// whole header).
+    good: usize,
+    fixes: Vec<Fix>,
+}
+
+/// The marks of a whole file; `Err((line, why))` when a line other than the last is bad (with
+/// `salvage`: only when the file is not a guard file at all).
+fn parse(raw: &[u8], salvage: bool) -> Result<Parsed, (usize, &'static str)> {
+    let mut parsed = Parsed {
+        marks: Marks::default(),
+        good: 0,
+        fixes: Vec::new(),
+    };
     if !raw.starts_with(HEADER.as_bytes()) {
-        // A file that ends inside the header was torn while being created.
+        // A file that ends inside the header (0 bytes included) holds nothing.
         if HEADER.as_bytes().starts_with(raw) {
-            return Ok((marks, 0));
+            return Ok(parsed);
         }
         return Err((1, "not an idforge guard file"));
     }
-    let mut good = HEADER.len();
-    let body = &raw[good..];
-    let lines: Vec<&[u8]> = body.split_inclusive(|&b| b == b'\n').collect();
+    let mut at = HEADER.len();
+    parsed.good = at;
+    let lines: Vec<&[u8]> = raw[at..].split_inclusive(|&b| b == b'\n').collect();
     for (i, l) in lines.iter().enumerate() {
-        let last = i + 1 == lines.len();
+        let number = i + 2;
         match parse_line(l) {
-            Some(mark) => marks.apply(mark),
+            Some(mark) => {
+                parsed.marks.apply(mark);
+                parsed.good = at + l.len();
+            }
             // Only the last line can be torn by a crash.
-            None if last => break,
-            None => return Err((i + 2, "bad checksum or format")),
+            None if i + 1 == lines.len() => parsed.fixes.push(Fix::TornTail {
+                offset: at as u64,
+                bytes: l.len() as u64,
+            }),
+            None if !salvage => return Err((number, "bad checksum or format")),
+            None => match whole_line_after(l) {
+                Some((skip, mark)) => {
+                    parsed.marks.apply(mark);
+                    parsed.fixes.push(Fix::Fragment {
+                        line: number,
+                        bytes: skip,
+                    });
+                }
+                None => parsed.fixes.push(Fix::Lost {
+                    line: number,
+                    bytes: l.len(),
+                }),
+            },
         }
-        good += l.len();
+        at += l.len();
     }
-    Ok((marks, good))
+    Ok(parsed)
+}
+
+/// The whole line at the end of `l` that follows the remains of a failed append, and how many
+/// bytes come before it. (A false match needs a CRC-32C to agree by chance.)
+fn whole_line_after(l: &[u8]) -> Option<(usize, Mark)> {
+    (1..l.len()).find_map(|skip| parse_line(&l[skip..]).map(|m| (skip, m)))
 }
 
 fn parse_line(l: &[u8]) -> Option<Mark> {
@@ -417,6 +659,209 @@ mod tests {
             Log::open(&path).unwrap_err(),
             LogError::Damaged { line: 1, .. }
         ));
+    }
+
+    fn open_with(path: &Path, marks: &[Mark]) -> Log {
+        let mut log = Log::open(path).unwrap();
+        log.append(marks).unwrap();
+        log
+    }
+
+    #[test]
+    fn a_failed_append_leaves_the_file_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g");
+        // Torn inside the line, and whole but not fsynced.
+        for fail_after in [9, usize::MAX] {
+            let mut log = open_with(
+                &path,
+                &[Mark::Identity("abc".into()), Mark::Tag("a".into(), 10)],
+            );
+            let before = std::fs::read(&path).unwrap();
+            log.faults.fail_after = Some(fail_after);
+            let err = log
+                .append(&[Mark::Tag("a".into(), 99), Mark::Tag("b".into(), 99)])
+                .unwrap_err();
+            assert!(err.to_string().contains("No space left"), "{err}");
+            assert_eq!(std::fs::read(&path).unwrap(), before, "cut back");
+            assert_eq!(log.marks().tags["a"], 10, "a failed append is not taken");
+            // Later appends follow the last whole line, so the file reads again.
+            log.append(&[Mark::Tag("a".into(), 20)]).unwrap();
+            drop(log);
+            let log = Log::open(&path).unwrap();
+            assert_eq!(log.marks().tags["a"], 20);
+            assert!(!log.marks().tags.contains_key("b"));
+            assert!(log.fixes().is_empty(), "{:?}", log.fixes());
+            drop(log);
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_cut_that_failed_is_made_before_the_next_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g");
+        let mut log = open_with(&path, &[Mark::Identity("abc".into())]);
+        let before = std::fs::metadata(&path).unwrap().len();
+        log.faults.fail_after = Some(7);
+        log.faults.fail_cut = true;
+        assert!(log.append(&[Mark::Tag("a".into(), 99)]).is_err());
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), before + 7);
+        // A crash now leaves a torn tail, which the next open cuts.
+        let crashed = parse(&std::fs::read(&path).unwrap(), false).unwrap();
+        assert_eq!(
+            crashed.fixes,
+            [Fix::TornTail {
+                offset: before,
+                bytes: 7
+            }]
+        );
+        // The cut keeps failing: so does every append.
+        assert!(log.append(&[Mark::Tag("a".into(), 5)]).is_err());
+        log.faults.fail_cut = false;
+        log.append(&[Mark::Tag("a".into(), 5)]).unwrap();
+        drop(log);
+        let log = Log::open(&path).unwrap();
+        assert_eq!(log.marks().tags["a"], 5);
+        assert!(log.fixes().is_empty());
+    }
+
+    /// A real full disk: a tmpfs of 64 KB filled up. Appends fail with part of a line written
+    /// (a write that fills the last page of the file, then ENOSPC); once space is back the
+    /// file must read whole, with every acknowledged mark.
+    #[test]
+    fn a_full_disk_leaves_a_guard_that_reads_once_space_is_back() {
+        struct Mounted(tempfile::TempDir);
+        impl Drop for Mounted {
+            fn drop(&mut self) {
+                let _ = std::process::Command::new("umount")
+                    .arg("-l")
+                    .arg(self.0.path())
+                    .status();
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+            return;
+        }
+        let fs = Mounted(dir);
+        let path = fs.0.path().join("g");
+        let mut log = open_with(&path, &[Mark::Identity("abc".into())]);
+        let filler_path = fs.0.path().join("filler");
+        let mut filler = File::create(&filler_path).unwrap();
+        while filler.write_all(&[0u8; 64]).is_ok() {}
+        let mut acknowledged = HashMap::new();
+        let mut failed = 0;
+        for round in 0..2000i64 {
+            let marks: Vec<Mark> = (0..3)
+                .map(|t| Mark::Tag(format!("tag-with-a-long-name-{t}"), round * 10 + t))
+                .collect();
+            if log.append(&marks).is_ok() {
+                for m in marks {
+                    if let Mark::Tag(t, v) = m {
+                        acknowledged.insert(t, v);
+                    }
+                }
+            } else {
+                failed += 1;
+                if failed == 20 {
+                    // Space is back.
+                    drop(filler);
+                    std::fs::remove_file(&filler_path).unwrap();
+                    break;
+                }
+            }
+        }
+        assert_eq!(failed, 20, "the disk never filled: the test proves nothing");
+        log.append(&[Mark::Tag("after".into(), 1)]).unwrap();
+        acknowledged.insert("after".into(), 1);
+        drop(log);
+        let log = Log::open(&path).unwrap();
+        assert_eq!(log.marks().tags, acknowledged);
+        assert!(log.fixes().is_empty(), "{:?}", log.fixes());
+    }
+
+    #[test]
+    fn a_file_with_the_remains_of_a_failed_append_is_refused_and_salvaged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g");
+        drop(open_with(
+            &path,
+            &[Mark::Identity("abc".into()), Mark::Tag("a".into(), 10)],
+        ));
+        // What a failed append left before failed appends were cut off: part of a line, then
+        // the next append's lines right after it.
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("T 500 b");
+        text.push_str(&line(&Mark::Tag("a".into(), 20)));
+        text.push_str(&line(&Mark::Tag("c".into(), 30)));
+        std::fs::write(&path, &text).unwrap();
+        let err = Log::open(&path).unwrap_err();
+        assert!(matches!(err, LogError::Damaged { line: 4, .. }), "{err}");
+        assert!(err.to_string().contains("idforge store repair"), "{err}");
+        let log = Log::open_salvaging(&path).unwrap();
+        assert_eq!(log.fixes(), [Fix::Fragment { line: 4, bytes: 7 }]);
+        assert_eq!(log.marks().tags["a"], 20);
+        assert_eq!(log.marks().tags["c"], 30);
+        assert!(!log.marks().tags.contains_key("b"));
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            text,
+            "left as it is"
+        );
+        drop(log);
+        // A line that holds no whole line is lost, and said so.
+        std::fs::write(&path, text.replace("T 500 bT 20 a", "T 500 bT 21 a")).unwrap();
+        let mut log = Log::open_salvaging(&path).unwrap();
+        assert!(
+            matches!(log.fixes(), [Fix::Lost { line: 4, .. }]),
+            "{:?}",
+            log.fixes()
+        );
+        assert_eq!(log.marks().tags["a"], 10);
+        // The next write replaces the file whole.
+        log.append(&[Mark::Tag("d".into(), 1)]).unwrap();
+        drop(log);
+        let log = Log::open(&path).unwrap();
+        assert_eq!(log.marks().tags.len(), 3);
+        assert!(log.fixes().is_empty());
+    }
+
+    #[test]
+    fn an_emptied_or_cut_file_is_told_from_a_missing_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g");
+        let log = Log::open(&path).unwrap();
+        assert_eq!(log.found(), Found::Missing);
+        assert!(
+            !path.exists(),
+            "written whole on the first write, not before"
+        );
+        drop(log);
+        drop(open_with(&path, &[Mark::Identity("abc".into())]));
+        assert_eq!(Log::open(&path).unwrap().found(), Found::Written);
+        for (text, bytes) in [
+            ("", 0),
+            ("idforge-gu", 10),
+            (HEADER, 16),
+            (
+                "idforge-guard 1
+T 5",
+                19,
+            ),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let log = Log::open(&path).unwrap();
+            assert_eq!(log.found(), Found::NoIdentity { bytes }, "{text:?}");
+            assert!(log.marks().identity.is_none());
+        }
     }
 
     #[test]

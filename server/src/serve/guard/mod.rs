@@ -8,15 +8,17 @@
 //! or (SQLite) a file that fails `quick_check` makes the server refuse to serve, with the way
 //! out in the message (`idforge store verify`, `idforge store repair`).
 //!
-//! A guard that is new (or was deleted by an operator) trusts the store as it is and takes it
-//! as the baseline.
+//! A guard that is new (no file: a first start, or an operator deleted it) trusts the store as
+//! it is and takes it as the baseline. A guard file that exists but holds no identity (emptied,
+//! cut to its header) on a store that has one is refused: a guard was kept for that store and
+//! its marks are lost, so the store as it is may be behind ([`Finding::GuardLost`]).
 
 pub mod log;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-pub use log::{Log, LogError, Mark, Marks};
+pub use log::{Fix, Found, Log, LogError, Mark, Marks};
 
 use super::store::{Store, StoreError, StoreResult};
 
@@ -40,6 +42,14 @@ pub enum Finding {
         store: Option<i64>,
         /// The guard's mark.
         guard: i64,
+    },
+    /// The guard file holds no identity (emptied, or cut to its header) but the store has
+    /// one: a guard was kept for the store and its marks are lost.
+    GuardLost {
+        /// The store's identity.
+        store: String,
+        /// The guard file's size.
+        bytes: u64,
     },
     /// A snowflake clock is behind its mark (or gone).
     ClockBehind {
@@ -70,6 +80,11 @@ impl std::fmt::Display for Finding {
                 "tag {tag}: max_id {} in the store, the guard recorded {guard}",
                 or_missing(store)
             ),
+            Finding::GuardLost { store, bytes } => write!(
+                f,
+                "the guard file holds no marks ({bytes} bytes: emptied or cut) but the store \
+                 {store} was guarded before: its marks are lost"
+            ),
             Finding::ClockBehind { name, store, guard } => write!(
                 f,
                 "clock {name}: {} in the store, the guard recorded {guard}",
@@ -82,6 +97,20 @@ impl std::fmt::Display for Finding {
 /// The one-paragraph refusal for logs and errors: what was found (the first few) and the way
 /// out.
 pub fn refusal(findings: &[Finding], guard: &Path) -> String {
+    if let Some(lost) = findings
+        .iter()
+        .find(|f| matches!(f, Finding::GuardLost { .. }))
+    {
+        return format!(
+            "{lost}; taking the store as it is could repeat ids (it may be an older copy), so \
+             this server refuses to. The guard is {}. With every server of the store stopped, \
+             `idforge store repair --above N` (N: the largest id a client may have received) \
+             continues every tag above N, or `idforge store repair --trust-store` takes the \
+             store as it is (same --data-dir/--store/--guard); see the README, \"When the \
+             store goes back\"",
+            guard.display()
+        );
+    }
     let shown: Vec<String> = findings.iter().take(3).map(Finding::to_string).collect();
     let more = findings.len().saturating_sub(shown.len());
     format!(
@@ -153,6 +182,18 @@ pub async fn inspect(store: &Store, marks: &Marks) -> StoreResult<Vec<Finding>> 
     Ok(findings)
 }
 
+/// [`Finding::GuardLost`] when the guard file `log` exists without an identity and the store
+/// has one.
+pub async fn lost(store: &Store, log: &Log) -> StoreResult<Option<Finding>> {
+    let Found::NoIdentity { bytes } = log.found() else {
+        return Ok(None);
+    };
+    Ok(store
+        .identity()
+        .await?
+        .map(|store| Finding::GuardLost { store, bytes }))
+}
+
 /// What the store holds now, as a guard baseline (with its identity, claimed when missing).
 ///
 /// With `with_marks` false only the identity: a server elected among several must not take
@@ -200,11 +241,18 @@ pub struct Guard {
 impl Guard {
     /// Opens the guard at `path` and checks `store` against it: the guard when the store holds
     /// at least every mark, else the refusal. A new guard takes the store as its baseline
-    /// (its marks too when this server is alone: see [`baseline`]).
+    /// (its marks too when this server is alone: see [`baseline`]); an emptied one is refused
+    /// ([`lost`]).
     pub async fn attach(store: &Store, path: &Path, alone: bool) -> Result<Guard, String> {
         let log = Log::open(path).map_err(|e| e.to_string())?;
+        for fix in log.fixes() {
+            tracing::warn!(guard = %path.display(), "{fix}");
+        }
         if log.marks().identity.is_none() {
             let mut log = log;
+            if let Some(lost) = lost(store, &log).await.map_err(|e| e.to_string())? {
+                return Err(refusal(&[lost], path));
+            }
             // Damage is refused even with a new guard: there is nothing to trust.
             if let Some(why) = store.quick_check().await.map_err(|e| e.to_string())? {
                 return Err(refusal(&[Finding::Damaged(why)], path));
@@ -343,6 +391,36 @@ mod tests {
         store.claim_identity("someone-else").await.unwrap();
         let why = Guard::attach(&store, &path, true).await.unwrap_err();
         assert!(why.contains("the store is someone-else"), "{why}");
+    }
+
+    #[tokio::test]
+    async fn an_emptied_guard_of_a_guarded_store_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g");
+        let store = sqlite(dir.path()).await;
+        Guard::attach(&store, &path, true).await.unwrap();
+        let whole = std::fs::read(&path).unwrap();
+        for emptied in [&b""[..], &b"idforge-guard 1\n"[..], &b"idforge-gu"[..]] {
+            std::fs::write(&path, emptied).unwrap();
+            let why = Guard::attach(&store, &path, true).await.unwrap_err();
+            assert!(why.contains("holds no marks"), "{why}");
+            assert!(why.contains("idforge store repair --above N"), "{why}");
+            assert!(why.contains("--trust-store"), "{why}");
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                emptied,
+                "left for the operator"
+            );
+        }
+        // A missing guard is a new one (a first start, a server joining a group, or deleted on
+        // purpose); so is an emptied one on a store never guarded.
+        std::fs::remove_file(&path).unwrap();
+        Guard::attach(&store, &path, true).await.unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), whole);
+        std::fs::write(&path, b"idforge-guard 1\n").unwrap();
+        std::fs::create_dir(dir.path().join("fresh")).unwrap();
+        let fresh = sqlite(&dir.path().join("fresh")).await;
+        Guard::attach(&fresh, &path, true).await.unwrap();
     }
 
     async fn sqlx_set(store: &Store, sql: &str) {
