@@ -215,3 +215,239 @@ fn a_damaged_or_foreign_file_is_reported_with_its_cause_at_once() {
         "reported at once, not after a pool time-out"
     );
 }
+
+/// The guard file of a server started on `dir` (the default one in its data dir).
+fn guard_of(dir: &Path) -> std::path::PathBuf {
+    dir.join("data/idforge.guard")
+}
+
+#[test]
+fn a_torn_last_guard_line_is_cut_and_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path(), &[]);
+    draw(&server, 3);
+    server.signal("TERM");
+    let guard = guard_of(dir.path());
+    let len = std::fs::metadata(&guard).unwrap().len();
+    // A crash in the middle of an append.
+    let tear = |g: &Path| {
+        let mut f = std::fs::OpenOptions::new().append(true).open(g).unwrap();
+        f.write_all(b"T 999999 t1 0a").unwrap();
+    };
+    tear(&guard);
+    let data = format!("--data-dir={}", dir.path().join("data").display());
+    let (code, text) = idforge(&["store", "verify", &data]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains(&format!(
+            "guard: cut a torn last line of 14 bytes at offset {len}"
+        )),
+        "{text}"
+    );
+    assert_eq!(std::fs::metadata(&guard).unwrap().len(), len);
+    tear(&guard);
+    let (code, text) = idforge(&["store", "repair", &data]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("guard: cut a torn last line of 14 bytes"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_guard_with_the_remains_of_a_failed_append_is_refused_then_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path(), &[]);
+    let last = draw(&server, 3);
+    server.signal("TERM");
+    // What a full disk left before failed appends were cut off: part of a line, and the next
+    // append's first line glued to it.
+    let guard = guard_of(dir.path());
+    let text = std::fs::read_to_string(&guard).unwrap();
+    // The line before the last (a torn last line is only ever dropped).
+    let lines = text.lines().count() - 1;
+    let before_last = text[..text.len() - 1].rfind('\n').unwrap();
+    let at = text[..before_last].rfind('\n').unwrap() + 1;
+    let damaged = format!("{}T 123456 t{}", &text[..at], &text[at..]);
+    std::fs::write(&guard, &damaged).unwrap();
+    let err = refused(dir.path(), &[]);
+    assert!(err.contains(&format!("damaged at line {lines}")), "{err}");
+    assert!(err.contains("idforge store repair"), "the way out: {err}");
+    let data = format!("--data-dir={}", dir.path().join("data").display());
+    let (code, text) = idforge(&["store", "verify", &data]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains(&format!(
+            "guard: line {lines}: dropped 10 bytes left by a failed append"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("GUARD DAMAGED"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(&guard).unwrap(),
+        damaged,
+        "verify changes nothing"
+    );
+    let (code, text) = idforge(&["store", "repair", &data]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("guard: rewrote"), "{text}");
+    let (code, text) = idforge(&["store", "verify", &data]);
+    assert_eq!(code, 0, "{text}");
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    for (t, l) in last.iter().enumerate() {
+        let next = c.cmd(&["INCR", &format!("t{t}")]).int();
+        assert!(next > *l, "tag t{t}: {next} after {l}: a duplicate");
+    }
+}
+
+/// An emptied guard (0 bytes, or cut to its header) next to an older copy of the store: before,
+/// the guard was taken for a new one and the old copy served its ids again.
+#[test]
+fn an_emptied_guard_with_an_older_store_is_refused() {
+    for emptied in [&b""[..], &b"idforge-guard 1\n"[..]] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut server = Server::start(dir.path(), &[]);
+        draw(&server, 3);
+        server.signal("TERM");
+        let db = dir.path().join("data/idforge.db");
+        let backup = dir.path().join("backup.db");
+        std::fs::copy(&db, &backup).unwrap();
+        let mut server = Server::start(dir.path(), &[]);
+        let last = draw(&server, 10);
+        server.signal("TERM");
+        std::fs::copy(&backup, &db).unwrap();
+        std::fs::write(guard_of(dir.path()), emptied).unwrap();
+        let err = refused(dir.path(), &[]);
+        assert!(err.contains("holds no marks"), "{err}");
+        assert!(err.contains("idforge store repair --above N"), "{err}");
+        assert!(err.contains("--trust-store"), "{err}");
+        let data = format!("--data-dir={}", dir.path().join("data").display());
+        let (code, text) = idforge(&["store", "verify", &data]);
+        assert_eq!(code, 1, "{text}");
+        assert!(
+            text.contains("behind: the guard file holds no marks"),
+            "{text}"
+        );
+        // A repair must be told how far the store may be behind.
+        let (code, text) = idforge(&["store", "repair", &data]);
+        assert_eq!(code, 2, "{text}");
+        assert!(text.contains("--above N"), "{text}");
+        let top = last.iter().max().unwrap().to_string();
+        let (code, text) = idforge(&["store", "repair", &data, "--above", &top]);
+        assert_eq!(code, 0, "{text}");
+        let (code, text) = idforge(&["store", "verify", &data]);
+        assert_eq!(code, 0, "{text}");
+        let server = Server::start(dir.path(), &[]);
+        let mut c = server.client();
+        for (t, l) in last.iter().enumerate() {
+            let next = c.cmd(&["INCR", &format!("t{t}")]).int();
+            assert!(next > *l, "tag t{t}: {next} after {l}: a duplicate");
+        }
+    }
+}
+
+/// A tmpfs of a fixed size, mounted as root and unmounted on drop.
+struct Tmpfs(tempfile::TempDir);
+
+impl Tmpfs {
+    fn mount(size: &str) -> Option<Tmpfs> {
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+            return None;
+        }
+        Some(Tmpfs(dir))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(self.0.path()).status();
+    }
+}
+
+/// The guard on a disk that fills up while the server serves: requests fail while it is full
+/// (no id without its mark on disk); once space is back the server serves again, and the guard
+/// reads, verifies and guards (before, the appends after a failed one made it "damaged", and
+/// serve, verify and repair all refused it).
+#[test]
+fn a_guard_on_a_full_disk_reads_once_space_is_back() {
+    let Some(fs) = Tmpfs::mount("64k") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let guard = fs.0.path().join("idforge.guard");
+    let guard_arg = format!("--guard={}", guard.display());
+    let extra = [
+        guard_arg.as_str(),
+        "--alloc-timeout-ms=300",
+        "--default-step=200",
+    ];
+    let mut server = Server::start(dir.path(), &extra);
+    let mut last = draw(&server, 2);
+    let filler_path = fs.0.path().join("filler");
+    let mut filler = std::fs::File::create(&filler_path).unwrap();
+    while filler.write_all(&[0u8; 64]).is_ok() {}
+    // Draw until requests fail (the guard's appends no longer fit), then give the space back
+    // and draw until they succeed again (the persister retries after a back-off).
+    let mut c = server.client();
+    let (mut failed, mut filler, mut back) = (0, Some(filler), false);
+    let started = Instant::now();
+    'draw: for _ in 0..400 {
+        for (t, l) in last.iter_mut().enumerate() {
+            match c.cmd(&["INCRBY", &format!("t{t}"), "100"]) {
+                common::Value::Int(n) => {
+                    assert!(n > *l, "tag t{t}: {n} after {l}: a duplicate");
+                    *l = n;
+                    if filler.is_none() {
+                        back = true;
+                        break 'draw;
+                    }
+                }
+                common::Value::Error(e) => {
+                    assert!(e.contains("store"), "{e}");
+                    failed += 1;
+                    if failed == 5 {
+                        // Closed too: tmpfs frees the pages of an unlinked file on its last
+                        // close.
+                        drop(filler.take());
+                        std::fs::remove_file(&filler_path).unwrap();
+                    }
+                }
+                other => panic!("{other:?}"),
+            }
+            assert!(started.elapsed() < Duration::from_secs(120), "bounded");
+        }
+    }
+    assert!(
+        failed >= 5,
+        "the full disk failed nothing: the test proves nothing"
+    );
+    assert!(back, "no id once space was back");
+    // Appends after the failed ones.
+    for (t, l) in last.iter_mut().enumerate() {
+        for _ in 0..5 {
+            let n = c.cmd(&["INCRBY", &format!("t{t}"), "100"]).int();
+            assert!(n > *l, "tag t{t}: {n} after {l}: a duplicate");
+            *l = n;
+        }
+    }
+    drop(c);
+    server.signal("TERM");
+    let data = format!("--data-dir={}", dir.path().join("data").display());
+    let (code, text) = idforge(&["store", "verify", &data, &guard_arg]);
+    assert_eq!(code, 0, "{text}");
+    let server = Server::start(dir.path(), &extra);
+    let mut c = server.client();
+    for (t, l) in last.iter().enumerate() {
+        let next = c.cmd(&["INCR", &format!("t{t}")]).int();
+        assert!(next > *l, "tag t{t}: {next} after {l}: a duplicate");
+    }
+}

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::serve::guard::{self, Finding, Log};
+use crate::serve::guard::{self, Finding, Fix, Log, LogError};
 use crate::serve::store::Store;
 use crate::serve::{Config, ServeArgs};
 
@@ -22,11 +22,14 @@ pub struct StoreArgs {
 #[derive(Debug, Subcommand)]
 pub enum StoreAction {
     /// Compare the store with its guard; exit status 0 when the store holds every mark, 1 when
-    /// it went back (the findings are listed), 2 when it cannot be checked.
+    /// it went back or the guard file needs a repair (the findings are listed), 2 when it
+    /// cannot be checked. A torn last line of the guard (an append that never completed) is
+    /// cut off, and said so.
     Verify(StoreTarget),
     /// Raise every tag and clock the store is behind its guard to the guard's mark (re-create
     /// missing tags there), optionally every tag to at least --above + 1, then take the store
-    /// as the guard's new baseline. Stop every server of this store first.
+    /// as the guard's new baseline (rewriting a damaged guard file whole). Stop every server of
+    /// this store first.
     Repair {
         /// Which store and guard.
         #[command(flatten)]
@@ -35,6 +38,12 @@ pub enum StoreAction {
         /// guard): every tag's next id becomes at least N + 1.
         #[arg(long, value_name = "N")]
         above: Option<i64>,
+        /// Where the guard lost marks (a guard file emptied or cut to its header on a store
+        /// that was guarded, a line that cannot be read), take the store as it is for them.
+        /// If the store is an older copy, ids it handed out before may be handed out again:
+        /// prefer --above.
+        #[arg(long)]
+        trust_store: bool,
     },
 }
 
@@ -91,7 +100,11 @@ pub fn run(args: StoreArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let result = runtime.block_on(async {
         match args.action {
             StoreAction::Verify(target) => verify(&target, out).await,
-            StoreAction::Repair { target, above } => repair(&target, above, out).await,
+            StoreAction::Repair {
+                target,
+                above,
+                trust_store,
+            } => repair(&target, above, trust_store, out).await,
         }
     });
     let _ = out.flush();
@@ -107,7 +120,11 @@ pub fn run(args: StoreArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
 async fn open(target: &StoreTarget) -> Result<(Config, Store, Log), String> {
     let (config, path) = target.resolve()?;
     // Taken first: a running server holds it, and must not run during a check or repair.
-    let log = Log::open(&path).map_err(|e| format!("{e}; stop the server first"))?;
+    // Read past damage: what the lines that cannot be read mean is decided here.
+    let log = Log::open_salvaging(&path).map_err(|e| match e {
+        LogError::Locked(_) => format!("{e}; stop the server first"),
+        e => e.to_string(),
+    })?;
     let store = Store::open(&config.store)
         .await
         .map_err(|e| format!("cannot open the store: {e}"))?;
@@ -117,43 +134,89 @@ async fn open(target: &StoreTarget) -> Result<(Config, Store, Log), String> {
 async fn verify(target: &StoreTarget, out: &mut dyn Write) -> Result<u8, String> {
     let (_, store, log) = open(target).await?;
     let marks = log.marks();
-    let findings = guard::inspect(&store, marks)
+    let mut findings: Vec<Finding> = guard::lost(&store, &log)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .collect();
+    findings.extend(
+        guard::inspect(&store, marks)
+            .await
+            .map_err(|e| e.to_string())?,
+    );
     store.close().await;
     let w = |out: &mut dyn Write, line: String| writeln!(out, "{line}").map_err(|e| e.to_string());
+    for fix in log.fixes() {
+        w(out, format!("guard: {fix}"))?;
+    }
     for f in &findings {
         w(out, format!("behind: {f}"))?;
     }
+    let damaged = damaged(log.fixes());
     w(
         out,
         format!(
             "{}: {} tags and {} clocks checked against {}",
-            if findings.is_empty() {
-                "ok"
-            } else {
+            if !findings.is_empty() {
                 "WENT BACK"
+            } else if damaged {
+                "GUARD DAMAGED (`idforge store repair` rewrites it)"
+            } else {
+                "ok"
             },
             marks.tags.len(),
             marks.clocks.len(),
             log.path().display()
         ),
     )?;
-    Ok(if findings.is_empty() { 0 } else { 1 })
+    Ok(if findings.is_empty() && !damaged {
+        0
+    } else {
+        1
+    })
+}
+
+/// Whether the guard file holds lines in the middle that must be rewritten (a torn last line
+/// was cut already, or goes with the rewrite).
+fn damaged(fixes: &[Fix]) -> bool {
+    fixes.iter().any(|f| !matches!(f, Fix::TornTail { .. }))
 }
 
 async fn repair(
     target: &StoreTarget,
     above: Option<i64>,
+    trust_store: bool,
     out: &mut dyn Write,
 ) -> Result<u8, String> {
     let (config, store, mut log) = open(target).await?;
     let s = |e: crate::serve::store::StoreError| e.to_string();
     let w = |out: &mut dyn Write, line: String| writeln!(out, "{line}").map_err(|e| e.to_string());
+    for fix in log.fixes() {
+        w(out, format!("guard: {fix}"))?;
+    }
     if let Some(why) = store.quick_check().await.map_err(s)? {
         return Err(format!(
             "the database fails its integrity check ({why}); recover or restore the file \
              first (e.g. sqlite3's .recover), then run the repair"
+        ));
+    }
+    // Marks the guard lost: only the operator knows how far the store may be behind them.
+    let lost_lines = log
+        .fixes()
+        .iter()
+        .filter(|f| matches!(f, Fix::Lost { .. }))
+        .count();
+    let lost = guard::lost(&store, &log).await.map_err(s)?;
+    if (lost_lines > 0 || lost.is_some()) && above.is_none() && !trust_store {
+        let what = match &lost {
+            Some(f) => f.to_string(),
+            None => format!("{lost_lines} lines of the guard file cannot be read"),
+        };
+        store.close().await;
+        return Err(format!(
+            "{what}: the store may be behind ids handed out, and nothing says how far. Give \
+             --above N (N: the largest id a client may have received; every tag continues \
+             above it), or --trust-store to take the store as it is"
         ));
     }
     let marks = log.marks().clone();
@@ -209,6 +272,12 @@ async fn repair(
             "note: the store has another identity than the guard recorded; it is the guard's \
              store from now on"
                 .into(),
+        )?;
+    }
+    if lost.is_some() || !log.fixes().is_empty() {
+        w(
+            out,
+            format!("guard: rewrote {} whole", log.path().display()),
         )?;
     }
     w(

@@ -145,13 +145,15 @@ pub enum Found {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fix {
     /// A last line without its newline or failing its checksum: an append that never
-    /// completed (nothing relied on it), cut off the file (or, with damage before it, left
-    /// for the rewrite).
+    /// completed (nothing relied on it).
     TornTail {
         /// Where it began.
         offset: u64,
         /// Its length.
         bytes: u64,
+        /// Whether it was cut off the file (else, with damage before it, it goes when the
+        /// file is rewritten).
+        cut: bool,
     },
     /// A line in the middle that holds the remains of an append that failed before a later
     /// one succeeded (a file written before failed appends were cut off): the whole line
@@ -174,10 +176,11 @@ pub enum Fix {
 impl std::fmt::Display for Fix {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Fix::TornTail { offset, bytes } => write!(
+            Fix::TornTail { offset, bytes, cut } => write!(
                 f,
-                "dropped a torn last line of {bytes} bytes at offset {offset} (an append that \
-                 never completed)"
+                "{} a torn last line of {bytes} bytes at offset {offset} (an append that never \
+                 completed; nothing relied on it)",
+                if *cut { "cut" } else { "dropped" }
             ),
             Fix::Fragment { line, bytes } => write!(
                 f,
@@ -300,6 +303,11 @@ impl Log {
                 f.set_len(parsed.good as u64).map_err(io)?;
                 f.seek(SeekFrom::End(0)).map_err(io)?;
                 f.sync_data().map_err(io)?;
+                for fix in &mut log.fixes {
+                    if let Fix::TornTail { cut, .. } = fix {
+                        *cut = true;
+                    }
+                }
             }
         }
         Ok(log)
@@ -507,6 +515,7 @@ fn parse(raw: &[u8], salvage: bool) -> Result<Parsed, (usize, &'static str)> {
             None if i + 1 == lines.len() => parsed.fixes.push(Fix::TornTail {
                 offset: at as u64,
                 bytes: l.len() as u64,
+                cut: false,
             }),
             None if !salvage => return Err((number, "bad checksum or format")),
             None => match whole_line_after(l) {
@@ -628,6 +637,23 @@ mod tests {
             .write_all(b"T 99999 orders 1234")
             .unwrap();
         let log = Log::open(&path).unwrap();
+        assert!(
+            matches!(
+                log.fixes(),
+                [Fix::TornTail {
+                    bytes: 19,
+                    cut: true,
+                    ..
+                }]
+            ),
+            "{:?}",
+            log.fixes()
+        );
+        assert!(
+            log.fixes()[0]
+                .to_string()
+                .starts_with("cut a torn last line of 19 bytes")
+        );
         assert_eq!(log.marks().identity.as_deref(), Some("abc"));
         assert_eq!(
             marks_of(&log),
@@ -713,7 +739,8 @@ mod tests {
             crashed.fixes,
             [Fix::TornTail {
                 offset: before,
-                bytes: 7
+                bytes: 7,
+                cut: false
             }]
         );
         // The cut keeps failing: so does every append.
