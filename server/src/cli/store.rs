@@ -214,7 +214,7 @@ async fn repair(
         };
         store.close().await;
         return Err(format!(
-            "{what}: the store may be behind ids handed out, and nothing says how far. Give \
+            "{what}; the store may be behind ids handed out, and nothing says how far. Give \
              --above N (N: the largest id a client may have received; every tag continues \
              above it), or --trust-store to take the store as it is"
         ));
