@@ -761,21 +761,21 @@ mod tests {
         struct Mounted(tempfile::TempDir);
         impl Drop for Mounted {
             fn drop(&mut self) {
-                let _ = std::process::Command::new("umount")
-                    .arg("-l")
-                    .arg(self.0.path())
-                    .status();
+                let _ = rustix::mount::unmount(self.0.path(), rustix::mount::UnmountFlags::DETACH);
             }
         }
         let dir = tempfile::tempdir().unwrap();
-        let mounted = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
-            .arg(dir.path())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !mounted {
-            eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        // The mount call, not the mount command: a child process would hold a copy of the
+        // other tests' guard locks from its fork until its exec.
+        let size = c"size=64k";
+        if let Err(e) = rustix::mount::mount(
+            "tmpfs",
+            dir.path(),
+            "tmpfs",
+            rustix::mount::MountFlags::empty(),
+            size,
+        ) {
+            eprintln!("skipped: cannot mount a tmpfs here (needs root): {e}");
             return;
         }
         let fs = Mounted(dir);
