@@ -165,6 +165,62 @@ fn a_stalled_handshake_is_closed_after_the_request_timeout() {
 }
 
 #[test]
+fn a_client_that_sends_part_of_a_tls_record_is_closed_after_the_request_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = Ca::new("test CA");
+    let server = tls_server(dir.path(), &ca, &["--request-timeout-ms=300".into()]);
+    let mut tls = tls::handshake(server.port, &ca.pem(), None).unwrap();
+    // One whole request first: served.
+    tls.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
+    let mut reply = [0u8; 7];
+    tls.read_exact(&mut reply).unwrap();
+    assert_eq!(&reply, b"+PONG\r\n");
+    // Then a record of 16,000 bytes of requests, of which the socket gets all but the last 100.
+    let mut record = Vec::new();
+    tls.conn
+        .writer()
+        .write_all(&b"*1\r\n$4\r\nPING\r\n".repeat(16_000 / 14))
+        .unwrap();
+    while tls.conn.wants_write() {
+        tls.conn.write_tls(&mut record).unwrap();
+    }
+    assert!(record.len() > 16_000, "{} bytes", record.len());
+    tls.sock.write_all(&record[..record.len() - 100]).unwrap();
+    tls.sock
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let start = Instant::now();
+    // Closed by the server (EOF, a reset, or an alert then EOF), not by our 20 s read timeout;
+    // nothing of the incomplete record was answered.
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match tls.sock.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(e) => panic!("expected the server to close the connection, got {e}"),
+        }
+    }
+    assert!(start.elapsed() < Duration::from_secs(15));
+    let (mut rest, mut plain) = (got.as_slice(), Vec::new());
+    while !rest.is_empty() {
+        if tls.conn.read_tls(&mut rest).is_err() || tls.conn.process_new_packets().is_err() {
+            break;
+        }
+        let _ = tls.conn.reader().read_to_end(&mut plain);
+    }
+    assert!(
+        !String::from_utf8_lossy(&plain).contains("PONG"),
+        "the incomplete record was answered"
+    );
+    assert_eq!(
+        tls::ping(server.port, &ca.pem(), None).unwrap(),
+        "+PONG\r\n"
+    );
+}
+
+#[test]
 fn sighup_reloads_the_certificate_and_a_bad_one_is_not_taken() {
     let dir = tempfile::tempdir().unwrap();
     let old_ca = Ca::new("old CA");

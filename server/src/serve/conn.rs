@@ -3,7 +3,8 @@
 //!
 //! What a connection may hold is bounded (README "Limits"): no read buffer until bytes arrive
 //! (and none again after a second of idleness), a half-sent request of at most
-//! `max-request-bytes` that must be complete within `request-timeout-ms`, and at most
+//! `max-request-bytes` that must be complete within `request-timeout-ms` (as must each TLS
+//! record, which rustls holds out of this loop's sight: see [`super::stream::Records`]), and at most
 //! `reply-buffer-bytes` of replies (plus one reply) before the pipeline stops running to send
 //! them; a client that does not take them within `write-timeout-ms` is closed.
 
@@ -112,6 +113,12 @@ pub async fn serve(shared: Arc<Shared>, mut stream: Stream, mut stop: watch::Rec
             _ = &mut timer, if armed.is_some() => Event::Timer,
         };
         match event {
+            Event::Read(Err(e)) if e.kind() == std::io::ErrorKind::TimedOut => {
+                // A TLS record left incomplete past `request-timeout-ms` (see `Records`).
+                tracing::debug!(client = session.id, "TLS record not completed in time");
+                metrics.error(ErrorKind::Limit);
+                break;
+            }
             Event::Read(Ok(0) | Err(_)) | Event::Stop => break,
             Event::Read(Ok(_)) => last_read = Instant::now(),
             Event::Timer => {

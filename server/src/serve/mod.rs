@@ -289,7 +289,10 @@ async fn accept(shared: Arc<Shared>, tcp: tokio::net::TcpStream, stop: watch::Re
     let stream = match &shared.tls {
         None => stream::Stream::Plain(tcp),
         Some(tls) => {
-            let handshake = tls.acceptor().accept(tcp);
+            // Under rustls, a TLS record (of the handshake or later) that stays incomplete for
+            // `request-timeout-ms` fails the read, as a half-sent request would.
+            let records = stream::Records::new(tcp, shared.limits.request_timeout);
+            let handshake = tls.acceptor().accept(records);
             match tokio::time::timeout(shared.limits.request_timeout, handshake).await {
                 Ok(Ok(s)) => stream::Stream::Tls(Box::new(s)),
                 Ok(Err(e)) => {

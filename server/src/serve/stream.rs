@@ -1,9 +1,19 @@
 //! A client connection's byte stream: plain TCP, or TLS over it.
+//!
+//! Under TLS the connection sees requests only once whole records have been decrypted, so a
+//! client that sends part of a record and stops would hold rustls's buffer (up to a 16 KiB record
+//! and more) with no half-sent request in sight of the connection's timeouts. [`Records`] sits
+//! under rustls, follows the record framing of the bytes it reads and fails the read once a record
+//! has been incomplete for `request-timeout-ms`.
 
 use std::net::SocketAddr;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, Interest, ReadBuf};
 use tokio::net::TcpStream;
+use tokio::time::{Instant, Sleep};
 use tokio_rustls::server::TlsStream;
 
 /// A client's stream.
@@ -12,7 +22,174 @@ pub enum Stream {
     /// Plain TCP.
     Plain(TcpStream),
     /// TLS, after its handshake (boxed: rustls's state is large).
-    Tls(Box<TlsStream<TcpStream>>),
+    Tls(Box<TlsStream<Records>>),
+}
+
+/// The length of a TLS record header: type, version (2), length (2).
+const RECORD_HEADER: usize = 5;
+
+/// Where a stream of TLS records stands: the framing is a 5-byte header (type, version, length)
+/// and that many bytes of body, whatever the protocol version or the session's keys.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Framing {
+    /// The current record's header bytes seen so far (a header may arrive in pieces).
+    header: [u8; RECORD_HEADER],
+    header_len: usize,
+    /// Bytes of the current record's body still to come.
+    body_left: usize,
+}
+
+impl Framing {
+    /// Follows the framing over `bytes`; returns whether a record began in them.
+    fn feed(&mut self, mut bytes: &[u8]) -> bool {
+        let mut began = false;
+        while !bytes.is_empty() {
+            if self.body_left > 0 {
+                let n = self.body_left.min(bytes.len());
+                self.body_left -= n;
+                bytes = &bytes[n..];
+                continue;
+            }
+            if self.header_len == 0 {
+                began = true;
+            }
+            let n = (RECORD_HEADER - self.header_len).min(bytes.len());
+            self.header[self.header_len..self.header_len + n].copy_from_slice(&bytes[..n]);
+            self.header_len += n;
+            bytes = &bytes[n..];
+            if self.header_len == RECORD_HEADER {
+                self.header_len = 0;
+                self.body_left = usize::from(u16::from_be_bytes([self.header[3], self.header[4]]));
+            }
+        }
+        began
+    }
+
+    /// Whether the bytes so far end exactly where a record ends.
+    fn between_records(&self) -> bool {
+        self.header_len == 0 && self.body_left == 0
+    }
+}
+
+/// The TCP stream under a TLS session: passes bytes through, follows where each TLS record
+/// ends, and fails a read (`TimedOut`) once a record has been incomplete for `limit`, so a
+/// client cannot park part of a record (and the buffer holding it) forever.
+#[derive(Debug)]
+pub struct Records {
+    tcp: TcpStream,
+    limit: Duration,
+    framing: Framing,
+    /// When the incomplete record now arriving began (`None`: between records).
+    since: Option<Instant>,
+    /// Armed only while a record is incomplete and the socket has nothing more.
+    timer: Option<Pin<Box<Sleep>>>,
+}
+
+impl Records {
+    /// Wraps an accepted socket; a record must be complete within `limit` of its first byte.
+    pub fn new(tcp: TcpStream, limit: Duration) -> Records {
+        Records {
+            tcp,
+            limit,
+            framing: Framing::default(),
+            since: None,
+            timer: None,
+        }
+    }
+
+    /// The socket.
+    pub fn tcp(&self) -> &TcpStream {
+        &self.tcp
+    }
+
+    /// When the record now incomplete must be complete (`None`: no record is incomplete).
+    pub fn deadline(&self) -> Option<Instant> {
+        self.since.map(|t| t + self.limit)
+    }
+
+    /// Follows the framing over bytes just read.
+    fn track(&mut self, bytes: &[u8]) {
+        let began = self.framing.feed(bytes);
+        if self.framing.between_records() {
+            self.since = None;
+        } else if began || self.since.is_none() {
+            // The incomplete record began in this read.
+            self.since = Some(Instant::now());
+        }
+    }
+
+    fn timed_out() -> std::io::Error {
+        std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "a TLS record was not complete within request-timeout-ms",
+        )
+    }
+}
+
+impl AsyncRead for Records {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        match Pin::new(&mut this.tcp).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {
+                let filled = buf.filled();
+                if filled.len() > before {
+                    this.track(&filled[before..]);
+                }
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => {
+                let Some(deadline) = this.deadline() else {
+                    return Poll::Pending;
+                };
+                let timer = this
+                    .timer
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+                if timer.deadline() != deadline {
+                    timer.as_mut().reset(deadline);
+                }
+                match timer.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Err(Records::timed_out())),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+        }
+    }
+}
+
+impl AsyncWrite for Records {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().tcp).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().tcp).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.tcp.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().tcp).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().tcp).poll_shutdown(cx)
+    }
 }
 
 impl Stream {
@@ -25,7 +202,7 @@ impl Stream {
     pub fn tcp(&self) -> &TcpStream {
         match self {
             Stream::Plain(s) => s,
-            Stream::Tls(s) => s.get_ref().0,
+            Stream::Tls(s) => s.get_ref().0.tcp(),
         }
     }
 
@@ -67,12 +244,20 @@ impl Stream {
                 if buf.capacity() == buf.len() {
                     // No room: wait for the socket unless rustls already holds a record (it
                     // may have come with the handshake) or cannot make sense of what it has.
-                    let (tcp, conn) = s.get_mut();
+                    let (records, conn) = s.get_mut();
                     let ready = conn.process_new_packets().map_or(true, |io| {
                         io.plaintext_bytes_to_read() > 0 || io.peer_has_closed()
                     });
                     if !ready {
-                        tcp.readable().await?;
+                        // Part of a record may already be in: its deadline holds here too.
+                        match records.deadline() {
+                            None => records.tcp.readable().await?,
+                            Some(deadline) => {
+                                tokio::time::timeout_at(deadline, records.tcp.readable())
+                                    .await
+                                    .map_err(|_| Records::timed_out())??;
+                            }
+                        }
                     }
                 }
                 reserve(buf, chunk);
@@ -104,5 +289,44 @@ impl Stream {
 fn reserve(buf: &mut Vec<u8>, chunk: usize) {
     if buf.capacity() - buf.len() < chunk / 4 {
         buf.reserve(chunk);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn framing_follows_records_split_anywhere() {
+        // Two records: 3 bytes of body, then 300 (0x012c).
+        let mut stream = vec![23, 3, 3, 0, 3, 1, 2, 3, 23, 3, 3, 1, 44];
+        stream.extend(std::iter::repeat_n(7u8, 300));
+        // Whole: ends between records; a record began in it.
+        let mut f = Framing::default();
+        assert!(f.feed(&stream));
+        assert!(f.between_records());
+        // Byte by byte: between records exactly after byte 8 and at the end.
+        let mut f = Framing::default();
+        for (i, b) in stream.iter().enumerate() {
+            let began = f.feed(std::slice::from_ref(b));
+            assert_eq!(began, i == 0 || i == 8, "byte {i}");
+            assert_eq!(
+                f.between_records(),
+                i == 7 || i == stream.len() - 1,
+                "byte {i}"
+            );
+        }
+        // A cut inside the second header, then inside its body.
+        let mut f = Framing::default();
+        assert!(f.feed(&stream[..10]));
+        assert!(!f.between_records());
+        assert!(!f.feed(&stream[10..100]), "the same record goes on");
+        assert!(!f.between_records());
+        assert!(!f.feed(&stream[100..]));
+        assert!(f.between_records());
+        // An empty record (length 0) is whole once its header is.
+        let mut f = Framing::default();
+        assert!(f.feed(&[21, 3, 3, 0, 0]));
+        assert!(f.between_records());
     }
 }

@@ -81,6 +81,15 @@ impl Pair {
 /// A TLS stream to 127.0.0.1:`port` trusting `ca_pem`, showing `client` when given; the
 /// handshake is done before it returns (an error when the server refuses it).
 pub fn connect(port: u16, ca_pem: &str, client: Option<&Pair>) -> std::io::Result<Box<dyn Duplex>> {
+    Ok(Box::new(handshake(port, ca_pem, client)?))
+}
+
+/// [`connect`], keeping rustls's connection and the socket apart (to send raw records).
+pub fn handshake(
+    port: u16,
+    ca_pem: &str,
+    client: Option<&Pair>,
+) -> std::io::Result<StreamOwned<ClientConnection, TcpStream>> {
     let mut roots = RootCertStore::empty();
     roots
         .add(CertificateDer::from_pem_slice(ca_pem.as_bytes()).unwrap())
@@ -108,7 +117,7 @@ pub fn connect(port: u16, ca_pem: &str, client: Option<&Pair>) -> std::io::Resul
     while tls.conn.is_handshaking() {
         tls.conn.complete_io(&mut tls.sock)?;
     }
-    Ok(Box::new(tls))
+    Ok(tls)
 }
 
 /// Sends `PING` over a fresh TLS connection; the reply line, or the error that ended it (with
