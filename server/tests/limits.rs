@@ -162,3 +162,64 @@ fn metrics_want_the_token_and_name_no_tags_by_default() {
     assert!(page.contains("idforge_tags_loaded 1"), "{page}");
     assert!(!page.contains("secret-tag-name"), "{page}");
 }
+
+/// `GET path` on the metrics port: the whole response, or the error that ended it (our read
+/// timeout included).
+fn http_get(port: u16, path: &str, timeout: Duration) -> Result<String, String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(timeout)).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut s, &mut text).map_err(|e| e.to_string())?;
+    Ok(text)
+}
+
+/// Opens `n` connections to `port` that never send a request.
+fn idle_connections(port: u16, n: usize) -> Vec<TcpStream> {
+    (0..n)
+        .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_metrics_port_answers_while_idle_connections_flood_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let metrics_port = common::free_port();
+    let server = Server::start(dir.path(), &[&format!("--metrics-port={metrics_port}")]);
+    // More than a handful of idle connections (each used to hold one of 16 slots for 5 s).
+    let idle = idle_connections(metrics_port, 40);
+    std::thread::sleep(Duration::from_millis(100));
+    for path in ["/healthz", "/metrics", "/healthz"] {
+        let page = http_get(metrics_port, path, Duration::from_secs(4)).unwrap();
+        assert!(page.starts_with("HTTP/1.1 200 OK"), "{path}: {page}");
+    }
+    drop(idle);
+    drop(server);
+
+    // Past --metrics-maxclients a probe takes the place of the oldest idle connection, and idle
+    // ones are closed after --metrics-timeout-ms.
+    let dir = tempfile::tempdir().unwrap();
+    let metrics_port = common::free_port();
+    let _server = Server::start(
+        dir.path(),
+        &[
+            &format!("--metrics-port={metrics_port}"),
+            "--metrics-maxclients=8",
+            "--metrics-timeout-ms=500",
+        ],
+    );
+    let idle = idle_connections(metrics_port, 16);
+    std::thread::sleep(Duration::from_millis(100));
+    for path in ["/healthz", "/metrics", "/healthz"] {
+        let page = http_get(metrics_port, path, Duration::from_secs(4)).unwrap();
+        assert!(page.starts_with("HTTP/1.1 200 OK"), "{path}: {page}");
+    }
+    for mut s in idle {
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let started = Instant::now();
+        let mut buf = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut s, &mut buf);
+        assert!(buf.is_empty(), "an idle connection got {buf:?}");
+        assert!(started.elapsed() < Duration::from_secs(5), "not closed");
+    }
+}

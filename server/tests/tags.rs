@@ -151,6 +151,69 @@ fn scan_and_list_show_only_readable_tags() {
 }
 
 #[test]
+fn scan_cursors_show_no_tag_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--requirepass=pw"]);
+    let mut admin = server.client();
+    assert_eq!(admin.cmd(&["AUTH", "pw"]), Value::Simple("OK".into()));
+    for tag in [
+        "public-a",
+        "secret-customer-acme",
+        "public-m",
+        "secret-zeta",
+        "public-z",
+    ] {
+        incr(&mut admin, tag);
+    }
+    admin.cmd(&["IDF.USER", "SET", "app", "pw2", "read:public-*"]);
+    let mut app = server.client();
+    assert_eq!(app.cmd(&["AUTH", "app", "pw2"]), Value::Simple("OK".into()));
+    // One name per page: every cursor follows a name, readable or not.
+    let (mut cursor, mut seen, mut cursors) = ("0".to_string(), Vec::new(), Vec::new());
+    loop {
+        let Value::Array(parts) = app.cmd(&["IDF.TAG", "SCAN", &cursor, "COUNT", "1"]) else {
+            panic!("SCAN replies [cursor, names]")
+        };
+        let Value::Bulk(next) = &parts[0] else {
+            panic!("a cursor")
+        };
+        seen.extend(names(&parts[1]));
+        cursor = String::from_utf8(next.clone()).unwrap();
+        if cursor == "0" {
+            break;
+        }
+        cursors.push(cursor.clone());
+        assert!(cursors.len() < 100, "SCAN never ends");
+    }
+    assert_eq!(seen, ["public-a", "public-m", "public-z"]);
+    assert_eq!(cursors.len(), 5, "{cursors:?}");
+    for c in &cursors {
+        for word in ["secret", "public", "acme", "zeta"] {
+            assert!(!c.contains(word), "cursor {c} shows {word}");
+        }
+        // Nor the name in hex.
+        assert!(!c.contains("736563726574"), "cursor {c}");
+    }
+    // The walk of one user cannot be told from another's by its cursors' lengths.
+    assert!(cursors.iter().all(|c| c.len() == cursors[0].len()));
+    // Not a cursor: a clear error, the same for garbage, an old-style name and an altered one.
+    let mut altered = cursors[1].clone().into_bytes();
+    altered[40] = if altered[40] == b'0' { b'1' } else { b'0' };
+    let altered = String::from_utf8(altered).unwrap();
+    for bad in ["x", ".public-a", ".secret-zeta", "123", altered.as_str()] {
+        let e = app.cmd(&["IDF.TAG", "SCAN", bad]);
+        assert!(e.error().starts_with("ERR invalid cursor"), "{bad}: {e:?}");
+    }
+    // Cursors end with their process: after a restart, a clear error too.
+    drop((admin, app));
+    let server = server.restart("TERM");
+    let mut app = server.client();
+    assert_eq!(app.cmd(&["AUTH", "app", "pw2"]), Value::Simple("OK".into()));
+    let e = app.cmd(&["IDF.TAG", "SCAN", &cursors[0]]);
+    assert!(e.error().contains("start again from 0"), "{e:?}");
+}
+
+#[test]
 fn a_user_creates_at_most_its_quota_of_tags() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path(), &["--requirepass=pw", "--max-tags-per-user=3"]);
@@ -251,6 +314,82 @@ fn idle_tags_leave_memory_on_postgres() {
 #[test]
 fn idle_tags_leave_memory_on_etcd() {
     idle_tags_leave_memory(Some("IDFORGE_TEST_ETCD_URL"));
+}
+
+/// An `IDF.SNOWFLAKE` id.
+fn snowflake(c: &mut Client, name: &str) -> i64 {
+    match c.cmd(&["IDF.SNOWFLAKE", name]) {
+        Value::Int(id) => id,
+        other => panic!("IDF.SNOWFLAKE {name}: {other:?}"),
+    }
+}
+
+#[test]
+fn snowflake_names_have_a_quota_and_idle_ones_leave_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--requirepass=pw",
+            "--max-snowflake-names-per-user=3",
+            "--tag-idle-secs=1",
+        ],
+    );
+    let mut admin = server.client();
+    assert_eq!(admin.cmd(&["AUTH", "pw"]), Value::Simple("OK".into()));
+    admin.cmd(&["IDF.USER", "SET", "app", "pw2", "alloc:sf:*"]);
+    let mut app = server.client();
+    assert_eq!(app.cmd(&["AUTH", "app", "pw2"]), Value::Simple("OK".into()));
+    let mut last = std::collections::HashMap::new();
+    for name in ["sf:1", "sf:2", "sf:3"] {
+        last.insert(name, snowflake(&mut app, name));
+    }
+    let refused = app.cmd(&["IDF.SNOWFLAKE", "sf:4"]);
+    assert!(refused.error().contains("quota"), "{refused:?}");
+    // Its names keep working; admins have no quota, and a name an admin started costs the
+    // user nothing.
+    let id = snowflake(&mut app, "sf:1");
+    assert!(id > last["sf:1"]);
+    last.insert("sf:1", id);
+    for i in 0..5 {
+        snowflake(&mut admin, &format!("sf:admin{i}"));
+    }
+    snowflake(&mut app, "sf:admin0");
+    assert!(
+        app.cmd(&["IDF.SNOWFLAKE", "sf:5"])
+            .error()
+            .contains("quota")
+    );
+    assert_eq!(info_field(&mut admin, "loaded_snowflake_names"), 8);
+
+    // Idle names leave memory once their persisted time has passed (within --tag-idle-secs
+    // of it); `sf:1`, used throughout, stays.
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while info_field(&mut admin, "loaded_snowflake_names") > 1 {
+        assert!(Instant::now() < deadline, "idle names never left memory");
+        let id = snowflake(&mut app, "sf:1");
+        assert!(id > last["sf:1"]);
+        last.insert("sf:1", id);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(info_field(&mut admin, "evicted_snowflake_names"), 7);
+    // Reloaded, each name goes on above every id it made; being back in memory costs no quota.
+    for name in ["sf:2", "sf:3"] {
+        let id = snowflake(&mut app, name);
+        assert!(id > last[name], "{name}: {id} after {}", last[name]);
+        last.insert(name, id);
+    }
+    // And after a kill -9, too.
+    drop((admin, app));
+    let server = server.restart("KILL");
+    let mut app = server.client();
+    assert_eq!(app.cmd(&["AUTH", "app", "pw2"]), Value::Simple("OK".into()));
+    for name in ["sf:1", "sf:2", "sf:3"] {
+        assert!(
+            snowflake(&mut app, name) > last[name],
+            "{name} after a restart"
+        );
+    }
 }
 
 /// Other clients' `INCR` latency while 4 connections walk 200,000 tags with `IDF.TAG SCAN`

@@ -4,6 +4,18 @@
 //! made only in ticks that start before it, and it is moved ahead (with the tags, in the same
 //! transactions) while ids are being made. A restart resumes after the persisted time, so even a
 //! clock that stepped back across the restart cannot repeat an id.
+//!
+//! Names are bounded as tags are: a user without `admin` may start at most
+//! [`Policy::max_snowflake_names_per_user`](super::engine::Policy) names on a server (a name
+//! the store already holds costs nothing), and a name left untouched for
+//! [`Policy::tag_idle`](super::engine::Policy) leaves memory. Leaving memory loses nothing: its
+//! persisted time stays in the store, and the next request reloads the name and resumes after
+//! it, exactly as after a restart. A name leaves only once that time has passed, so a reload
+//! never waits for the clock to catch up.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use idforge::Clock;
 use idforge::idforge_core::snowflake::SnowflakeGen;
@@ -24,6 +36,18 @@ pub(super) struct ClockState {
     covered_ms: u64,
     wanted: bool,
     in_flight: Option<u64>,
+    /// Ids were made since the last idle sweep.
+    used: bool,
+    /// Idle sweeps in a row that found it untouched.
+    idle_sweeps: u32,
+}
+
+/// The bookkeeping of snowflake names: each non-admin user's count of names started (the
+/// quota's), and how many names left memory.
+#[derive(Debug, Default)]
+pub(super) struct ClockNames {
+    started: Mutex<HashMap<String, usize>>,
+    evicted: AtomicU64,
 }
 
 impl Engine {
@@ -33,6 +57,19 @@ impl Engine {
         name: &str,
         n: usize,
         out: &mut Vec<u64>,
+    ) -> Result<(), AllocError> {
+        self.snowflakes_for(name, n, out, None).await
+    }
+
+    /// [`Engine::snowflakes`] on behalf of `owner` (a non-admin user, `None` for an admin): a
+    /// name it starts counts towards the owner's
+    /// [`Policy::max_snowflake_names_per_user`](super::engine::Policy).
+    pub async fn snowflakes_for(
+        &self,
+        name: &str,
+        n: usize,
+        out: &mut Vec<u64>,
+        owner: Option<&str>,
     ) -> Result<(), AllocError> {
         let deadline = tokio::time::Instant::now() + self.policy.alloc_timeout;
         let goal = out.len() + n;
@@ -80,6 +117,7 @@ impl Engine {
                         }
                     }
                     if out.len() == goal {
+                        c.used = true;
                         drop(clocks);
                         if ask {
                             self.wake.notify_one();
@@ -94,7 +132,7 @@ impl Engine {
                 }
             }
             if missing {
-                self.load_clock(name).await?;
+                self.load_clock(name, owner).await?;
                 continue;
             }
             if ask {
@@ -114,7 +152,9 @@ impl Engine {
         }
     }
 
-    async fn load_clock(&self, name: &str) -> Result<(), AllocError> {
+    /// Loads `name`'s persisted time from the store; a name it does not hold yet is started on
+    /// `owner`'s quota.
+    async fn load_clock(&self, name: &str, owner: Option<&str>) -> Result<(), AllocError> {
         let persisted = self.store.clock(name).await?;
         let generator = SnowflakeGen::new(self.snowflake, self.node, LEAD_MS)
             .map_err(|e| AllocError::Clock(e.to_string()))?;
@@ -126,13 +166,91 @@ impl Engine {
             }
             None => 0,
         };
-        lock(&self.clocks).entry(name.into()).or_insert(ClockState {
-            generator,
-            covered_ms,
-            wanted: false,
-            in_flight: None,
-        });
+        // Counted before the name enters memory, so concurrent starts cannot pass the quota.
+        let counted = persisted.is_none() && self.name_quota_take(owner)?;
+        let mut clocks = lock(&self.clocks);
+        if clocks.contains_key(name) {
+            // Another request loaded it meanwhile: this one started nothing.
+            drop(clocks);
+            if counted {
+                self.name_quota_give_back(owner);
+            }
+            return Ok(());
+        }
+        clocks.insert(
+            name.into(),
+            ClockState {
+                generator,
+                covered_ms,
+                wanted: false,
+                in_flight: None,
+                used: true,
+                idle_sweeps: 0,
+            },
+        );
         Ok(())
+    }
+
+    /// Counts one more name started by `owner`: `Ok(true)` when counted, `Ok(false)` when it
+    /// is not counted (an admin, or no quota); refused at the quota.
+    fn name_quota_take(&self, owner: Option<&str>) -> Result<bool, AllocError> {
+        let max = self.policy.max_snowflake_names_per_user;
+        let Some(owner) = owner.filter(|_| max > 0) else {
+            return Ok(false);
+        };
+        let mut started = lock(&self.clock_names.started);
+        let count = started.entry(owner.to_owned()).or_insert(0);
+        if *count >= max {
+            return Err(AllocError::NameQuota(max));
+        }
+        *count += 1;
+        Ok(true)
+    }
+
+    /// Undoes a counted [`Engine::name_quota_take`].
+    fn name_quota_give_back(&self, owner: Option<&str>) {
+        if let Some(owner) = owner {
+            if let Some(count) = lock(&self.clock_names.started).get_mut(owner) {
+                *count = count.saturating_sub(1);
+            }
+        }
+    }
+
+    /// One idle sweep over the snowflake names (run under the persist gate, so no persist of
+    /// them is in flight): a name untouched for `sweeps` sweeps in a row, with no persist asked
+    /// for and its persisted time passed, leaves memory.
+    pub(super) fn evict_idle_clocks(&self, sweeps: u32) {
+        let now = self.clock.now_ms();
+        let mut clocks = lock(&self.clocks);
+        let before = clocks.len();
+        clocks.retain(|_, c| {
+            if c.used || c.wanted || c.in_flight.is_some() {
+                c.used = false;
+                c.idle_sweeps = 0;
+                return true;
+            }
+            c.idle_sweeps = c.idle_sweeps.saturating_add(1);
+            // Every id it made lies before `covered_ms`, which the store holds: a reload
+            // resumes after it.
+            c.idle_sweeps < sweeps || c.covered_ms > now
+        });
+        let gone = before - clocks.len();
+        if gone > 0 {
+            self.clock_names
+                .evicted
+                .fetch_add(gone as u64, Ordering::Relaxed);
+            tracing::debug!(names = gone, "evicted idle snowflake names");
+        }
+    }
+
+    /// How many snowflake names are loaded in memory.
+    pub fn loaded_snowflake_names(&self) -> usize {
+        lock(&self.clocks).len()
+    }
+
+    /// How many snowflake names left memory for being idle.
+    pub fn evicted_snowflake_names(&self) -> u64 {
+        self.clock_names.evicted.load(Ordering::Relaxed)
     }
 
     /// Takes the clocks that asked for a persist: (name, new persisted time).

@@ -116,6 +116,11 @@ pub struct ServeArgs {
     /// server (counted since it started); 0: no limit [default: 10000].
     #[arg(long, env = "IDFORGE_MAX_TAGS_PER_USER", value_name = "N")]
     pub max_tags_per_user: Option<usize>,
+    /// How many `IDF.SNOWFLAKE` names one user without `admin` may start on this server
+    /// (counted since it started); 0: no limit [default: 1000]. Idle names leave memory after
+    /// --tag-idle-secs, as tags do.
+    #[arg(long, env = "IDFORGE_MAX_SNOWFLAKE_NAMES_PER_USER", value_name = "N")]
+    pub max_snowflake_names_per_user: Option<usize>,
     /// A loaded tag untouched for this many seconds leaves memory, giving its unused cached ids
     /// back to the store; the next request reloads it. 0: never [default: 600].
     #[arg(long, env = "IDFORGE_TAG_IDLE_SECS", value_name = "SECS")]
@@ -167,6 +172,14 @@ pub struct ServeArgs {
     /// Per-tag series (`idforge_tag_cached_ids{tag=…}`) on /metrics [default: false].
     #[arg(long, env = "IDFORGE_METRICS_TAGS", value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub metrics_tags: Option<bool>,
+    /// The most connections to the metrics port at once; a new one past it closes the oldest
+    /// that has not sent its whole request yet (or, when all have, is closed) [default: 256].
+    #[arg(long, env = "IDFORGE_METRICS_MAXCLIENTS", value_name = "N")]
+    pub metrics_maxclients: Option<usize>,
+    /// A metrics connection that has not sent its whole request (and, with TLS, finished the
+    /// handshake) within this many milliseconds is closed [default: 2000].
+    #[arg(long, env = "IDFORGE_METRICS_TIMEOUT_MS", value_name = "MS")]
+    pub metrics_timeout_ms: Option<u64>,
     // --- End of limits. ---
     /// Speak TLS on the client and metrics ports with this certificate chain (PEM, leaf
     /// first); needs --tls-key. Reloaded on SIGHUP.
@@ -258,6 +271,10 @@ pub struct Limits {
     pub metrics_token: Option<String>,
     /// Per-tag series on /metrics.
     pub metrics_tags: bool,
+    /// The most metrics connections at once.
+    pub metrics_maxclients: usize,
+    /// A metrics connection's request (and TLS handshake) must arrive within this.
+    pub metrics_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -275,6 +292,8 @@ impl Default for Limits {
             auth_fail_delay: Duration::from_millis(100),
             metrics_token: None,
             metrics_tags: false,
+            metrics_maxclients: 256,
+            metrics_timeout: Duration::from_secs(2),
         }
     }
 }
@@ -308,6 +327,10 @@ impl ServeArgs {
                 "auth-concurrency {auth_concurrency} is out of range (1 to 1024)"
             ));
         }
+        let metrics_maxclients = self.metrics_maxclients.unwrap_or(d.metrics_maxclients);
+        if metrics_maxclients == 0 {
+            return Err("metrics-maxclients must be at least 1".into());
+        }
         Ok(Limits {
             maxclients,
             idle_timeout: self.timeout.filter(|s| *s > 0).map(Duration::from_secs),
@@ -327,6 +350,12 @@ impl ServeArgs {
                 .map_or(d.auth_fail_delay, Duration::from_millis),
             metrics_token: self.metrics_token.clone().filter(|t| !t.is_empty()),
             metrics_tags: self.metrics_tags.unwrap_or(d.metrics_tags),
+            metrics_maxclients,
+            metrics_timeout: ms(
+                self.metrics_timeout_ms,
+                d.metrics_timeout,
+                "metrics-timeout-ms",
+            )?,
         })
     }
 }
@@ -390,6 +419,9 @@ impl ServeArgs {
             ha_poll_ms: self.ha_poll_ms.or(other.ha_poll_ms),
             takeover_probe: self.takeover_probe.or(other.takeover_probe),
             max_tags_per_user: self.max_tags_per_user.or(other.max_tags_per_user),
+            max_snowflake_names_per_user: self
+                .max_snowflake_names_per_user
+                .or(other.max_snowflake_names_per_user),
             tag_idle_secs: self.tag_idle_secs.or(other.tag_idle_secs),
             maxclients: self.maxclients.or(other.maxclients),
             timeout: self.timeout.or(other.timeout),
@@ -403,6 +435,8 @@ impl ServeArgs {
             auth_fail_delay_ms: self.auth_fail_delay_ms.or(other.auth_fail_delay_ms),
             metrics_token: self.metrics_token.or(other.metrics_token),
             metrics_tags: self.metrics_tags.or(other.metrics_tags),
+            metrics_maxclients: self.metrics_maxclients.or(other.metrics_maxclients),
+            metrics_timeout_ms: self.metrics_timeout_ms.or(other.metrics_timeout_ms),
             tls_cert: self.tls_cert.or(other.tls_cert),
             tls_key: self.tls_key.or(other.tls_key),
             tls_ca_cert: self.tls_ca_cert.or(other.tls_ca_cert),
@@ -512,6 +546,9 @@ impl ServeArgs {
                     .alloc_timeout_ms
                     .map_or(defaults.alloc_timeout, Duration::from_millis),
                 max_tags_per_user,
+                max_snowflake_names_per_user: a
+                    .max_snowflake_names_per_user
+                    .unwrap_or(defaults.max_snowflake_names_per_user),
                 tag_idle,
                 ..defaults
             },
@@ -613,6 +650,7 @@ mod tests {
         assert!(c.store.starts_with("sqlite://idforge-data/idforge.db"));
         assert_eq!(c.layout, idforge::Layout::TWITTER);
         assert_eq!(c.policy.max_tags_per_user, 10_000);
+        assert_eq!(c.policy.max_snowflake_names_per_user, 1000);
         assert_eq!(c.policy.tag_idle, Some(Duration::from_secs(600)));
         let never = ServeArgs {
             tag_idle_secs: Some(0),
@@ -688,6 +726,14 @@ mod tests {
             },
             ServeArgs {
                 auth_concurrency: Some(0),
+                ..ServeArgs::default()
+            },
+            ServeArgs {
+                metrics_maxclients: Some(0),
+                ..ServeArgs::default()
+            },
+            ServeArgs {
+                metrics_timeout_ms: Some(0),
                 ..ServeArgs::default()
             },
         ] {

@@ -46,6 +46,9 @@ pub struct Policy {
     /// How many tags one non-admin user's `INCR`/`INCRBY` may create on this server (0: no
     /// limit).
     pub max_tags_per_user: usize,
+    /// How many `IDF.SNOWFLAKE` names one non-admin user may start on this server (0: no
+    /// limit).
+    pub max_snowflake_names_per_user: usize,
     /// A loaded tag untouched this long leaves memory, giving back its unused ids (`None`:
     /// never).
     pub tag_idle: Option<Duration>,
@@ -61,6 +64,7 @@ impl Default for Policy {
             alloc_timeout: Duration::from_secs(5),
             clock_window_ms: 10_000,
             max_tags_per_user: 10_000,
+            max_snowflake_names_per_user: 1000,
             tag_idle: Some(Duration::from_secs(600)),
         }
     }
@@ -111,6 +115,8 @@ pub struct Engine {
     pub(super) tags_created: Mutex<HashMap<String, usize>>,
     /// Tags evicted from memory for being idle.
     pub(super) tags_evicted: std::sync::atomic::AtomicU64,
+    /// Snowflake names started per user, and evicted (see [`super::clocks`]).
+    pub(super) clock_names: super::clocks::ClockNames,
     /// This server's stripe: which ids of each tag are its own (see [`super::stripe`]).
     pub(super) stripe: Stripe,
 }
@@ -148,6 +154,7 @@ impl Engine {
             lease_writer: tokio::sync::Mutex::new(()),
             tags_created: Mutex::new(HashMap::new()),
             tags_evicted: std::sync::atomic::AtomicU64::new(0),
+            clock_names: super::clocks::ClockNames::default(),
             stripe: Stripe::NONE,
         }
     }
@@ -372,6 +379,8 @@ impl Engine {
                 })
                 .collect()
         };
+        // Idle snowflake names too (their persisted times stay in the store).
+        self.evict_idle_clocks(IDLE_SWEEPS);
         // The copies of idle services' worker leases go too (only a cache: nothing to write).
         lock(&self.workers).retain(|_, leases| {
             if leases.used || leases.busy() {

@@ -3,32 +3,87 @@
 //! A few lines of HTTP/1.1 on the server's own runtime instead of an HTTP framework: two fixed
 //! read-only pages, one request per connection, so the server does not carry a web stack.
 //!
-//! Bounded: at most [`MAX_CONNECTIONS`] at once (others wait in the listen backlog), a request of
-//! at most 8 KiB, 5 s per connection; an accept error (out of file descriptors) backs off instead
-//! of spinning. With `--metrics-token`, /metrics wants `Authorization: Bearer TOKEN` (or basic
-//! auth with TOKEN as the password); /healthz stays open for probes. With TLS on (`--tls-cert`),
-//! this port speaks HTTPS with the same certificate and client-certificate rule as the client
-//! port; the handshake counts within the 5 s.
+//! Bounded, and kept answering while idle connections flood the port (README "Limits"):
+//! connections are served concurrently, at most `metrics-maxclients` at once; one arriving past
+//! that closes the oldest connection still waiting for its request (a probe sends its request as
+//! soon as it connects, so an idle flood only ever evicts itself), or is closed itself when every
+//! connection is busy answering. A connection must finish its TLS handshake and send its request
+//! (at most 8 KiB) within `metrics-timeout-ms`, and is done within [`CONNECTION_TIMEOUT`]. An
+//! accept error (out of file descriptors) backs off instead of spinning. With `--metrics-token`,
+//! /metrics wants `Authorization: Bearer TOKEN` (or basic auth with TOKEN as the password);
+//! /healthz stays open for probes. With TLS on (`--tls-cert`), this port speaks HTTPS with the
+//! same certificate and client-certificate rule as the client port.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::task::AbortHandle;
 
+use super::lock::lock;
+use super::metrics::ErrorKind;
 use super::shared::Shared;
 
-/// Metrics connections served at once.
-pub const MAX_CONNECTIONS: usize = 16;
+/// The longest a metrics connection lasts, answer included.
+pub const CONNECTION_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The largest request read (only its first line matters).
+const MAX_REQUEST: usize = 8192;
+
+/// One open metrics connection.
+struct Open {
+    /// Still waiting for its request (handshake included): the kind a new one may evict.
+    waiting: Arc<AtomicBool>,
+    task: AbortHandle,
+}
+
+/// The open metrics connections, oldest first.
+#[derive(Default)]
+struct Conns {
+    open: Mutex<BTreeMap<u64, Open>>,
+}
+
+impl Conns {
+    /// Makes room for one more under `max` by closing the oldest connections still waiting for
+    /// their request: how many it closed, or `None` when every open connection is answering.
+    fn make_room(open: &mut BTreeMap<u64, Open>, max: usize) -> Option<usize> {
+        let mut closed = 0;
+        while open.len() >= max {
+            let oldest = open
+                .iter()
+                .find(|(_, c)| c.waiting.load(Ordering::Relaxed))
+                .map(|(id, _)| *id)?;
+            if let Some(c) = open.remove(&oldest) {
+                c.task.abort();
+                closed += 1;
+            }
+        }
+        Some(closed)
+    }
+}
+
+/// Takes a connection out of [`Conns`] when its task ends, however it ends (done, timed out,
+/// aborted).
+struct Leave {
+    conns: Arc<Conns>,
+    id: u64,
+}
+
+impl Drop for Leave {
+    fn drop(&mut self) {
+        lock(&self.conns.open).remove(&self.id);
+    }
+}
 
 /// Serves the metrics port until the task is dropped.
 pub async fn serve(listener: TcpListener, shared: Arc<Shared>) {
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let conns = Arc::new(Conns::default());
+    let max = shared.limits.metrics_maxclients;
+    let mut next_id = 0u64;
     loop {
-        let Ok(permit) = slots.clone().acquire_owned().await else {
-            return;
-        };
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
             Err(e) => {
@@ -37,18 +92,54 @@ pub async fn serve(listener: TcpListener, shared: Arc<Shared>) {
                 continue;
             }
         };
-        let shared = shared.clone();
-        tokio::spawn(async move {
-            let _permit = permit;
-            // The handshake counts within the connection's 5 s.
-            let _ = tokio::time::timeout(Duration::from_secs(5), async {
-                match &shared.tls {
-                    None => answer(stream, &shared).await,
-                    Some(tls) => answer(tls.acceptor().accept(stream).await?, &shared).await,
+        next_id += 1;
+        let id = next_id;
+        // Held while the task is spawned and entered, so its `Leave` cannot run first.
+        let mut open = lock(&conns.open);
+        match Conns::make_room(&mut open, max) {
+            Some(closed) => {
+                for _ in 0..closed {
+                    shared.engine.metrics().error(ErrorKind::Limit);
                 }
-            })
-            .await;
+            }
+            None => {
+                drop(open);
+                shared.engine.metrics().error(ErrorKind::Limit);
+                continue;
+            }
+        }
+        let waiting = Arc::new(AtomicBool::new(true));
+        let task = tokio::spawn({
+            let (shared, waiting) = (shared.clone(), waiting.clone());
+            let leave = Leave {
+                conns: conns.clone(),
+                id,
+            };
+            async move {
+                let _leave = leave;
+                let _ = tokio::time::timeout(CONNECTION_TIMEOUT, async {
+                    let deadline = tokio::time::Instant::now() + shared.limits.metrics_timeout;
+                    match &shared.tls {
+                        None => answer(stream, &shared, deadline, &waiting).await,
+                        Some(tls) => {
+                            let handshake = tls.acceptor().accept(stream);
+                            let stream = tokio::time::timeout_at(deadline, handshake)
+                                .await
+                                .map_err(|_| std::io::ErrorKind::TimedOut)??;
+                            answer(stream, &shared, deadline, &waiting).await
+                        }
+                    }
+                })
+                .await;
+            }
         });
+        open.insert(
+            id,
+            Open {
+                waiting,
+                task: task.abort_handle(),
+            },
+        );
     }
 }
 
@@ -112,17 +203,32 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Reads the request (by `deadline`), then answers it.
 async fn answer<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
     shared: &Shared,
+    deadline: tokio::time::Instant,
+    waiting: &AtomicBool,
 ) -> std::io::Result<()> {
     let mut req = Vec::with_capacity(1024);
     // Only the request line matters; headers are read up to 8 KiB and ignored.
-    while !req.windows(4).any(|w| w == b"\r\n\r\n") && req.len() < 8192 {
-        if stream.read_buf(&mut req).await? == 0 {
-            break;
+    let read = async {
+        while !req.windows(4).any(|w| w == b"\r\n\r\n") && req.len() < MAX_REQUEST {
+            if stream.read_buf(&mut req).await? == 0 {
+                break;
+            }
+        }
+        Ok::<(), std::io::Error>(())
+    };
+    match tokio::time::timeout_at(deadline, read).await {
+        Ok(read) => read?,
+        Err(_) => {
+            shared.engine.metrics().error(ErrorKind::Limit);
+            return Err(std::io::ErrorKind::TimedOut.into());
         }
     }
+    // From here on the connection is answering: a newcomer does not evict it.
+    waiting.store(false, Ordering::Relaxed);
     let line = req.split(|b| *b == b'\n').next().unwrap_or_default();
     let mut words = line.split(|b| *b == b' ');
     let (method, path) = (

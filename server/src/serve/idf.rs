@@ -34,17 +34,17 @@ pub const MAX_TAG_PAGE: usize = 1000;
 /// The `IDF.TAG SCAN` page size without `COUNT`.
 const DEFAULT_TAG_PAGE: usize = 100;
 
-/// A `SCAN` cursor: `0` (the start, and the end), or `.` and the last name of the page before
-/// (no tag starts with a dot, so no cursor is mistaken for another).
+/// A `SCAN` cursor: `0` (the start, and the end), or one [`super::cursor::seal`] made, which
+/// opens to the last name of the page before (see [`super::cursor`] for why it is sealed).
 fn parse_cursor(arg: &[u8]) -> Result<String, Failure> {
-    let bad = || usage("ERR invalid cursor");
     if arg == b"0" {
         return Ok(String::new());
     }
-    let after = arg.strip_prefix(b".").ok_or_else(bad)?;
-    let after = std::str::from_utf8(after).map_err(|_| bad())?;
-    idforge::source::validate_tag(after).map_err(|_| bad())?;
-    Ok(after.to_owned())
+    let after = super::cursor::open(arg).map_err(|e| usage(e.to_string()))?;
+    // Sealed by this process from a name it read: valid unless something is badly wrong.
+    idforge::source::validate_tag(&after)
+        .map_err(|_| usage(super::cursor::CursorError::Invalid.to_string()))?;
+    Ok(after)
 }
 
 /// Writes the names `s` may read, as an array.
@@ -154,11 +154,12 @@ pub async fn tag_command(
                 i += 2;
             }
             let (tags, next) = engine.scan(&after, pattern, count).await.map_err(store)?;
+            let cursor = match next {
+                Some(last) => super::cursor::seal(&last).map_err(|e| usage(e.to_string()))?,
+                None => "0".to_owned(),
+            };
             out.array(2);
-            match next {
-                Some(last) => out.bulk(format!(".{last}").as_bytes()),
-                None => out.bulk(b"0"),
-            }
+            out.bulk(cursor.as_bytes());
             visible_names(s, &tags, out);
         }
         (b"DROP", 3) => {
@@ -198,10 +199,12 @@ pub async fn snowflake(
     };
     let name = name(args[1])?;
     require(s, Some(Right::Alloc), name, Cmd::IdfSnowflake.name())?;
+    // A name started here counts towards a non-admin user's quota.
+    let owner = (!s.perms.as_ref().is_some_and(|p| p.is_admin())).then_some(&*s.user);
     let mut ids = Vec::with_capacity(count.unwrap_or(1));
     shared
         .engine
-        .snowflakes(name, count.unwrap_or(1), &mut ids)
+        .snowflakes_for(name, count.unwrap_or(1), &mut ids, owner)
         .await
         .map_err(|e| alloc_error(shared, args[1], e))?;
     match count {

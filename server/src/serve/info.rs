@@ -101,6 +101,8 @@ pub fn text(shared: &Shared, section: Option<&[u8]>) -> String {
         line("# Keyspace", &"");
         line("loaded_tags", &engine.loaded_tags());
         line("evicted_tags", &engine.evicted_tags());
+        line("loaded_snowflake_names", &engine.loaded_snowflake_names());
+        line("evicted_snowflake_names", &engine.evicted_snowflake_names());
     }
     out
 }

@@ -5,7 +5,7 @@
 //! - [`config`]: settings (flags, environment, TOML).
 //! - [`resp`]: the Redis protocol.
 //! - [`conn`], [`stream`], [`tls`]: one connection (plain or TLS); [`commands`], [`idf`],
-//!   [`info`]: what it runs.
+//!   [`info`]: what it runs; [`cursor`]: `IDF.TAG SCAN`'s sealed cursors.
 //! - [`engine`], [`tags`], [`clocks`]: the allocator and its persister.
 //! - [`store`]: SQLite, PostgreSQL, MySQL, etcd.
 //! - [`ha`], [`cluster`]: leader election on etcd, `-MOVED` and `CLUSTER SLOTS` for clients.
@@ -21,6 +21,7 @@ pub mod cmd;
 pub mod commands;
 pub mod config;
 pub mod conn;
+pub mod cursor;
 pub mod engine;
 pub mod glob;
 pub mod guard;

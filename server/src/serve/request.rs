@@ -37,7 +37,9 @@ pub(super) fn alloc_error(shared: &Shared, key: &[u8], e: AllocError) -> (ErrorK
         AllocError::Overflow => ErrorKind::Overflow,
         AllocError::NoTag(_) => ErrorKind::NoTag,
         AllocError::Store(_) | AllocError::Clock(_) => ErrorKind::Store,
-        AllocError::Quota(_) | AllocError::LargerThanBlock(_) => ErrorKind::Usage,
+        AllocError::Quota(_) | AllocError::NameQuota(_) | AllocError::LargerThanBlock(_) => {
+            ErrorKind::Usage
+        }
         AllocError::NotLeader => return redirect(shared, Some(key)),
     };
     (kind, e.to_string())

@@ -80,6 +80,12 @@ pub enum AllocError {
          ask an administrator to create it with IDF.TAG CREATE"
     )]
     Quota(usize),
+    /// The user started as many snowflake names as `--max-snowflake-names-per-user` allows.
+    #[error(
+        "ERR snowflake name quota reached: this user may start at most {0} names \
+         (--max-snowflake-names-per-user); use a name an administrator started"
+    )]
+    NameQuota(usize),
 }
 
 impl From<StoreError> for AllocError {
