@@ -10,7 +10,8 @@
 #                                   and ci/dist-test.sh), etcd (etcd server and etcdctl, for the
 #                                   HA tests and ci/failover-harness.sh), pgext (PostgreSQL 15's
 #                                   server headers and libclang, for the extension's pgrx build),
-#                                   chaos (ip, iptables, ping and libfaketime: ci/chaos.sh)
+#                                   chaos (ip, iptables, ping and libfaketime: ci/chaos.sh),
+#                                   faketime (libfaketime alone: server/tests/lease_clocks.rs)
 set -euo pipefail
 
 declare -A PACKAGES=(
@@ -23,6 +24,7 @@ declare -A PACKAGES=(
   [etcd]="etcd-server etcd-client"
   [pgext]="postgresql postgresql-server-dev-15 libclang-dev python3-venv"
   [chaos]="iproute2 iptables iputils-ping faketime libfaketime"
+  [faketime]="faketime libfaketime"
 )
 
 missing=()

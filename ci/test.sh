@@ -127,6 +127,8 @@ step_server() {
   cargo test -p idforge-server --locked --test serve
   cargo test -p idforge-server --locked --test ha
   cargo test -p idforge-server --locked --test limits
+  # Leases handed to processes whose clocks libfaketime moves (installed with the services).
+  cargo test -p idforge-server --locked --test lease_clocks
   bash ci/server-clients.sh "$CARGO_TARGET_DIR/debug/idforge"
   bash ci/crash-harness.sh "$CARGO_TARGET_DIR/debug/idforge"
   bash ci/failover-harness.sh "$CARGO_TARGET_DIR/debug/idforge"
@@ -139,7 +141,7 @@ step_server() {
 SERVICE_STEPS=(test server ctest python node jvm dist)
 
 start_services() {
-  bash ci/install-deps.sh services etcd
+  bash ci/install-deps.sh services etcd faketime
   cargo build -p idforge-server --bin idforge --locked
   services_dir="$(mktemp -d)"
   trap 'bash ci/services.sh stop "$services_dir"; rm -rf "$services_dir"' EXIT

@@ -4,17 +4,28 @@
 //! [`WorkerLease::acquire`] asks the server for the lowest free id of a service; a background
 //! thread renews it every third of its TTL. The lease is good until the send time of the last
 //! successful renewal plus 90% of the TTL (the server keeps it for the whole TTL from when it
-//! received the renewal, which is later), and a [`Snowflake`](crate::Snowflake) on it refuses
-//! to make an id whose time is not before that instant: a holder cut off from the server stops
-//! by itself before the server can give the id to anyone else. Each renewal reports that
-//! instant as the latest id time, so the server never hands the id to a process whose ids could
-//! carry the same times. Dropping the generator releases the lease with the last time it used.
+//! received the renewal, which is later), and never past the end the server told (its clock's
+//! number, so a holder whose clock runs ahead cannot outlast it), and a
+//! [`Snowflake`](crate::Snowflake) on it refuses to make an id whose time is not before that
+//! instant: a holder cut off from the server stops by itself before the server can give the id
+//! to anyone else. Each renewal reports that instant as the latest id time, so the server never
+//! hands the id to a process whose ids could carry the same times. Dropping the generator
+//! releases the lease with the last time it used.
+//!
+//! Hosts' clocks disagree. The grant carries the id's *time floor*, the latest time an earlier
+//! holder could have put in an id (on its clock, or the server's lease end): the generator makes
+//! no id at or below it, waiting within its policy or failing with `CLOCK_BEHIND`. The grant
+//! also carries the server's clock: a host whose clock differs from it by more than the allowed
+//! skew ([`DEFAULT_MAX_SKEW`], the URL's `max_skew_ms` or
+//! [`SnowflakeBuilder::lease_max_skew`](crate::SnowflakeBuilder::lease_max_skew)) gives the
+//! lease back at once and fails with `CLOCK_BEHIND`, naming the difference.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
+use crate::clock::{Clock, SystemClock};
 use crate::error::{CoreError, Error, ErrorCode, Result};
 use crate::fork;
 use crate::source::RemoteSource;
@@ -23,15 +34,85 @@ use crate::source::resp::Reply;
 /// The TTL of a lease unless chosen: long enough to ride out a server failover.
 pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(10);
 
-/// The wall clock in Unix ms (a lease's end is a wall-clock time at the server too).
-fn wall_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+/// How far this host's clock may differ from the server's at ACQUIRE unless chosen. Hosts kept
+/// by NTP agree within milliseconds, so a second only refuses a clock that is really wrong (or
+/// unsynchronised), and it is what the default policy can ride out: a holder behind the time
+/// floor by up to its 1 s lead borrows, by up to another second it waits.
+pub const DEFAULT_MAX_SKEW: Duration = Duration::from_secs(1);
+
+/// The URL parameter that sets the allowed skew, in ms (read here, not by the source).
+const SKEW_PARAM: &str = "max_skew_ms";
+
+/// The clock a lease measures with: the one ids are made on by default (the wall clock read
+/// once, then advanced with the monotonic clock), so a wall-clock step while the lease is held
+/// moves neither.
+fn now_ms() -> u64 {
+    SystemClock::shared().now_ms()
 }
 
 fn lease_error(message: String) -> Error {
     Error::permanent(ErrorCode::SourceUnavailable, message)
+}
+
+/// `url` without the `max_skew_ms` parameter, and its value.
+fn split_skew(url: &str) -> Result<(String, Option<Duration>)> {
+    let Some((base, query)) = url.split_once('?') else {
+        return Ok((url.to_owned(), None));
+    };
+    let mut skew = None;
+    let mut kept = Vec::new();
+    for pair in query.split('&') {
+        match pair.split_once('=') {
+            Some((SKEW_PARAM, ms)) => match ms.parse::<u64>() {
+                Ok(ms @ 0..=86_400_000) => skew = Some(Duration::from_millis(ms)),
+                _ => {
+                    return Err(CoreError::InvalidUrl(
+                        "max_skew_ms is a whole number of milliseconds, 0 to 86400000",
+                    )
+                    .into());
+                }
+            },
+            _ => kept.push(pair),
+        }
+    }
+    let url = if kept.is_empty() {
+        base.to_owned()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    };
+    Ok((url, skew))
+}
+
+/// Ok when the server's clock `server_ms`, read between `sent_ms` and `received_ms` on this
+/// host's clock, is within the allowed skew; else the `CLOCK_BEHIND` refusal. A clock ahead of
+/// the server's shortens every lease by as much (the holder stops at the server's end), so
+/// ahead it is allowed at most a quarter of the TTL as well.
+fn check_skew(
+    sent_ms: u64,
+    received_ms: u64,
+    server_ms: u64,
+    max_skew: Duration,
+    ttl_ms: u64,
+) -> Result<()> {
+    let max = u64::try_from(max_skew.as_millis()).unwrap_or(u64::MAX);
+    let behind = server_ms.saturating_sub(received_ms);
+    let ahead = sent_ms.saturating_sub(server_ms);
+    let why = if behind > max {
+        format!("this host's clock is {behind} ms behind the server's (at most {max} ms allowed)")
+    } else if ahead > max {
+        format!("this host's clock is {ahead} ms ahead of the server's (at most {max} ms allowed)")
+    } else if ahead > ttl_ms / 4 {
+        format!(
+            "this host's clock is {ahead} ms ahead of the server's, more than a quarter of the \
+             lease's {ttl_ms} ms TTL"
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Error::permanent(
+        ErrorCode::ClockBehind,
+        format!("worker lease refused: {why}; fix the host's clock (NTP) or raise {SKEW_PARAM}"),
+    ))
 }
 
 struct Shared {
@@ -40,8 +121,13 @@ struct Shared {
     id: u64,
     token: String,
     ttl_ms: u64,
+    /// Whether the server tells its clock and the floor in renewals (`RENEW … CLOCK`).
+    clock_replies: bool,
     /// Ids must carry a time before this (Unix ms); 0 once the lease is lost.
     valid_until_ms: AtomicU64,
+    /// The server's clock minus this host's at the last grant or renewal that told it (ms,
+    /// the middle of the round trip).
+    offset_ms: AtomicI64,
     /// Set to stop the renewer.
     stop: Mutex<bool>,
     wake: Condvar,
@@ -65,20 +151,37 @@ impl std::fmt::Debug for Shared {
 #[derive(Debug)]
 pub struct WorkerLease {
     shared: Arc<Shared>,
+    /// The id's time floor from the grant (Unix ms; 0: never held, or an older server).
+    floor_ms: u64,
     renewer: Option<JoinHandle<()>>,
     born_in: u64,
 }
 
 impl WorkerLease {
     /// Leases the lowest free worker id of `service` below `max` from the server at `url`
-    /// (`idforge://[user:pass@]host:port[,host:port…]`), for `ttl` (at least 100 ms).
+    /// (`idforge://[user:pass@]host:port[,host:port…]`, optionally with `max_skew_ms`), for
+    /// `ttl` (at least 100 ms).
     pub fn acquire(url: &str, service: &str, ttl: Duration, max: u64) -> Result<WorkerLease> {
+        WorkerLease::acquire_with_skew(url, service, ttl, max, None)
+    }
+
+    /// [`acquire`](Self::acquire), allowing this host's clock to differ from the server's by
+    /// `max_skew` (`None`: the URL's `max_skew_ms`, else [`DEFAULT_MAX_SKEW`]).
+    pub fn acquire_with_skew(
+        url: &str,
+        service: &str,
+        ttl: Duration,
+        max: u64,
+        max_skew: Option<Duration>,
+    ) -> Result<WorkerLease> {
         crate::source::validate_tag(service)?;
         if !url.starts_with("idforge://") {
             return Err(
                 CoreError::InvalidUrl("worker leases come from an idforge:// server").into(),
             );
         }
+        let (url, url_skew) = split_skew(url)?;
+        let max_skew = max_skew.or(url_skew).unwrap_or(DEFAULT_MAX_SKEW);
         let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
         if !(100..=86_400_000).contains(&ttl_ms) {
             return Err(CoreError::InvalidArgument("a lease TTL is 100 ms to 24 h").into());
@@ -86,9 +189,9 @@ impl WorkerLease {
         if max == 0 {
             return Err(CoreError::InvalidArgument("no worker id to lease below 0").into());
         }
-        let source = RemoteSource::new(url)?;
+        let source = RemoteSource::new(&url)?;
         let (ttl_text, max_text) = (ttl_ms.to_string(), max.min(1 << 24).to_string());
-        let sent = wall_ms();
+        let sent = now_ms();
         let args: [&[u8]; 6] = [
             b"IDF.WORKER",
             b"ACQUIRE",
@@ -98,14 +201,33 @@ impl WorkerLease {
             max_text.as_bytes(),
         ];
         let (addr, reply) = source.call(&args, "IDF.WORKER ACQUIRE")?;
-        let (id, token) = match reply {
+        let received = now_ms();
+        // `[id, token, ttl, floor, server-ms]`; a server before floors sends the first three.
+        let (id, token, clock) = match reply {
             Reply::Array(parts) => match parts.as_slice() {
-                [Reply::Int(id), Reply::Bulk(token), ..] if *id >= 0 => {
-                    (*id as u64, String::from_utf8_lossy(token).into_owned())
+                [Reply::Int(id), Reply::Bulk(token), _, rest @ ..] if *id >= 0 => {
+                    let clock = match rest {
+                        [Reply::Int(floor), Reply::Int(server), ..]
+                            if *floor >= 0 && *server > 0 =>
+                        {
+                            Some((*floor as u64, *server as u64))
+                        }
+                        [] => None,
+                        _ => {
+                            return Err(lease_error(format!(
+                                "{addr}: a malformed grant {parts:?}"
+                            )));
+                        }
+                    };
+                    (
+                        *id as u64,
+                        String::from_utf8_lossy(token).into_owned(),
+                        clock,
+                    )
                 }
                 _ => return Err(lease_error(format!("{addr}: a malformed grant {parts:?}"))),
             },
-            Reply::Error(e) if e.contains("no free worker id") => {
+            Reply::Error(e) if e.contains("no free worker id") || e.contains("lease limit") => {
                 return Err(Error::permanent(
                     ErrorCode::Overflow,
                     format!("{addr}: {e}"),
@@ -117,16 +239,35 @@ impl WorkerLease {
                 )));
             }
         };
+        // Good until 90% of the TTL after the request left, and never past the server's end
+        // (its clock at the grant plus the TTL) in case this clock runs ahead of the server's.
+        let mut valid_until = sent + ttl_ms / 10 * 9;
+        let (mut floor_ms, mut offset_ms) = (0, 0);
+        if let Some((floor, server)) = clock {
+            valid_until = valid_until.min(server.saturating_add(ttl_ms));
+            floor_ms = floor;
+            offset_ms = server as i64 - ((sent + received) / 2) as i64;
+        }
         let shared = Arc::new(Shared {
             source,
             service: service.to_owned(),
             id,
             token,
             ttl_ms,
-            valid_until_ms: AtomicU64::new(sent + ttl_ms / 10 * 9),
+            clock_replies: clock.is_some(),
+            valid_until_ms: AtomicU64::new(valid_until),
+            offset_ms: AtomicI64::new(offset_ms),
             stop: Mutex::new(false),
             wake: Condvar::new(),
         });
+        if let Some((_, server)) = clock {
+            if let Err(refused) = check_skew(sent, received, server, max_skew, ttl_ms) {
+                // No id was made under it: give it back now rather than let it expire.
+                shared.valid_until_ms.store(0, Ordering::Release);
+                let _ = shared.tell("RELEASE", 0);
+                return Err(refused);
+            }
+        }
         let renewer = {
             let shared = shared.clone();
             std::thread::Builder::new()
@@ -136,6 +277,7 @@ impl WorkerLease {
         };
         Ok(WorkerLease {
             shared,
+            floor_ms,
             renewer: Some(renewer),
             born_in: fork::register()?,
         })
@@ -144,6 +286,19 @@ impl WorkerLease {
     /// The leased worker id.
     pub fn id(&self) -> u64 {
         self.shared.id
+    }
+
+    /// The id's time floor (Unix ms): the latest time an earlier holder of this id could have
+    /// put in an id. Ids made under this lease carry later times. 0 when the id was never held
+    /// (or the server is older than floors).
+    pub fn floor_ms(&self) -> u64 {
+        self.floor_ms
+    }
+
+    /// The server's clock minus this host's (ms), measured at the grant and at each renewal;
+    /// 0 when the server does not tell its clock.
+    pub fn clock_offset_ms(&self) -> i64 {
+        self.shared.offset_ms.load(Ordering::Relaxed)
     }
 
     /// Until when (Unix ms) ids may carry times; 0 once the lease is lost.
@@ -184,21 +339,23 @@ impl WorkerLease {
 }
 
 impl Shared {
-    /// `IDF.WORKER RENEW|RELEASE service id token TIME time_ms`.
+    /// `IDF.WORKER RENEW|RELEASE service id token TIME time_ms` (and `CLOCK` on a renewal,
+    /// when the server tells its clock).
     fn tell(&self, sub: &str, time_ms: u64) -> Result<(String, Reply)> {
         let (id, time) = (self.id.to_string(), time_ms.to_string());
-        self.source.call(
-            &[
-                b"IDF.WORKER",
-                sub.as_bytes(),
-                self.service.as_bytes(),
-                id.as_bytes(),
-                self.token.as_bytes(),
-                b"TIME",
-                time.as_bytes(),
-            ],
-            "IDF.WORKER",
-        )
+        let mut args: Vec<&[u8]> = vec![
+            b"IDF.WORKER",
+            sub.as_bytes(),
+            self.service.as_bytes(),
+            id.as_bytes(),
+            self.token.as_bytes(),
+            b"TIME",
+            time.as_bytes(),
+        ];
+        if sub == "RENEW" && self.clock_replies {
+            args.push(b"CLOCK");
+        }
+        self.source.call(&args, "IDF.WORKER")
     }
 }
 
@@ -221,15 +378,33 @@ fn renew(s: &Shared) {
         if until == 0 {
             return;
         }
-        let sent = wall_ms();
+        let sent = now_ms();
         let reply = s.tell("RENEW", until);
+        let received = now_ms();
+        // The lease's end at the server (its clock), and its clock: `end` or `[end, floor,
+        // server-ms]`.
+        let renewed = match &reply {
+            Ok((_, Reply::Int(end))) => Some(*end),
+            Ok((_, Reply::Array(parts))) => match parts.as_slice() {
+                [Reply::Int(end), Reply::Int(_floor), Reply::Int(server), ..] => {
+                    s.offset_ms
+                        .store(*server - ((sent + received) / 2) as i64, Ordering::Relaxed);
+                    Some(*end)
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(end) = renewed {
+            // Only forward: a slow reply must not shorten what a faster one granted. Never past
+            // the server's end: a clock ahead of the server's would outlast it.
+            let end = u64::try_from(end).unwrap_or(0);
+            s.valid_until_ms
+                .fetch_max((sent + s.ttl_ms / 10 * 9).min(end), Ordering::AcqRel);
+            wait = every;
+            continue;
+        }
         match reply {
-            Ok((_, Reply::Int(_))) => {
-                // Only forward: a slow reply must not shorten what a faster one granted.
-                s.valid_until_ms
-                    .fetch_max(sent + s.ttl_ms / 10 * 9, Ordering::AcqRel);
-                wait = every;
-            }
             Ok((_, Reply::Error(e))) if e.starts_with("LEASELOST") => {
                 s.valid_until_ms.store(0, Ordering::Release);
                 return;
@@ -247,5 +422,54 @@ impl Drop for WorkerLease {
             let until = self.valid_until_ms();
             self.release(until);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_skew_parameter_is_read_and_left_out_of_the_source_url() {
+        let ms = Duration::from_millis;
+        assert_eq!(
+            split_skew("idforge://h:1").unwrap(),
+            ("idforge://h:1".into(), None)
+        );
+        assert_eq!(
+            split_skew("idforge://h:1?max_skew_ms=250").unwrap(),
+            ("idforge://h:1".into(), Some(ms(250)))
+        );
+        assert_eq!(
+            split_skew("idforge://u:p@h:1,g:2?timeout_ms=9&max_skew_ms=0&mode=leader").unwrap(),
+            (
+                "idforge://u:p@h:1,g:2?timeout_ms=9&mode=leader".into(),
+                Some(ms(0))
+            )
+        );
+        for bad in ["x", "-1", "86400001", ""] {
+            let err = split_skew(&format!("idforge://h?max_skew_ms={bad}")).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::InvalidUrl, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_clock_further_from_the_servers_than_allowed_is_refused_both_ways() {
+        let second = Duration::from_secs(1);
+        let ttl = 10_000;
+        // The server's clock read while the request was out: no skew at all.
+        assert!(check_skew(1000, 1010, 1005, Duration::ZERO, ttl).is_ok());
+        // Up to the bound past either end of the round trip.
+        assert!(check_skew(10_000, 10_020, 11_020, second, ttl).is_ok());
+        assert!(check_skew(10_000, 10_020, 9_000, second, ttl).is_ok());
+        let behind = check_skew(10_000, 10_020, 22_020, second, ttl).unwrap_err();
+        assert_eq!(behind.code(), ErrorCode::ClockBehind);
+        assert!(behind.to_string().contains("12000 ms behind"), "{behind}");
+        let ahead = check_skew(10_000, 10_020, 8_000, second, ttl).unwrap_err();
+        assert_eq!(ahead.code(), ErrorCode::ClockBehind);
+        assert!(ahead.to_string().contains("2000 ms ahead"), "{ahead}");
+        // Ahead, a short lease allows less: its holder stops at the server's end.
+        assert!(check_skew(10_000, 10_020, 9_500, second, 1000).is_err());
+        assert!(check_skew(10_000, 10_020, 9_800, second, 1000).is_ok());
     }
 }

@@ -50,7 +50,7 @@ pub use idforge_core::flake128::Flake128;
 pub use idforge_core::objectid::ObjectId;
 pub use idforge_core::segment::Segment;
 pub use idforge_core::snowflake::{Layout, Order, Parts, Spec as LayoutSpec};
-pub use lease::{DEFAULT_LEASE_TTL, WorkerLease};
+pub use lease::{DEFAULT_LEASE_TTL, DEFAULT_MAX_SKEW, WorkerLease};
 pub use objectid::{ObjectIds, object_id, object_id_with};
 pub use policy::{DEFAULT_LEAD, Policy};
 pub use segments::{EngineStats, SegmentOptions, SegmentStats, Segments};

@@ -57,6 +57,9 @@ struct LeaseConfig {
     url: String,
     service: String,
     ttl: Duration,
+    /// How far this host's clock may differ from the server's (`None`: the URL's
+    /// `max_skew_ms`, else [`DEFAULT_MAX_SKEW`](crate::lease::DEFAULT_MAX_SKEW)).
+    max_skew: Option<Duration>,
 }
 
 impl Snowflake {
@@ -108,16 +111,46 @@ impl<C: Clock> SnowflakeBuilder<C> {
     /// lowest id of `service` no live process holds, renewed in the background and released
     /// when the generator is dropped. If the lease is lost or cannot be renewed in time, every
     /// call fails with `LEASE_LOST`: build a new generator. `url` is
-    /// `idforge://[user:pass@]host:port[,host:port…]`.
+    /// `idforge://[user:pass@]host:port[,host:port…]`, optionally with `?max_skew_ms=N` (see
+    /// [`lease_max_skew`](Self::lease_max_skew)).
+    ///
+    /// Ids carry times after the id's time floor (the latest time its earlier holder could
+    /// have used, told by the server): a clock behind it waits within the policy (as after a
+    /// restart with a state file) or fails with `CLOCK_BEHIND`, never making an id at or
+    /// below it.
     ///
     /// [`node`]: Self::node
     pub fn lease(mut self, url: impl Into<String>, service: impl Into<String>) -> Self {
-        let ttl = self.lease.as_ref().map_or(DEFAULT_LEASE_TTL, |l| l.ttl);
+        let (ttl, max_skew) = self
+            .lease
+            .as_ref()
+            .map_or((DEFAULT_LEASE_TTL, None), |l| (l.ttl, l.max_skew));
         self.lease = Some(LeaseConfig {
             url: url.into(),
             service: service.into(),
             ttl,
+            max_skew,
         });
+        self
+    }
+
+    /// How far this host's clock may differ from the lease server's (default 1 s, or the
+    /// URL's `max_skew_ms`; this wins over both): past it the lease is given back and
+    /// [`build`](Self::build) fails with `CLOCK_BEHIND`. A clock ahead is also allowed at most
+    /// a quarter of the lease's TTL (its leases end by the server's clock). Takes effect with
+    /// [`lease`](Self::lease), before or after it.
+    pub fn lease_max_skew(mut self, max_skew: Duration) -> Self {
+        match &mut self.lease {
+            Some(l) => l.max_skew = Some(max_skew),
+            None => {
+                self.lease = Some(LeaseConfig {
+                    url: String::new(),
+                    service: String::new(),
+                    ttl: DEFAULT_LEASE_TTL,
+                    max_skew: Some(max_skew),
+                })
+            }
+        }
         self
     }
 
@@ -131,6 +164,7 @@ impl<C: Clock> SnowflakeBuilder<C> {
                     url: String::new(),
                     service: String::new(),
                     ttl,
+                    max_skew: None,
                 })
             }
         }
@@ -156,15 +190,17 @@ impl<C: Clock> SnowflakeBuilder<C> {
         self.layout.check_epoch(now)?;
         let lease = match &self.lease {
             Some(l) if l.url.is_empty() => {
-                return Err(
-                    CoreError::InvalidArgument("lease_ttl without lease(url, service)").into(),
-                );
+                return Err(CoreError::InvalidArgument(
+                    "lease_ttl or lease_max_skew without lease(url, service)",
+                )
+                .into());
             }
-            Some(l) => Some(WorkerLease::acquire(
+            Some(l) => Some(WorkerLease::acquire_with_skew(
                 &l.url,
                 &l.service,
                 l.ttl,
                 self.layout.max_node().saturating_add(1),
+                l.max_skew,
             )?),
             None => None,
         };
@@ -172,6 +208,11 @@ impl<C: Clock> SnowflakeBuilder<C> {
         self.layout.check_node(node)?;
         let lead_ms = self.policy.max_lead().as_millis().min(u128::from(u64::MAX)) as u64;
         let generator = SnowflakeGen::new(self.layout, node, lead_ms)?;
+        if let Some(lease) = &lease {
+            // No id at or below the time an earlier holder of this node id could have used,
+            // whatever this host's clock says: the policy waits for it or refuses.
+            generator.resume_after_ms(lease.floor_ms());
+        }
         let state = match self.state_file {
             None => None,
             Some((path, window)) => {

@@ -142,6 +142,197 @@ fn bad_lease_arguments_are_errors() {
     assert_eq!(grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "svc", "1000"])).0, 0);
 }
 
+fn ints(reply: &Value) -> Vec<i64> {
+    let Value::Array(parts) = reply else {
+        panic!("an array, got {reply:?}")
+    };
+    parts
+        .iter()
+        .map(|p| match p {
+            Value::Int(n) => *n,
+            _ => 0,
+        })
+        .collect()
+}
+
+/// Waits (bounded) until `service`'s lowest free id is `id`, and returns that grant's reply.
+fn acquire_when_free(c: &mut common::Client, service: &str, id: i64) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let reply = c.cmd(&["IDF.WORKER", "ACQUIRE", service, "60000"]);
+        let (got, token) = grant(reply.clone());
+        if got == id {
+            return reply;
+        }
+        c.cmd(&["IDF.WORKER", "RELEASE", service, &got.to_string(), &token]);
+        assert!(Instant::now() < deadline, "{id} never came free");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn grants_and_renewals_carry_the_time_floor_and_the_servers_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    // [id, token, ttl, floor, server-ms]: a fresh id has no floor.
+    let before = now_ms();
+    let reply = c.cmd(&["IDF.WORKER", "ACQUIRE", "svc", "60000"]);
+    let after = now_ms();
+    let (_, token) = grant(reply.clone());
+    let fields = ints(&reply);
+    assert_eq!(fields.len(), 5, "{reply:?}");
+    assert_eq!((fields[0], fields[2], fields[3]), (0, 60_000, 0));
+    assert!((before..=after).contains(&fields[4]), "the server's clock");
+    // A renewal tells the same with CLOCK: [end, floor, server-ms]; without, the end only.
+    let renewed = ints(&c.cmd(&[
+        "IDF.WORKER",
+        "RENEW",
+        "svc",
+        "0",
+        &token,
+        "TIME",
+        "5",
+        "CLOCK",
+    ]));
+    assert_eq!(renewed.len(), 3);
+    assert_eq!(renewed[0], renewed[2] + 60_000);
+    assert_eq!(renewed[1], 0);
+    assert!(c.cmd(&["IDF.WORKER", "RENEW", "svc", "0", &token]).int() >= renewed[0]);
+    // Given back having put ids 300 ms ahead: the next holder's floor is that time.
+    let ahead = now_ms() + 300;
+    c.cmd(&[
+        "IDF.WORKER",
+        "RELEASE",
+        "svc",
+        "0",
+        &token,
+        "TIME",
+        &ahead.to_string(),
+    ]);
+    let next = acquire_when_free(&mut c, "svc", 0);
+    let (_, token) = grant(next.clone());
+    let fields = ints(&next);
+    assert_eq!(fields[3], ahead, "the floor is the time reported");
+    assert!(fields[4] > ahead, "handed out only once it passed");
+    // Every renewal of this lease repeats its floor.
+    let renewed = ints(&c.cmd(&["IDF.WORKER", "RENEW", "svc", "0", &token, "CLOCK"]));
+    assert_eq!(renewed[1], ahead);
+    // A lease that ran out: the floor is its end (a holder's ids stay below the end it was
+    // told), when that is later than the time it reported.
+    let short = grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "short", "150"]));
+    let end = c
+        .cmd(&["IDF.WORKER", "RENEW", "short", "0", &short.1, "TIME", "7"])
+        .int();
+    std::thread::sleep(Duration::from_millis(300));
+    let fields = ints(&acquire_when_free(&mut c, "short", 0));
+    assert_eq!(fields[3], end - 1);
+    // CLOCK is for renewals; TIME needs its value.
+    for args in [
+        &["IDF.WORKER", "RELEASE", "svc", "0", &token, "CLOCK"][..],
+        &["IDF.WORKER", "RENEW", "svc", "0", &token, "TIME"],
+        &[
+            "IDF.WORKER",
+            "RENEW",
+            "svc",
+            "0",
+            &token,
+            "CLOCK",
+            "CLOCK",
+            "X",
+        ],
+    ] {
+        assert!(c.cmd(args).error().starts_with("ERR"), "{args:?}");
+    }
+}
+
+#[test]
+fn leases_past_the_limits_are_refused_until_some_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        dir.path(),
+        &["--max-leases-per-service", "3", "--max-leases", "5"],
+    );
+    let mut c = server.client();
+    let acquire = |c: &mut common::Client, service: &str| {
+        c.cmd(&["IDF.WORKER", "ACQUIRE", service, "60000", "MAX", "100"])
+    };
+    let a: Vec<(i64, String)> = (0..3).map(|_| grant(acquire(&mut c, "a"))).collect();
+    let e = acquire(&mut c, "a");
+    assert!(
+        e.error()
+            .starts_with("ERR worker lease limit reached: service 'a' holds 3"),
+        "{e:?}"
+    );
+    grant(acquire(&mut c, "b"));
+    grant(acquire(&mut c, "b"));
+    let e = acquire(&mut c, "c");
+    assert!(
+        e.error()
+            .starts_with("ERR worker lease limit reached: this server holds 5"),
+        "{e:?}"
+    );
+    // A lease given back (and its time passed) makes room, for its service and the server.
+    c.cmd(&["IDF.WORKER", "RELEASE", "a", "1", &a[1].1]);
+    std::thread::sleep(Duration::from_millis(150));
+    assert_eq!(grant(acquire(&mut c, "c")).0, 0);
+    assert!(acquire(&mut c, "a").error().contains("this server holds 5"));
+    // Renewals of the leases held go on.
+    assert!(c.cmd(&["IDF.WORKER", "RENEW", "a", "0", &a[0].1]).int() > now_ms());
+}
+
+#[test]
+fn list_pages_with_a_cursor() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    for _ in 0..5 {
+        grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "svc", "60000"]));
+    }
+    let page = |c: &mut common::Client, args: &[&str]| {
+        let mut all = vec!["IDF.WORKER", "LIST", "svc"];
+        all.extend_from_slice(args);
+        let Value::Array(reply) = c.cmd(&all) else {
+            panic!("a page")
+        };
+        let Value::Array(rows) = &reply[1] else {
+            panic!("rows")
+        };
+        let ids: Vec<i64> = rows.iter().map(|r| ints(r)[0]).collect();
+        (reply[0].int(), ids)
+    };
+    let (cursor, ids) = page(&mut c, &["COUNT", "2"]);
+    assert_eq!(ids, [0, 1]);
+    let (cursor, ids) = page(&mut c, &["CURSOR", &cursor.to_string(), "COUNT", "2"]);
+    assert_eq!(ids, [2, 3]);
+    let (cursor, ids) = page(&mut c, &["CURSOR", &cursor.to_string(), "COUNT", "2"]);
+    assert_eq!((cursor, ids), (0, vec![4]), "0: the last page");
+    assert_eq!(page(&mut c, &["CURSOR", "0"]), (0, vec![0, 1, 2, 3, 4]));
+    for args in [
+        &["COUNT", "0"][..],
+        &["COUNT", "1001"],
+        &["CURSOR"],
+        &["COUNT", "2", "MATCH", "x"],
+    ] {
+        let mut all = vec!["IDF.WORKER", "LIST", "svc"];
+        all.extend_from_slice(args);
+        assert!(c.cmd(&all).error().starts_with("ERR"), "{args:?}");
+    }
+    // The unpaged form answers as before while one page holds everything, and refuses a
+    // service with more than 1000 leases.
+    let Value::Array(rows) = c.cmd(&["IDF.WORKER", "LIST", "svc"]) else {
+        panic!("rows")
+    };
+    assert_eq!(rows.len(), 5);
+    for _ in 5..1001 {
+        grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "svc", "60000", "MAX", "2000"]));
+    }
+    let e = c.cmd(&["IDF.WORKER", "LIST", "svc"]);
+    assert!(e.error().contains("more than 1000 leases"), "{e:?}");
+    let (cursor, ids) = page(&mut c, &["COUNT", "1000"]);
+    assert_eq!((cursor, ids.len()), (1000, 1000));
+}
+
 /// Waits until the server serves (on etcd it elects itself first).
 fn wait_serving(server: &Server, service: &str) {
     let mut c = server.client();
@@ -302,9 +493,31 @@ fn acquire_cost_with_leases_held(label: &str, var: Option<&str>) {
     }
     let held = ids.len();
     let at_5000 = timed_acquires(&mut c, &service, 200, &mut ids);
-    let Value::Array(list) = c.cmd(&["IDF.WORKER", "LIST", &service]) else {
-        panic!("LIST is an array")
-    };
+    // More than one page: walk them.
+    let mut list = Vec::new();
+    let mut cursor = 0;
+    loop {
+        let page = c.cmd(&[
+            "IDF.WORKER",
+            "LIST",
+            &service,
+            "CURSOR",
+            &cursor.to_string(),
+            "COUNT",
+            "1000",
+        ]);
+        let Value::Array(page) = page else {
+            panic!("a LIST page is an array, got {page:?}")
+        };
+        let Value::Array(rows) = &page[1] else {
+            panic!("rows")
+        };
+        list.extend(rows.iter().cloned());
+        cursor = page[0].int();
+        if cursor == 0 {
+            break;
+        }
+    }
     assert_eq!(list.len(), ids.len(), "{label}: one row per lease");
     assert!(
         list.iter().all(|row| list_field(row, 1) == Value::Int(1)),

@@ -125,6 +125,14 @@ pub struct ServeArgs {
     /// back to the store; the next request reloads it. 0: never [default: 600].
     #[arg(long, env = "IDFORGE_TAG_IDLE_SECS", value_name = "SECS")]
     pub tag_idle_secs: Option<u64>,
+    /// The most worker-id leases (`IDF.WORKER ACQUIRE`) one service may hold at once; past
+    /// it ACQUIRE is refused until leases end. 0: no limit [default: 16384].
+    #[arg(long, env = "IDFORGE_MAX_LEASES_PER_SERVICE", value_name = "N")]
+    pub max_leases_per_service: Option<usize>,
+    /// The most worker-id leases this server holds at once, over every service; past it
+    /// ACQUIRE is refused until leases end. 0: no limit [default: 65536].
+    #[arg(long, env = "IDFORGE_MAX_LEASES", value_name = "N")]
+    pub max_leases: Option<usize>,
     // --- Limits on what clients may hold (see README "Limits"). ---
     /// The most client connections at once; past it a new one gets `-ERR max number of clients
     /// reached` and is closed [default: 10000].
@@ -423,6 +431,8 @@ impl ServeArgs {
                 .max_snowflake_names_per_user
                 .or(other.max_snowflake_names_per_user),
             tag_idle_secs: self.tag_idle_secs.or(other.tag_idle_secs),
+            max_leases_per_service: self.max_leases_per_service.or(other.max_leases_per_service),
+            max_leases: self.max_leases.or(other.max_leases),
             maxclients: self.maxclients.or(other.maxclients),
             timeout: self.timeout.or(other.timeout),
             auth_timeout_ms: self.auth_timeout_ms.or(other.auth_timeout_ms),
@@ -550,6 +560,10 @@ impl ServeArgs {
                     .max_snowflake_names_per_user
                     .unwrap_or(defaults.max_snowflake_names_per_user),
                 tag_idle,
+                max_leases_per_service: a
+                    .max_leases_per_service
+                    .unwrap_or(defaults.max_leases_per_service),
+                max_leases: a.max_leases.unwrap_or(defaults.max_leases),
                 ..defaults
             },
             layout,

@@ -52,6 +52,10 @@ pub struct Policy {
     /// A loaded tag untouched this long leaves memory, giving back its unused ids (`None`:
     /// never).
     pub tag_idle: Option<Duration>,
+    /// The most worker-id leases one service may hold at once (0: no limit).
+    pub max_leases_per_service: usize,
+    /// The most worker-id leases this server holds at once, over every service (0: no limit).
+    pub max_leases: usize,
 }
 
 impl Default for Policy {
@@ -66,6 +70,8 @@ impl Default for Policy {
             max_tags_per_user: 10_000,
             max_snowflake_names_per_user: 1000,
             tag_idle: Some(Duration::from_secs(600)),
+            max_leases_per_service: 16_384,
+            max_leases: 65_536,
         }
     }
 }
@@ -111,6 +117,8 @@ pub struct Engine {
     pub(super) lease_queue: Mutex<std::collections::VecDeque<super::workers::LeaseWrite>>,
     /// Held by the request committing a group of lease writes.
     pub(super) lease_writer: tokio::sync::Mutex<()>,
+    /// The leases held over every service (the bound `Policy::max_leases`).
+    pub(super) lease_count: super::workers::LeaseCount,
     /// Tags created by each non-admin user's requests on this server (the quota's count).
     pub(super) tags_created: Mutex<HashMap<String, usize>>,
     /// Tags evicted from memory for being idle.
@@ -152,6 +160,7 @@ impl Engine {
             lease_generation: std::sync::atomic::AtomicU64::new(0),
             lease_queue: Mutex::new(std::collections::VecDeque::new()),
             lease_writer: tokio::sync::Mutex::new(()),
+            lease_count: super::workers::LeaseCount::default(),
             tags_created: Mutex::new(HashMap::new()),
             tags_evicted: std::sync::atomic::AtomicU64::new(0),
             clock_names: super::clocks::ClockNames::default(),

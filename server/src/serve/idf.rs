@@ -348,17 +348,20 @@ pub async fn failover(
 /// The most worker ids a service may lease (a 24-bit node field).
 const MAX_WORKERS: i64 = 1 << 24;
 
-/// `IDF.WORKER ACQUIRE service ttl-ms [MAX n] | RENEW service id token [TIME ms] |
-/// RELEASE service id token [TIME ms] | LIST service` (see [`super::workers`]).
+/// `IDF.WORKER ACQUIRE service ttl-ms [MAX n] | RENEW service id token [TIME ms] [CLOCK] |
+/// RELEASE service id token [TIME ms] | LIST service [CURSOR c] [COUNT n]` (see
+/// [`super::workers`]).
 pub async fn worker(
     shared: &Shared,
     s: &Session,
     args: &[&[u8]],
     out: &mut Reply,
 ) -> Result<(), Failure> {
-    let lease = |e: super::workers::LeaseError| {
+    use super::workers::{LIST_DEFAULT, LIST_MAX, LeaseError};
+    let lease = |e: LeaseError| {
         let kind = match e {
-            super::workers::LeaseError::Store(_) => ErrorKind::Store,
+            LeaseError::Store(_) => ErrorKind::Store,
+            LeaseError::Full(_) => ErrorKind::Limit,
             _ => ErrorKind::Usage,
         };
         (kind, e.to_string())
@@ -366,7 +369,8 @@ pub async fn worker(
     let wrong = || {
         usage(
             "ERR wrong arguments for 'idf.worker' (ACQUIRE service ttl-ms [MAX n] | \
-             RENEW service id token [TIME ms] | RELEASE service id token [TIME ms] | LIST service)",
+             RENEW service id token [TIME ms] [CLOCK] | RELEASE service id token [TIME ms] | \
+             LIST service [CURSOR c] [COUNT n])",
         )
     };
     let sub = args
@@ -393,41 +397,93 @@ pub async fn worker(
                 .worker_acquire(service, ttl, max)
                 .await
                 .map_err(lease)?;
-            out.array(3);
+            // The first three as before; the floor and the clock appended, so older clients
+            // that read three still work.
+            out.array(5);
             out.int(grant.id);
             out.bulk(grant.token.as_bytes());
             out.int(grant.ttl_ms);
+            out.int(grant.floor_ms);
+            out.int(grant.server_ms);
         }
-        (b"RENEW" | b"RELEASE", 5 | 7) => {
+        (b"RENEW" | b"RELEASE", 5..=8) => {
             require(s, Some(Right::Alloc), service, "idf.worker|renew")?;
+            let release = sub.as_slice() == b"RELEASE";
             let id = int(args[3])?;
             let token = arg_text(args[4])?;
-            let time = match args.get(5) {
-                Some(opt) if opt.eq_ignore_ascii_case(b"TIME") => int(args[6])?,
-                Some(_) => return Err(syntax()),
-                None => 0,
-            };
-            let release = sub.as_slice() == b"RELEASE";
-            let until = engine
+            let (mut time, mut clock, mut rest) = (0, false, &args[5..]);
+            while let Some(opt) = rest.first() {
+                if opt.eq_ignore_ascii_case(b"TIME") && rest.len() >= 2 {
+                    time = int(rest[1])?;
+                    rest = &rest[2..];
+                } else if opt.eq_ignore_ascii_case(b"CLOCK") && !release {
+                    clock = true;
+                    rest = &rest[1..];
+                } else {
+                    return Err(syntax());
+                }
+            }
+            let renewal = engine
                 .worker_renew(service, id, token, time, release)
                 .await
                 .map_err(lease)?;
             if release {
                 out.ok();
+            } else if clock {
+                out.array(3);
+                out.int(renewal.end_ms);
+                out.int(renewal.floor_ms);
+                out.int(renewal.server_ms);
             } else {
-                out.int(until);
+                out.int(renewal.end_ms);
             }
         }
-        (b"LIST", 3) => {
+        (b"LIST", 3..=7) => {
             require(s, Some(Right::Read), service, "idf.worker|list")?;
-            let rows = engine.worker_list(service).await.map_err(lease)?;
-            out.array(rows.len());
-            for r in rows {
+            let (mut cursor, mut count, mut rest) = (None, None, &args[3..]);
+            while let [opt, value, more @ ..] = rest {
+                if opt.eq_ignore_ascii_case(b"CURSOR") {
+                    cursor = Some(int(value)?);
+                } else if opt.eq_ignore_ascii_case(b"COUNT") {
+                    count = Some(positive(value, "COUNT", LIST_MAX as i64)?);
+                } else {
+                    return Err(syntax());
+                }
+                rest = more;
+            }
+            if !rest.is_empty() {
+                return Err(syntax());
+            }
+            let row = |out: &mut Reply, r: &super::store::WorkerRow| {
                 out.array(4);
                 out.int(r.id);
                 out.int(i64::from(!r.token.is_empty()));
                 out.int(r.expires_ms);
                 out.int(r.last_time_ms);
+            };
+            if cursor.is_none() && count.is_none() {
+                // The unpaged form, as before, for services small enough for one page.
+                let (rows, next) = engine
+                    .worker_list(service, 0, LIST_MAX)
+                    .await
+                    .map_err(lease)?;
+                if next != 0 {
+                    return Err(usage(format!(
+                        "ERR more than {LIST_MAX} leases: page with LIST service CURSOR 0 [COUNT n]"
+                    )));
+                }
+                out.array(rows.len());
+                rows.iter().for_each(|r| row(out, r));
+            } else {
+                let count = count.map_or(LIST_DEFAULT, |n| n as usize);
+                let (rows, next) = engine
+                    .worker_list(service, cursor.unwrap_or(0).max(0), count)
+                    .await
+                    .map_err(lease)?;
+                out.array(2);
+                out.int(next);
+                out.array(rows.len());
+                rows.iter().for_each(|r| row(out, r));
             }
         }
         _ => return Err(wrong()),

@@ -17,9 +17,19 @@
 //! Lease writes are committed in groups: the writes that arrive while one transaction commits
 //! go together in the next one (one commit, one fsync), so many processes taking ids at once
 //! wait for two commits, not for one each.
+//!
+//! Hosts' clocks disagree, so a grant carries the id's *time floor* (the latest time an earlier
+//! holder could have put in an id: its lease's end or the last time it reported, whichever is
+//! later) and this server's clock. The holder makes no id at or below the floor, and checks
+//! its own clock against the server's. The floor rides in the lease's token (`hex.floor`), so
+//! every renewal can repeat it without a new column in the store.
+//!
+//! Leases are bounded: a service holds at most `--max-leases-per-service` and the server at
+//! most `--max-leases` (held, or ended but not yet free); an ACQUIRE past either is refused.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::oneshot;
 
@@ -42,6 +52,9 @@ pub enum LeaseError {
     /// The store failed.
     #[error("ERR store unavailable: {0}")]
     Store(String),
+    /// A limit on the leases held was reached (`--max-leases-per-service`, `--max-leases`).
+    #[error("ERR worker lease limit reached: {0}; retry when leases end")]
+    Full(String),
 }
 
 impl From<StoreError> for LeaseError {
@@ -59,7 +72,29 @@ pub struct Grant {
     pub token: String,
     /// The lease's length.
     pub ttl_ms: i64,
+    /// The id's time floor: the latest time (Unix ms) an earlier holder could have put in an
+    /// id; the new holder's ids must carry later times (0: never held).
+    pub floor_ms: i64,
+    /// This server's clock at the grant (Unix ms); the lease ends `ttl_ms` after it.
+    pub server_ms: i64,
 }
+
+/// A renewal by [`Engine::worker_renew`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Renewal {
+    /// The lease's new end (Unix ms, this server's clock).
+    pub end_ms: i64,
+    /// The time floor the lease was granted with (0 when unknown: a lease granted by an older
+    /// server).
+    pub floor_ms: i64,
+    /// This server's clock at the renewal (Unix ms).
+    pub server_ms: i64,
+}
+
+/// The most rows one `IDF.WORKER LIST` page holds, and the page without `COUNT`.
+pub const LIST_MAX: usize = 1000;
+/// The rows of a `LIST` page without `COUNT`.
+pub const LIST_DEFAULT: usize = 100;
 
 /// The leader's wall clock, in Unix ms (leases are wall-clock times: they outlive a process).
 fn now_ms() -> i64 {
@@ -68,13 +103,24 @@ fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-fn token() -> String {
+/// A lease's secret: 32 random hex digits, then `.` and the id's time floor (kept in the
+/// token, so renewals can tell it again without a column of its own).
+fn token(floor_ms: i64) -> String {
     let mut raw = [0u8; 16];
     // Without entropy the token is only guessable, not shared: the time keeps it unique.
     if getrandom::fill(&mut raw).is_err() {
         raw[..8].copy_from_slice(&now_ms().to_le_bytes());
     }
-    raw.iter().map(|b| format!("{b:02x}")).collect()
+    let hex: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{hex}.{floor_ms}")
+}
+
+/// The time floor a token was made with (0 for tokens of older servers, which had none).
+fn token_floor(token: &str) -> i64 {
+    token
+        .rsplit_once('.')
+        .and_then(|(_, floor)| floor.parse().ok())
+        .unwrap_or(0)
 }
 
 /// How many times a compare-and-set lost to another writer is tried again.
@@ -86,8 +132,26 @@ fn free_at(row: &WorkerRow) -> i64 {
     row.expires_ms.max(row.last_time_ms.saturating_add(1))
 }
 
-/// One service's leases as this server last read or wrote them.
+/// The latest time an id with this row may have been put in an id by its holder: the holder
+/// reported it, or its lease's end bounds it (a holder's ids stay below the end it was told).
+fn floor_of(row: &WorkerRow) -> i64 {
+    free_at(row).saturating_sub(1).max(0)
+}
+
+/// This server's count of leases held, over every service (see [`Leases`]'s `held`).
 #[derive(Debug, Default)]
+pub(super) struct LeaseCount {
+    /// Leases held or not yet free, and ids being written, over every copy in memory.
+    held: Arc<AtomicUsize>,
+    /// When (Unix ms) the copies were last swept for leases that became free.
+    swept_ms: AtomicI64,
+}
+
+/// How often, at most, a full server sweeps every copy for leases that became free.
+const SWEEP_EVERY_MS: i64 = 100;
+
+/// One service's leases as this server last read or wrote them.
+#[derive(Debug)]
 pub(super) struct Leases {
     /// Which reading of the store this is (see `Engine::lease_generation`).
     generation: u64,
@@ -107,19 +171,37 @@ pub(super) struct Leases {
     pub(super) used: bool,
     /// Idle sweeps in a row that found it unused.
     pub(super) idle_sweeps: u32,
+    /// What this copy adds to `count`: its rows not known to be free, and its ids being
+    /// written. Kept by [`recount`](Self::recount); given back when the copy is dropped.
+    held: usize,
+    /// The server's count (see [`LeaseCount`]).
+    count: Arc<AtomicUsize>,
+}
+
+impl Drop for Leases {
+    fn drop(&mut self) {
+        self.count.fetch_sub(self.held, Ordering::Relaxed);
+    }
 }
 
 impl Leases {
-    fn new(generation: u64, rows: Vec<WorkerRow>) -> Leases {
+    fn new(generation: u64, rows: Vec<WorkerRow>, count: Arc<AtomicUsize>) -> Leases {
         let mut leases = Leases {
             generation,
-            used: true,
+            rows: HashMap::new(),
+            waiting: BTreeSet::new(),
+            free: BTreeSet::new(),
+            holes: BTreeSet::new(),
             fresh: rows
                 .iter()
                 .map(|r| r.id.saturating_add(1))
                 .max()
                 .unwrap_or(0),
-            ..Leases::default()
+            taken: HashSet::new(),
+            used: true,
+            idle_sweeps: 0,
+            held: 0,
+            count,
         };
         let ids: HashSet<i64> = rows.iter().map(|r| r.id).collect();
         // Rows are made lowest id first, so holes are rare (another writer, a hand edit); at
@@ -132,12 +214,23 @@ impl Leases {
             leases.waiting.insert((free_at(&row), row.id));
             leases.rows.insert(row.id, row);
         }
+        leases.recount();
         leases
     }
 
-    /// Takes the lowest free id below `max` for a write: `(id, stored version)`.
-    fn pick(&mut self, now: i64, max: i64) -> Option<(i64, i64)> {
-        self.used = true;
+    /// Brings `held` and the server's count up to date after a change.
+    fn recount(&mut self) {
+        let held = self.waiting.len() + self.taken.len();
+        if held > self.held {
+            self.count.fetch_add(held - self.held, Ordering::Relaxed);
+        } else {
+            self.count.fetch_sub(self.held - held, Ordering::Relaxed);
+        }
+        self.held = held;
+    }
+
+    /// Moves the rows whose `free_at` has passed to the free ids.
+    fn advance(&mut self, now: i64) {
         while let Some(&(at, id)) = self.waiting.first() {
             if at > now {
                 break;
@@ -145,6 +238,19 @@ impl Leases {
             self.waiting.pop_first();
             self.free.insert(id);
         }
+        self.recount();
+    }
+
+    /// How many leases of this service are held (or ended but not yet free, or being
+    /// written), as of the last [`advance`](Self::advance).
+    fn held(&self) -> usize {
+        self.held
+    }
+
+    /// Takes the lowest free id below `max` for a write: `(id, stored version, time floor)`.
+    fn pick(&mut self, now: i64, max: i64) -> Option<(i64, i64, i64)> {
+        self.used = true;
+        self.advance(now);
         let id = [self.free.first(), self.holes.first(), Some(&self.fresh)]
             .into_iter()
             .flatten()
@@ -157,7 +263,9 @@ impl Leases {
             self.fresh += 1;
         }
         self.taken.insert(id);
-        Some((id, self.rows.get(&id).map_or(0, |r| r.version)))
+        self.recount();
+        let row = self.rows.get(&id);
+        Some((id, row.map_or(0, |r| r.version), row.map_or(0, floor_of)))
     }
 
     /// Whether an ACQUIRE of this service is writing.
@@ -177,6 +285,7 @@ impl Leases {
                 }
             }
         }
+        self.recount();
     }
 
     /// Records a row this server wrote (its version already the stored one).
@@ -194,6 +303,7 @@ impl Leases {
         }
         self.waiting.insert((free_at(&row), row.id));
         self.rows.insert(row.id, row);
+        self.recount();
     }
 }
 
@@ -299,7 +409,8 @@ impl Engine {
                 Some(WorkerRow { id, ..row })
             })
             .collect();
-        lock(&self.workers).insert(service.into(), Leases::new(generation, rows));
+        let leases = Leases::new(generation, rows, self.lease_count.held.clone());
+        lock(&self.workers).insert(service.into(), leases);
         Ok(())
     }
 
@@ -336,10 +447,14 @@ impl Engine {
         let (mut tries, mut loads) = (0, 0);
         while tries < TRIES && loads <= TRIES {
             let now = now_ms();
-            let picked = lock(&self.workers)
-                .get_mut(service)
-                .map(|l| (l.generation, l.pick(now, max)));
-            let (generation, (id, version)) = match picked {
+            let picked = {
+                let mut workers = lock(&self.workers);
+                self.lease_room(&mut workers, service, now)?;
+                workers
+                    .get_mut(service)
+                    .map(|l| (l.generation, l.pick(now, max)))
+            };
+            let (generation, (id, version, floor_ms)) = match picked {
                 None => {
                     loads += 1;
                     self.load_leases(service).await?;
@@ -351,7 +466,7 @@ impl Engine {
             tries += 1;
             let row = WorkerRow {
                 id,
-                token: token(),
+                token: token(floor_ms),
                 expires_ms: now.saturating_add(ttl_ms),
                 last_time_ms: now,
                 ttl_ms,
@@ -366,7 +481,13 @@ impl Engine {
                     };
                     self.with_leases(service, generation, |l| l.written(stored));
                     let id = self.stripe.worker_global(id);
-                    return Ok(Grant { id, token, ttl_ms });
+                    return Ok(Grant {
+                        id,
+                        token,
+                        ttl_ms,
+                        floor_ms,
+                        server_ms: now,
+                    });
                 }
                 // Another server wrote it: read the leases again.
                 Ok(false) => self.forget_leases(service, generation),
@@ -380,8 +501,8 @@ impl Engine {
     }
 
     /// Extends a lease by its TTL from now (`release`: ends it now); `time_ms` is the latest
-    /// time the holder put in an id. Returns the lease's new end (Unix ms). Reads and writes
-    /// only that lease's row.
+    /// time the holder put in an id. Returns the lease's new end (Unix ms), with the lease's
+    /// time floor and this server's clock. Reads and writes only that lease's row.
     pub async fn worker_renew(
         &self,
         service: &str,
@@ -389,7 +510,7 @@ impl Engine {
         token: &str,
         time_ms: i64,
         release: bool,
-    ) -> Result<i64, LeaseError> {
+    ) -> Result<Renewal, LeaseError> {
         // Another stripe's id was never leased here.
         let Some(local) = self.stripe.worker_local(id) else {
             return Err(LeaseError::Lost);
@@ -428,15 +549,87 @@ impl Engine {
                     };
                     self.with_leases(service, generation, |l| l.written(stored));
                 }
-                return Ok(expires_ms);
+                return Ok(Renewal {
+                    end_ms: expires_ms,
+                    floor_ms: token_floor(token),
+                    server_ms: now,
+                });
             }
         }
         Err(LeaseError::Busy)
     }
 
-    /// Every lease of `service`.
-    pub async fn worker_list(&self, service: &str) -> Result<Vec<WorkerRow>, LeaseError> {
-        Ok(self.store.workers(service).await?)
+    /// Refuses an ACQUIRE of `service` when it, or the server, holds as many leases as the
+    /// policy allows (leases that ended and whose last time passed are counted free first).
+    fn lease_room(
+        &self,
+        workers: &mut HashMap<Box<str>, Leases>,
+        service: &str,
+        now: i64,
+    ) -> Result<(), LeaseError> {
+        let (per_service, per_server) =
+            (self.policy.max_leases_per_service, self.policy.max_leases);
+        if let Some(l) = workers.get_mut(service) {
+            l.advance(now);
+            if per_service > 0 && l.held() >= per_service {
+                return Err(LeaseError::Full(format!(
+                    "service '{service}' holds {per_service} leases (--max-leases-per-service)"
+                )));
+            }
+        }
+        if per_server == 0 || self.lease_count.held.load(Ordering::Relaxed) < per_server {
+            return Ok(());
+        }
+        // Other services' copies learn that their leases ended only when used: look at them
+        // all, but not more often than every SWEEP_EVERY_MS, so a flood of refused ACQUIREs
+        // costs no more than one sweep per period.
+        let swept = self.lease_count.swept_ms.load(Ordering::Relaxed);
+        if now.saturating_sub(swept) >= SWEEP_EVERY_MS
+            && self
+                .lease_count
+                .swept_ms
+                .compare_exchange(swept, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            for l in workers.values_mut() {
+                l.advance(now);
+            }
+        }
+        if self.lease_count.held.load(Ordering::Relaxed) >= per_server {
+            return Err(LeaseError::Full(format!(
+                "this server holds {per_server} leases (--max-leases)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// One page of `service`'s leases: at most `count` rows with ids at or above `cursor`, in
+    /// id order, and the cursor of the next page (0 after the last).
+    pub async fn worker_list(
+        &self,
+        service: &str,
+        cursor: i64,
+        count: usize,
+    ) -> Result<(Vec<WorkerRow>, i64), LeaseError> {
+        let mut rows: Vec<WorkerRow> = self
+            .store
+            .workers(service)
+            .await?
+            .into_iter()
+            .filter(|r| r.id >= cursor)
+            .collect();
+        rows.sort_by_key(|r| r.id);
+        let next = match rows.get(count) {
+            Some(r) => r.id,
+            None => 0,
+        };
+        rows.truncate(count);
+        Ok((rows, next))
+    }
+
+    /// How many leases this server counts as held, over every service.
+    pub fn leases_held(&self) -> usize {
+        self.lease_count.held.load(Ordering::Relaxed)
     }
 }
 
@@ -458,10 +651,14 @@ mod tests {
     #[test]
     fn the_lowest_free_id_is_picked_and_never_twice() {
         // 0 held until 100, 1 free since 10, 3 held; 2 has no row.
-        let mut l = Leases::new(1, vec![row(0, 100, 5), row(1, 10, 5), row(3, 100, 5)]);
-        assert_eq!(l.pick(50, 10), Some((1, 1)));
-        assert_eq!(l.pick(50, 10), Some((2, 0)));
-        assert_eq!(l.pick(50, 10), Some((4, 0)));
+        let mut l = Leases::new(
+            1,
+            vec![row(0, 100, 5), row(1, 10, 5), row(3, 100, 5)],
+            Arc::default(),
+        );
+        assert_eq!(l.pick(50, 10), Some((1, 1, 9)));
+        assert_eq!(l.pick(50, 10), Some((2, 0, 0)));
+        assert_eq!(l.pick(50, 10), Some((4, 0, 0)));
         assert_eq!(l.pick(50, 5), None, "0 and 3 are held below 5");
         // A failed write puts its id back; a successful one records the new row.
         l.untake(2);
@@ -469,17 +666,58 @@ mod tests {
             version: 1,
             ..row(4, 200, 50)
         });
-        assert_eq!(l.pick(50, 10), Some((2, 0)));
-        // Time passes: 0 and 3 end (0's holder reported a time past its end).
+        assert_eq!(l.pick(50, 10), Some((2, 0, 0)));
+        // Time passes: 0 and 3 end (0's holder reported a time past its end). The floor is
+        // the later of the lease's last instant and the reported time.
         l.written(row(0, 100, 150));
-        assert_eq!(l.pick(120, 10), Some((3, 1)));
-        assert_eq!(l.pick(151, 10), Some((0, 1)));
-        assert_eq!(l.pick(151, 10), Some((5, 0)));
+        assert_eq!(l.pick(120, 10), Some((3, 1, 99)));
+        assert_eq!(l.pick(151, 10), Some((0, 1, 150)));
+        assert_eq!(l.pick(151, 10), Some((5, 0, 0)));
+    }
+
+    #[test]
+    fn the_held_count_follows_every_copy_and_leaves_with_it() {
+        let count = Arc::new(AtomicUsize::new(0));
+        let mut a = Leases::new(1, vec![row(0, 100, 5), row(1, 10, 5)], count.clone());
+        let b = Leases::new(1, vec![row(0, 100, 5)], count.clone());
+        assert_eq!(
+            count.load(Ordering::Relaxed),
+            3,
+            "rows not known free count"
+        );
+        a.advance(50);
+        assert_eq!((a.held(), count.load(Ordering::Relaxed)), (1, 2));
+        // A pick is held while written and after.
+        let (id, ..) = a.pick(50, 10).unwrap();
+        assert_eq!(count.load(Ordering::Relaxed), 3);
+        a.untake(id);
+        a.advance(50);
+        assert_eq!(count.load(Ordering::Relaxed), 2);
+        let (id, version, _) = a.pick(50, 10).unwrap();
+        a.written(WorkerRow {
+            version: version + 1,
+            ..row(id, 200, 50)
+        });
+        assert_eq!((a.held(), count.load(Ordering::Relaxed)), (2, 3));
+        drop(b);
+        assert_eq!(count.load(Ordering::Relaxed), 2);
+        drop(a);
+        assert_eq!(count.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_token_carries_its_floor() {
+        let t = token(1_700_000_000_123);
+        assert_eq!(t.len(), 32 + 1 + 13);
+        assert_eq!(token_floor(&t), 1_700_000_000_123);
+        assert_eq!(token_floor(&token(0)), 0);
+        // A token of an older server (hex only) has no floor to tell.
+        assert_eq!(token_floor("0123456789abcdef0123456789abcdef"), 0);
     }
 
     #[test]
     fn a_row_written_past_the_fresh_ids_leaves_holes() {
-        let mut l = Leases::new(1, vec![]);
+        let mut l = Leases::new(1, vec![], Arc::default());
         l.written(row(3, 100, 5));
         let picks: Vec<i64> = (0..4).filter_map(|_| l.pick(50, 10)).map(|p| p.0).collect();
         assert_eq!(picks, [0, 1, 2, 4]);
