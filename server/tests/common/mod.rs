@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses its own part
 
 pub mod tls;
+pub mod tmpfs;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

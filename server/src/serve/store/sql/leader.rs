@@ -83,8 +83,22 @@ impl SqlStore {
             "UPDATE idforge_leader SET holder = ?, addr = ?, token = token + 1, \
              expires_ms = {now} + ? WHERE name = 'leader' AND expires_ms <= {now}"
         ));
-        let mut tx = self.pool.begin().await?;
-        let done = sqlx::query(&take)
+        let mut conn = self.pool.acquire().await?;
+        let done = self.take_lead_on(&mut conn, &take, me, addr, ttl_ms).await;
+        super::settle(conn, done)
+    }
+
+    /// The `take` statement of [`SqlStore::campaign`] and the new token, in one transaction.
+    async fn take_lead_on(
+        &self,
+        conn: &mut sqlx::AnyConnection,
+        take: &str,
+        me: &str,
+        addr: &str,
+        ttl_ms: i64,
+    ) -> StoreResult<Option<i64>> {
+        let mut tx = sqlx::Connection::begin(conn).await?;
+        let done = sqlx::query(take)
             .bind(me)
             .bind(addr)
             .bind(ttl_ms)
@@ -137,8 +151,21 @@ impl SqlStore {
         addr: &str,
         ttl_ms: i64,
     ) -> StoreResult<Vec<(String, String)>> {
+        let mut conn = self.pool.acquire().await?;
+        let done = self.members_on(&mut conn, me, addr, ttl_ms).await;
+        super::settle(conn, done)
+    }
+
+    /// [`SqlStore::members`] in one transaction on `conn`.
+    async fn members_on(
+        &self,
+        conn: &mut sqlx::AnyConnection,
+        me: &str,
+        addr: &str,
+        ttl_ms: i64,
+    ) -> StoreResult<Vec<(String, String)>> {
         let now = self.now_ms();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = sqlx::Connection::begin(conn).await?;
         let delete = self.sql("DELETE FROM idforge_members WHERE id = ?");
         sqlx::query(&delete).bind(me).execute(&mut *tx).await?;
         let insert = self.sql(&format!(

@@ -8,7 +8,8 @@
 use std::time::Duration;
 
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
-use sqlx::{AnyPool, Row};
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, AnyConnection, AnyPool, Connection, Row};
 
 use super::{Kind, StoreError, StoreResult, TagMove, TagRow, UserRow, WorkerRow};
 
@@ -25,6 +26,16 @@ enum Fence {
     Refuse,
     /// The leader of term `token`, as `holder`.
     Term { holder: String, token: i64 },
+}
+
+/// Hands `conn` back to the pool after a write transaction, or closes it when the transaction
+/// failed: whatever failed (a statement, the commit, the rollback) may have left the connection
+/// in a state the driver does not know, and a write on it must never look committed.
+pub(super) fn settle<T>(mut conn: PoolConnection<Any>, done: StoreResult<T>) -> StoreResult<T> {
+    if done.is_err() {
+        conn.close_on_drop();
+    }
+    done
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -77,10 +88,25 @@ impl SqlStore {
             return Err(StoreError("an etcd URL is not a SQL store".into()));
         }
         install_default_drivers();
+        let sqlite = kind == Kind::Sqlite;
         let mut options = AnyPoolOptions::new()
             .acquire_timeout(Duration::from_secs(5))
-            .max_connections(if kind == Kind::Sqlite { 2 } else { 4 });
-        if kind == Kind::Sqlite {
+            .max_connections(if sqlite { 2 } else { 4 })
+            .after_release(move |conn, _| {
+                Box::pin(async move {
+                    // SQLite's driver rolls a dropped transaction back on its worker thread:
+                    // wait for it, so the depth below is what that rollback left.
+                    if sqlite {
+                        conn.ping().await?;
+                    }
+                    // Still "in a transaction" after the rollback means the rollback failed
+                    // (SQLite had already rolled back by itself, as on a full disk): the
+                    // driver's count and the database disagree, and the next `begin` would be
+                    // a savepoint of a transaction that never commits. Close it.
+                    Ok(!conn.is_in_transaction())
+                })
+            });
+        if sqlite {
             // Every commit reaches the disk before its ids are served; readers never block it.
             options = options.after_connect(|conn, _| {
                 Box::pin(async move {
@@ -234,6 +260,18 @@ impl SqlStore {
         tags: &[TagMove],
         clocks: &[(String, i64)],
     ) -> StoreResult<Vec<String>> {
+        let mut conn = self.pool.acquire().await?;
+        let done = self.persist_on(&mut conn, tags, clocks).await;
+        settle(conn, done)
+    }
+
+    /// [`SqlStore::persist`] in one transaction on `conn`.
+    async fn persist_on(
+        &self,
+        conn: &mut AnyConnection,
+        tags: &[TagMove],
+        clocks: &[(String, i64)],
+    ) -> StoreResult<Vec<String>> {
         let update_tag = self.sql(
             "UPDATE leaf_alloc SET max_id = ?, update_time = CURRENT_TIMESTAMP \
              WHERE biz_tag = ? AND max_id = ?",
@@ -241,7 +279,7 @@ impl SqlStore {
         let update_clock =
             self.sql("UPDATE idforge_clock SET time_ms = ? WHERE name = ? AND time_ms <= ?");
         let insert_clock = self.insert_ignore("idforge_clock (name, time_ms) VALUES (?, ?)");
-        let mut tx = self.pool.begin().await?;
+        let mut tx = conn.begin().await?;
         self.fenced(&mut tx).await?;
         let mut conflicts = Vec::new();
         for m in tags {
@@ -302,7 +340,14 @@ impl SqlStore {
 
     /// Adds or replaces a user.
     pub async fn put_user(&self, user: &UserRow) -> StoreResult<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut conn = self.pool.acquire().await?;
+        let done = self.put_user_on(&mut conn, user).await;
+        settle(conn, done)
+    }
+
+    /// [`SqlStore::put_user`] in one transaction on `conn`.
+    async fn put_user_on(&self, conn: &mut AnyConnection, user: &UserRow) -> StoreResult<()> {
+        let mut tx = conn.begin().await?;
         let delete = self.sql("DELETE FROM idforge_users WHERE name = ?");
         sqlx::query(&delete)
             .bind(&user.name)
@@ -365,6 +410,17 @@ impl SqlStore {
     /// Compare-and-sets of many worker leases (distinct ones) in one fenced transaction: one
     /// commit for all; whether each held.
     pub async fn put_workers(&self, writes: &[(String, WorkerRow)]) -> StoreResult<Vec<bool>> {
+        let mut conn = self.pool.acquire().await?;
+        let done = self.put_workers_on(&mut conn, writes).await;
+        settle(conn, done)
+    }
+
+    /// [`SqlStore::put_workers`] in one transaction on `conn`.
+    async fn put_workers_on(
+        &self,
+        conn: &mut AnyConnection,
+        writes: &[(String, WorkerRow)],
+    ) -> StoreResult<Vec<bool>> {
         let insert = self.insert_ignore(
             "idforge_workers (token, expires_ms, last_time_ms, ttl_ms, service, worker_id, \
              version) VALUES (?, ?, ?, ?, ?, ?, 1)",
@@ -374,7 +430,7 @@ impl SqlStore {
              ttl_ms = ?, version = version + 1 \
              WHERE service = ? AND worker_id = ? AND version = ?",
         );
-        let mut tx = self.pool.begin().await?;
+        let mut tx = conn.begin().await?;
         self.fenced(&mut tx).await?;
         let mut held = Vec::with_capacity(writes.len());
         for (service, row) in writes {

@@ -1,0 +1,238 @@
+//! A write that fails halfway must leave nothing a later read takes for committed: a persist
+//! that reports success is in the store for every other reader, whatever failed before it.
+
+mod common;
+
+use common::tmpfs::Tmpfs;
+use idforge_server::serve::store::{Store, TagMove, TagRow};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// `max_id` of `tag` as a fresh connection (another process) reads it.
+async fn committed(url: &str, tag: &str) -> i64 {
+    let other = Store::open(url).await.unwrap();
+    let row = other.tag(tag).await.unwrap().unwrap();
+    other.close().await;
+    row.max_id
+}
+
+/// SQLite on a full disk: persists fail while it is full; once space is back, every persist
+/// that reports success is committed (before the fix, a connection whose failed transaction
+/// SQLite had rolled back by itself turned every later transaction into a savepoint of a
+/// transaction that never ended: writes it saw itself, and no one else ever did).
+#[test]
+fn sqlite_full_disk_never_reports_an_uncommitted_persist() {
+    let Some(fs) = Tmpfs::mount("1m") else { return };
+    let url = format!("sqlite://{}/store.db?mode=rwc", fs.path().display());
+    runtime().block_on(async {
+        let store = Store::open(&url).await.unwrap();
+        let tags: Vec<String> = (0..40).map(|i| format!("t{i}")).collect();
+        let mut max = vec![1i64; tags.len()];
+        for tag in &tags {
+            let row = TagRow {
+                tag: tag.clone(),
+                max_id: 1,
+                step: 1000,
+                description: None,
+            };
+            assert!(store.create_tag(&row).await.unwrap());
+        }
+        let filler = fs.fill();
+        // Many persists against the full disk, each moving every tag (the failures differ:
+        // the commit, the write-ahead log, a statement).
+        let mut failed = 0;
+        for round in 0..200 {
+            let moves: Vec<TagMove> = tags
+                .iter()
+                .zip(&max)
+                .map(|(tag, &old)| TagMove {
+                    tag: tag.clone(),
+                    old,
+                    new: old + 1000,
+                })
+                .collect();
+            let clocks = [(format!("c{round}"), 1_000 + round)];
+            match store.persist(&moves, &clocks).await {
+                Ok(conflicts) => {
+                    for (i, tag) in tags.iter().enumerate() {
+                        if !conflicts.contains(tag) {
+                            max[i] += 1000;
+                        }
+                    }
+                }
+                Err(_) => failed += 1,
+            }
+        }
+        assert!(
+            failed > 0,
+            "the full disk failed no persist: the test proves nothing"
+        );
+        std::fs::remove_file(filler).unwrap();
+        // Space is back: persists succeed again, and what they report is what others read.
+        for _ in 0..20 {
+            let moves: Vec<TagMove> = tags
+                .iter()
+                .zip(&max)
+                .map(|(tag, &old)| TagMove {
+                    tag: tag.clone(),
+                    old,
+                    new: old + 1000,
+                })
+                .collect();
+            let conflicts = store.persist(&moves, &[]).await.unwrap();
+            for (i, tag) in tags.iter().enumerate() {
+                // What this server believes it holds must be what the store holds.
+                let stored = store.tag(tag).await.unwrap().unwrap().max_id;
+                if conflicts.contains(tag) {
+                    max[i] = stored;
+                } else {
+                    max[i] += 1000;
+                    assert_eq!(
+                        stored, max[i],
+                        "{tag}: the server reads its own uncommitted write"
+                    );
+                }
+            }
+        }
+        for (tag, &m) in tags.iter().zip(&max) {
+            assert_eq!(
+                committed(&url, tag).await,
+                m,
+                "{tag}: reported committed, not in the store"
+            );
+        }
+        store.close().await;
+    });
+}
+
+/// What one drawing client ends with: every id it was served (with its tag), every error.
+type Drawn = (Vec<(String, i64)>, Vec<String>);
+
+/// Clients drawing ids from a server until stopped, keeping every id served (and counting
+/// refusals): `INCR` and `INCRBY` on many tags, one connection each.
+struct Draw {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<Drawn>>,
+}
+
+impl Draw {
+    fn start(port: u16, clients: usize, tags: usize) -> Draw {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let threads = (0..clients)
+            .map(|c| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut client = common::Client::connect(port);
+                    let (mut ids, mut errors) = (Vec::new(), Vec::new());
+                    let mut k = c;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        k = (k * 7 + 3) % tags;
+                        let tag = format!("t{k}");
+                        let reply = if k % 2 == 0 {
+                            client.cmd(&["INCR", &tag])
+                        } else {
+                            client.cmd(&["INCRBY", &tag, "5"])
+                        };
+                        match reply {
+                            // INCRBY's reply is the range's last id.
+                            common::Value::Int(last) => {
+                                let n = if k % 2 == 0 { 1 } else { 5 };
+                                ids.extend((last - n + 1..=last).map(|id| (tag.clone(), id)));
+                            }
+                            common::Value::Error(e) => {
+                                errors.push(e);
+                                std::thread::sleep(std::time::Duration::from_millis(5));
+                            }
+                            other => panic!("unexpected reply {other:?}"),
+                        }
+                    }
+                    (ids, errors)
+                })
+            })
+            .collect();
+        Draw { stop, threads }
+    }
+
+    /// Stops the clients; every id they were served, and every error they got.
+    fn stop(self) -> Drawn {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let (mut ids, mut errors) = (Vec::new(), Vec::new());
+        for t in self.threads {
+            let (i, e) = t.join().unwrap();
+            ids.extend(i);
+            errors.extend(e);
+        }
+        (ids, errors)
+    }
+}
+
+/// The episode of the finding: clients draw while the data dir's disk fills up, then space
+/// comes back, the server is killed (-9) and started again: no id is served twice.
+fn full_disk_episode(extra: &[&str]) {
+    let Some(fs) = Tmpfs::mount("3m") else { return };
+    let dir = fs.path().to_path_buf();
+    let mut args = vec![
+        "--alloc-timeout-ms=300",
+        "--default-step=100",
+        "--max-step=400",
+    ];
+    args.extend_from_slice(extra);
+    let server = common::Server::start(&dir, &args);
+    let phase = |port, secs: u64| {
+        let draw = Draw::start(port, 4, 400);
+        std::thread::sleep(std::time::Duration::from_secs(secs));
+        draw.stop()
+    };
+    let (mut served, _) = phase(server.port, 1);
+    let filler = fs.fill();
+    let (ids, errors) = phase(server.port, 3);
+    served.extend(ids);
+    assert!(
+        !errors.is_empty(),
+        "the full disk refused nothing: the test proves nothing"
+    );
+    // What clients are told while the store cannot commit.
+    assert!(
+        errors
+            .iter()
+            .all(|e| e.contains("store unavailable") || e.contains("disk is full")),
+        "an unclear error on a full disk: {:?}",
+        errors.iter().find(|e| !e.contains("store unavailable"))
+    );
+    std::fs::remove_file(filler).unwrap();
+    let (ids, _) = phase(server.port, 2);
+    served.extend(ids);
+    let server = server.restart("KILL");
+    let (ids, errors) = phase(server.port, 2);
+    assert!(
+        !ids.is_empty(),
+        "the restarted server serves nothing: {:?}",
+        errors.first()
+    );
+    served.extend(ids);
+    let total = served.len();
+    served.sort_unstable();
+    served.dedup();
+    assert_eq!(
+        served.len(),
+        total,
+        "{} ids served twice",
+        total - served.len()
+    );
+    drop(server);
+}
+
+#[test]
+fn a_full_disk_and_a_kill_repeat_no_id_without_a_guard() {
+    full_disk_episode(&["--guard=none"]);
+}
+
+#[test]
+fn a_full_disk_and_a_kill_repeat_no_id_with_the_guard() {
+    full_disk_episode(&[]);
+}
