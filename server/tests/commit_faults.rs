@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::cut_proxy::{Cut, CutProxy};
 use common::tmpfs::Tmpfs;
 use idforge_server::serve::store::{Store, TagMove, TagRow};
 
@@ -174,7 +175,9 @@ impl Draw {
 /// The episode of the finding: clients draw while the data dir's disk fills up, then space
 /// comes back, the server is killed (-9) and started again: no id is served twice.
 fn full_disk_episode(extra: &[&str]) {
-    let Some(fs) = Tmpfs::mount("3m") else { return };
+    let Some(fs) = Tmpfs::mount("16m") else {
+        return;
+    };
     let dir = fs.path().to_path_buf();
     let mut args = vec![
         "--alloc-timeout-ms=300",
@@ -183,14 +186,9 @@ fn full_disk_episode(extra: &[&str]) {
     ];
     args.extend_from_slice(extra);
     let server = common::Server::start(&dir, &args);
-    let phase = |port, secs: u64| {
-        let draw = Draw::start(port, 4, 400);
-        std::thread::sleep(std::time::Duration::from_secs(secs));
-        draw.stop()
-    };
-    let (mut served, _) = phase(server.port, 1);
+    let (mut served, _) = phase(server.port, 400, 1);
     let filler = fs.fill();
-    let (ids, errors) = phase(server.port, 3);
+    let (ids, errors) = phase(server.port, 400, 3);
     served.extend(ids);
     assert!(
         !errors.is_empty(),
@@ -205,16 +203,29 @@ fn full_disk_episode(extra: &[&str]) {
         errors.iter().find(|e| !e.contains("store unavailable"))
     );
     std::fs::remove_file(filler).unwrap();
-    let (ids, _) = phase(server.port, 2);
+    let (ids, _) = phase(server.port, 400, 2);
     served.extend(ids);
     let server = server.restart("KILL");
-    let (ids, errors) = phase(server.port, 2);
+    let (ids, errors) = phase(server.port, 400, 2);
     assert!(
         !ids.is_empty(),
         "the restarted server serves nothing: {:?}",
         errors.first()
     );
     served.extend(ids);
+    assert_unique(served);
+    drop(server);
+}
+
+/// Four clients draw from `tags` tags of the server at `port` for `secs` seconds.
+fn phase(port: u16, tags: usize, secs: u64) -> Drawn {
+    let draw = Draw::start(port, 4, tags);
+    std::thread::sleep(std::time::Duration::from_secs(secs));
+    draw.stop()
+}
+
+/// No (tag, id) twice.
+fn assert_unique(mut served: Vec<(String, i64)>) {
     let total = served.len();
     served.sort_unstable();
     served.dedup();
@@ -224,7 +235,6 @@ fn full_disk_episode(extra: &[&str]) {
         "{} ids served twice",
         total - served.len()
     );
-    drop(server);
 }
 
 #[test]
@@ -235,4 +245,97 @@ fn a_full_disk_and_a_kill_repeat_no_id_without_a_guard() {
 #[test]
 fn a_full_disk_and_a_kill_repeat_no_id_with_the_guard() {
     full_disk_episode(&[]);
+}
+
+/// A server on a store (`url`, then `suffix`) reached through a proxy that cuts its connections (`cuts`, one phase
+/// each): clients get errors while it does, and after recovery and a `kill -9` no id is served
+/// twice.
+fn cut_episode(url: &str, suffix: &str, extra: &[&str], cuts: &[Cut]) {
+    let dir = tempfile::tempdir().unwrap();
+    let (head, _) = url.rsplit_once(':').unwrap();
+    let rest = &url[head.len() + 1..];
+    let (port, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let proxy = CutProxy::start(port.parse().unwrap());
+    let proxied = if path.is_empty() {
+        format!("{head}:{}{suffix}", proxy.port)
+    } else {
+        format!("{head}:{}/{path}{suffix}", proxy.port)
+    };
+    let mut args = vec![
+        format!("--store={proxied}"),
+        "--alloc-timeout-ms=300".into(),
+        "--default-step=100".into(),
+        "--max-step=400".into(),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let server = common::Server::spawn(dir.path().to_path_buf(), args);
+    let (mut served, _) = phase(server.port, 20, 1);
+    for &cut in cuts {
+        proxy.set(cut);
+        let (ids, errors) = phase(server.port, 20, 2);
+        assert!(
+            !errors.is_empty(),
+            "{cut:?} refused nothing: the test proves nothing"
+        );
+        served.extend(ids);
+    }
+    proxy.set(Cut::Off);
+    let (ids, _) = phase(server.port, 20, 2);
+    served.extend(ids);
+    let server = server.restart("KILL");
+    let (ids, errors) = phase(server.port, 20, 2);
+    assert!(
+        !ids.is_empty(),
+        "the restarted server serves nothing: {:?}",
+        errors.first()
+    );
+    served.extend(ids);
+    assert_unique(served);
+    drop(server);
+}
+
+/// PostgreSQL and MariaDB: a connection cut as it sends `COMMIT` (not committed), and one cut
+/// after (committed, unknown to the server).
+fn sql_commit_cuts(var: &str, name: &str, extra: &[&str]) {
+    let Some(url) = common::fresh_database(var, name) else {
+        return;
+    };
+    // In the clear, so the proxy sees the COMMIT.
+    let plain = if url.starts_with("mysql") {
+        "?ssl-mode=DISABLED"
+    } else {
+        "?sslmode=disable"
+    };
+    cut_episode(&url, plain, extra, &[Cut::BeforeCommit, Cut::AfterCommit]);
+}
+
+#[test]
+fn postgres_commits_cut_repeat_no_id() {
+    sql_commit_cuts("IDFORGE_TEST_POSTGRES_URL", "cutpg", &[]);
+}
+
+#[test]
+fn postgres_commits_cut_repeat_no_id_without_a_guard() {
+    sql_commit_cuts("IDFORGE_TEST_POSTGRES_URL", "cutpgng", &["--guard=none"]);
+}
+
+#[test]
+fn mariadb_commits_cut_repeat_no_id() {
+    sql_commit_cuts("IDFORGE_TEST_MYSQL_URL", "cutmy", &[]);
+}
+
+#[test]
+fn mariadb_commits_cut_repeat_no_id_without_a_guard() {
+    sql_commit_cuts("IDFORGE_TEST_MYSQL_URL", "cutmyng", &["--guard=none"]);
+}
+
+/// etcd: every request's connection cut after it was sent (a transaction applied or not, the
+/// server cannot know).
+#[test]
+fn etcd_transactions_cut_repeat_no_id() {
+    let Some(url) = common::service_url("IDFORGE_TEST_ETCD_URL") else {
+        return;
+    };
+    let prefix = format!("/{}", common::unique("cut"));
+    cut_episode(&url, &prefix, &[], &[Cut::Every]);
 }

@@ -1,6 +1,7 @@
 //! What the server's integration tests share: a RESP test client and a spawned `idforge serve`.
 #![allow(dead_code)] // each test binary uses its own part
 
+pub mod cut_proxy;
 pub mod tls;
 pub mod tmpfs;
 
