@@ -70,7 +70,11 @@ class Snowflake(_native.Snowflake):
     ``lease="idforge://host:port", service="orders"`` leases the node id from the segment server
     instead of ``node_id`` (the lowest id no live process of the service holds; renewed in the
     background every third of ``lease_ttl`` seconds, default 10; given back when the generator is
-    garbage-collected). If the lease is lost, every call raises ``LeaseLostError``.
+    garbage-collected). If the lease is lost, every call raises ``LeaseLostError``. Ids carry
+    times after the id's time floor (the latest time its earlier holder could have used): a clock
+    behind it waits within ``max_wait`` or raises ``ClockBehindError``. A host whose clock is more
+    than 1 s from the server's is refused with ``ClockBehindError``; ``?max_skew_ms=N`` on the
+    ``lease`` URL sets that bound.
     """
 
     def next_many(self, n: int) -> "_array[int]":
