@@ -394,6 +394,140 @@ def case_auth_timeout(ctx):
     return f"20 unauthenticated: all closed {time.monotonic() - opened:.1f} s after connecting"
 
 
+def read_reply(f):
+    """One RESP reply from the buffered reader `f`: an int, bytes, a list, or an error string
+    (prefixed "-")."""
+    line = f.readline()
+    if not line:
+        raise OSError("closed")
+    kind, rest = line[:1], line[1:-2]
+    if kind == b"*":
+        return [read_reply(f) for _ in range(int(rest))]
+    if kind == b"$":
+        n = int(rest)
+        return None if n < 0 else f.read(n + 2)[:-2]
+    if kind == b":":
+        return int(rest)
+    return line[:-2].decode()
+
+
+def case_worker_lease_flood(ctx):
+    """Worker-id leases on a server without auth: 8 connections pipeline IDF.WORKER ACQUIRE for
+    10 s, two of them on one service (MAX 2^24), six on a new service each time. The caps
+    refuse the rest (here 2,048 per service and 8,192 per server, below the defaults so that a
+    debug build reaches both in 10 s); then 4 clients at once page through the big
+    service's LIST (COUNT 1000) while the unpaged LIST is refused. Runs on a second server; its
+    peak RSS and another client's INCR p99 there are in the note."""
+    per_service, per_server = 2048, 8192
+    base = tempfile.mkdtemp(prefix="idforge-hostile-leases-")
+    port_file = os.path.join(base, "port")
+    proc = subprocess.Popen(
+        [sys.argv[1], "serve", "--port", "0", "--port-file", port_file,
+         "--data-dir", os.path.join(base, "data"), "--log", "warn",
+         "--max-leases-per-service", str(per_service), "--max-leases", str(per_server)],
+        stdout=subprocess.DEVNULL, stderr=open(os.path.join(base, "server.log"), "w"),
+    )
+    deadline = time.monotonic() + 30
+    while not (os.path.exists(port_file) and open(port_file).read().strip()):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            proc.wait()
+            raise CaseFailed(f"the lease server did not start (see {base}/server.log)")
+        time.sleep(0.05)
+    port = int(open(port_file).read())
+    sampler = RssSampler(proc.pid)
+    lat_file = os.path.join(base, "latency")
+    probe = subprocess.Popen([sys.executable, "-c", LATENCY_CLIENT, str(port), lat_file, "x", "x"])
+    counts, lock, started = {}, threading.Lock(), time.time()
+
+    def flood(i):
+        s = connect(port, timeout=30)
+        f = s.makefile("rb")
+        until, n = time.monotonic() + 10, 0
+        mine = {}
+        while time.monotonic() < until:
+            batch = []
+            for _ in range(500):
+                service = "flood" if i < 2 else f"f{i}-{n}"
+                n += 1
+                batch.append(resp("IDF.WORKER", "ACQUIRE", service, "600000", "MAX", 1 << 24))
+            s.sendall(b"".join(batch))
+            for _ in batch:
+                r = read_reply(f)
+                key = ("granted" if isinstance(r, list) else
+                       "service cap" if "service 'flood' holds" in r else
+                       "server cap" if "this server holds" in r else r)
+                mine[key] = mine.get(key, 0) + 1
+        s.close()
+        with lock:
+            for k, v in mine.items():
+                counts[k] = counts.get(k, 0) + v
+
+    def walk(pages):
+        s = connect(port, timeout=30)
+        f = s.makefile("rb")
+        cursor, rows = 0, 0
+        while True:
+            s.sendall(resp("IDF.WORKER", "LIST", "flood", "CURSOR", cursor, "COUNT", 1000))
+            r = read_reply(f)
+            if not isinstance(r, list):
+                rows = r  # an error: the walk reports it
+                break
+            rows += len(r[1])
+            cursor = r[0]
+            if cursor == 0:
+                break
+        s.close()
+        with lock:
+            pages.append(rows)
+
+    try:
+        threads = [threading.Thread(target=flood, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        flood_end = time.time()
+        s = connect(port)
+        f = s.makefile("rb")
+        s.sendall(resp("IDF.WORKER", "LIST", "flood"))
+        unpaged = read_reply(f)
+        s.close()
+        walked = []
+        walkers = [threading.Thread(target=walk, args=(walked,)) for _ in range(4)]
+        for t in walkers:
+            t.start()
+        for t in walkers:
+            t.join()
+        peak = sampler.stop()
+        time.sleep(0.3)
+        check(proc.poll() is None, "the lease server died")
+    finally:
+        sampler.running = False
+        probe.kill()
+        probe.wait()
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    granted = counts.get("granted", 0)
+    n, p99, worst, errors = latency(lat_file, started, time.time() - 0.3)
+    other = {k: v for k, v in counts.items() if k not in ("granted", "service cap", "server cap")}
+    check(not other, f"only grants and cap refusals: {other}")
+    check(counts.get("service cap", 0) > 0 and counts.get("server cap", 0) > 0,
+          f"both caps refused some: {counts}")
+    check(granted == per_server, f"the server holds at most {per_server} leases ({granted} granted)")
+    check(isinstance(unpaged, str) and "more than 1000 leases" in unpaged,
+          f"the unpaged LIST of {per_service} leases is refused ({str(unpaged)[:80]})")
+    check(walked == [per_service] * 4, f"each paged walk sees {per_service} leases ({walked})")
+    check(peak < RSS_LIMIT_MB, f"lease server peak RSS {peak:.0f} MB")
+    check(n > 0 and errors == 0, f"the INCR client was served ({n} ok, {errors} errors)")
+    total = sum(counts.values())
+    return (f"{total} ACQUIREs in {flood_end - started:.0f} s: {granted} granted, "
+            f"{counts['service cap']} refused at the service cap, {counts['server cap']} at the "
+            f"server cap; 4 paged LISTs of {per_service}; lease server peak {peak:.0f} MB, INCR p99 "
+            f"{p99:.2f} ms, max {worst:.1f} ms ({n} INCRs)")
+
+
 CASES = [
     case_idle_connections,
     case_partial_requests,
@@ -407,6 +541,7 @@ CASES = [
     case_user_oracle,
     case_failed_auth_limit,
     case_auth_timeout,
+    case_worker_lease_flood,
 ]
 
 
