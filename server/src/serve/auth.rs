@@ -6,7 +6,7 @@
 //! `read:PATTERN` (`GET`, `IDF.TAG INFO/LIST`).
 //!
 //! Checking a password must cost an attacker more than the server (README "Limits"):
-//! - at most `auth-concurrency` argon2 checks run at once; the others wait on a semaphore holding
+//! - at most `auth-concurrency` argon2 checks run at once; the others wait in line holding
 //!   nothing but the password, and the checks reuse a pool of argon2 memory blocks, so the
 //!   memory argon2 ever takes is `auth-concurrency` × m_cost (19 MiB each by default) instead of
 //!   growing with the number of clients (the blocking pool's threads each kept their own malloc
@@ -16,15 +16,35 @@
 //! - each source address (an IPv6 /64) has a token bucket of `auth-fail-burst` attempts,
 //!   refilled at one per second: an attempt takes a token before its check and gives it back
 //!   on success, so a flood from one address is refused without running argon2.
+//!
+//! A flood of wrong passwords from many addresses (each within its allowance) still fills the
+//! line of checks, and used to hold a real user's AUTH for seconds behind it (600 connections
+//! from 200 addresses: 6.6-8.8 s). So that it cannot:
+//! - the line has three lanes ([`Gate`]): first the addresses that passed an AUTH in the last
+//!   [`TRUSTED_FOR`] and failed none since, then the addresses it knows nothing of, last those
+//!   that failed one in the last [`SUSPECT_FOR`] (and passed none since). So a flood's first
+//!   attempts queue behind every address that has a client logged in, and its later ones behind
+//!   everybody else; a client at an address that is not flooding waits for the checks already
+//!   running, not for the flood. (A client at an address never seen before, during a flood from
+//!   addresses never seen before either, still waits with the flood's first attempts.)
+//! - a password verified by argon2 is remembered for [`VERIFIED_FOR`] ([`Verified`]), as an
+//!   HMAC-SHA256 of the user and password under a key drawn at start and kept only in memory,
+//!   together with the hash it was checked against: the same user and password again (a pool
+//!   reconnecting, even from an address that shares in the flood) is let in without a check,
+//!   without waiting, and without taking from its address's allowance. A change of password
+//!   (its hash changes) or of the users ends it. What this costs: a memory dump of the process
+//!   would let passwords used in the last [`VERIFIED_FOR`] be tried at HMAC speed rather than
+//!   argon2's (the dump holds the key); the argon2 hashes of every user are in memory anyway.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use argon2::password_hash::{Output, PasswordHash, PasswordHasher, SaltString};
 use argon2::{Algorithm, Argon2, Block, Params, Version};
-use tokio::sync::Semaphore;
+use ring::hmac;
+use tokio::sync::oneshot;
 
 use super::config::Limits;
 
@@ -121,12 +141,218 @@ struct User {
 pub struct Auth {
     requirepass: Option<String>,
     users: Mutex<HashMap<String, User>>,
-    /// Bounds the argon2 checks running at once.
-    checks: Arc<Semaphore>,
+    /// Bounds the argon2 checks running at once; addresses that failed lately wait last.
+    checks: Arc<Gate>,
     /// argon2 working memory, reused (one per running check at most).
     blocks: Arc<Mutex<Vec<Vec<Block>>>>,
     /// Failed-attempt allowance per source address.
     failures: FailLimiter,
+    /// Passwords argon2 verified lately (`None`: no random key could be drawn).
+    verified: Option<Verified>,
+}
+
+/// How long an address that failed an AUTH waits behind those that did not.
+pub const SUSPECT_FOR: Duration = Duration::from_secs(60);
+
+/// How long an address that passed an AUTH goes first (while it fails none).
+pub const TRUSTED_FOR: Duration = Duration::from_secs(3600);
+
+/// How long a password argon2 verified is let in again without a check.
+pub const VERIFIED_FOR: Duration = Duration::from_secs(600);
+
+/// The most verified passwords remembered (only correct passwords enter, so clients cannot
+/// fill it; past it the oldest is forgotten).
+const MAX_VERIFIED: usize = 4096;
+
+/// Which lane of the [`Gate`] a check waits in, in the order they are served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lane {
+    /// From an address that passed an AUTH within [`TRUSTED_FOR`] and failed none since (and
+    /// hashing new users' passwords).
+    First,
+    /// From an address neither trusted nor suspect.
+    Unknown,
+    /// From an address that failed an AUTH within [`SUSPECT_FOR`] and passed none since.
+    Later,
+}
+
+/// At most `max` argon2 runs at once; a freed slot goes to the longest waiter of the first
+/// lane that has one.
+#[derive(Debug)]
+struct Gate {
+    max: usize,
+    state: Mutex<GateState>,
+}
+
+#[derive(Debug, Default)]
+struct GateState {
+    running: usize,
+    /// By [`Lane`], in order.
+    lanes: [VecDeque<oneshot::Sender<()>>; 3],
+}
+
+/// A slot of the [`Gate`], handed on when dropped.
+#[derive(Debug)]
+struct Slot(Arc<Gate>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.release();
+    }
+}
+
+/// A place in line; if it is dropped (the client left) after the slot was handed to it, the
+/// slot goes on to the next.
+struct Waiting {
+    gate: Arc<Gate>,
+    rx: oneshot::Receiver<()>,
+    granted: bool,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if self.granted {
+            return;
+        }
+        self.rx.close();
+        if self.rx.try_recv().is_ok() {
+            self.gate.release();
+        }
+    }
+}
+
+impl Gate {
+    fn new(max: usize) -> Gate {
+        Gate {
+            max,
+            state: Mutex::new(GateState::default()),
+        }
+    }
+
+    /// Waits for a slot in `lane`.
+    async fn enter(self: &Arc<Gate>, lane: Lane) -> Slot {
+        let rx = {
+            let mut state = lock(&self.state);
+            if state.running < self.max {
+                state.running += 1;
+                return Slot(self.clone());
+            }
+            let (tx, rx) = oneshot::channel();
+            state.lanes[lane as usize].push_back(tx);
+            rx
+        };
+        let mut waiting = Waiting {
+            gate: self.clone(),
+            rx,
+            granted: false,
+        };
+        // The sender is only dropped unsent by `release` skipping a closed receiver, never
+        // while this one waits: an error here cannot happen, and would mean no slot was given.
+        let given = (&mut waiting.rx).await.is_ok();
+        waiting.granted = given;
+        if !given {
+            // Unreachable in practice; take a slot the plain way rather than run unbounded.
+            drop(waiting);
+            return Box::pin(self.enter(lane)).await;
+        }
+        Slot(self.clone())
+    }
+
+    /// Hands a freed slot to the next waiter still there, or frees it.
+    fn release(&self) {
+        let mut state = lock(&self.state);
+        loop {
+            let next = state.lanes.iter_mut().find_map(VecDeque::pop_front);
+            match next {
+                Some(tx) => {
+                    if tx.send(()).is_ok() {
+                        return;
+                    }
+                }
+                None => {
+                    state.running = state.running.saturating_sub(1);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Passwords argon2 verified lately, keyed by an HMAC of user and password.
+struct Verified {
+    key: hmac::Key,
+    seen: Mutex<HashMap<[u8; 32], Remembered>>,
+}
+
+struct Remembered {
+    user: String,
+    /// The stored hash the password was verified against: a new password ends it.
+    hash: String,
+    at: Instant,
+}
+
+impl std::fmt::Debug for Verified {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Verified")
+            .field("remembered", &lock(&self.seen).len())
+            .finish()
+    }
+}
+
+impl Verified {
+    fn new() -> Option<Verified> {
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).ok()?;
+        Some(Verified {
+            key: hmac::Key::new(hmac::HMAC_SHA256, &key),
+            seen: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn mac(&self, user: &str, password: &str) -> [u8; 32] {
+        let mut ctx = hmac::Context::with_key(&self.key);
+        // Lengths first, so no two (user, password) pairs make the same input.
+        ctx.update(&(user.len() as u64).to_be_bytes());
+        ctx.update(user.as_bytes());
+        ctx.update(password.as_bytes());
+        let mut out = [0u8; 32];
+        out.copy_from_slice(ctx.sign().as_ref());
+        out
+    }
+
+    /// Whether `password` was verified for `user` against `hash` within [`VERIFIED_FOR`].
+    fn knows(&self, user: &str, password: &str, hash: &str, now: Instant) -> bool {
+        let mac = self.mac(user, password);
+        lock(&self.seen).get(&mac).is_some_and(|r| {
+            r.user == user && r.hash == hash && now.saturating_duration_since(r.at) < VERIFIED_FOR
+        })
+    }
+
+    fn remember(&self, user: &str, password: &str, hash: &str, now: Instant) {
+        let mac = self.mac(user, password);
+        let mut seen = lock(&self.seen);
+        if seen.len() >= MAX_VERIFIED && !seen.contains_key(&mac) {
+            seen.retain(|_, r| now.saturating_duration_since(r.at) < VERIFIED_FOR);
+            if seen.len() >= MAX_VERIFIED {
+                let oldest = seen.iter().min_by_key(|(_, r)| r.at).map(|(k, _)| *k);
+                if let Some(k) = oldest {
+                    seen.remove(&k);
+                }
+            }
+        }
+        seen.insert(
+            mac,
+            Remembered {
+                user: user.to_owned(),
+                hash: hash.to_owned(),
+                at: now,
+            },
+        );
+    }
+
+    fn forget(&self, user: &str) {
+        lock(&self.seen).retain(|_, r| r.user != user);
+    }
 }
 
 /// What [`Auth::check`] found.
@@ -140,17 +366,74 @@ pub enum Checked {
     Throttled,
 }
 
-/// A token bucket per source address: `burst` attempts, refilled at one per second.
+/// A token bucket per source address: `burst` attempts, refilled at one per second; and when
+/// it last failed.
 #[derive(Debug)]
 struct FailLimiter {
     burst: u32,
-    buckets: Mutex<HashMap<IpAddr, (f64, Instant)>>,
+    buckets: Mutex<HashMap<IpAddr, Source>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Source {
+    tokens: f64,
+    at: Instant,
+    failed: Option<Instant>,
+    passed: Option<Instant>,
+}
+
+impl Source {
+    /// The lane of a check from this address now.
+    fn lane(&self, now: Instant) -> Lane {
+        let lately = |t: Option<Instant>, within: Duration| {
+            t.filter(|t| now.saturating_duration_since(*t) < within)
+        };
+        match (
+            lately(self.passed, TRUSTED_FOR),
+            lately(self.failed, SUSPECT_FOR),
+        ) {
+            (Some(p), Some(f)) if f > p => Lane::Later,
+            (Some(p), _) if self.failed.is_none_or(|f| f <= p) => Lane::First,
+            (None, Some(_)) => Lane::Later,
+            _ => Lane::Unknown,
+        }
+    }
 }
 
 /// Addresses tracked at most; past it, the ones whose bucket has refilled are forgotten.
 const MAX_TRACKED: usize = 65_536;
 
 impl FailLimiter {
+    /// `ip`'s entry, made room for.
+    fn source<'a>(
+        &self,
+        buckets: &'a mut HashMap<IpAddr, Source>,
+        ip: IpAddr,
+        now: Instant,
+    ) -> &'a mut Source {
+        let burst = f64::from(self.burst);
+        if buckets.len() >= MAX_TRACKED && !buckets.contains_key(&ip) {
+            buckets.retain(|_, s| {
+                s.tokens + now.saturating_duration_since(s.at).as_secs_f64() < burst
+                    || s.lane(now) != Lane::Unknown
+            });
+            if buckets.len() >= MAX_TRACKED {
+                // An address spray: forget them all rather than grow (README "Limits"), but
+                // those with a client logged in (a spray cannot make those).
+                buckets.retain(|_, s| s.lane(now) == Lane::First);
+                if buckets.len() >= MAX_TRACKED {
+                    buckets.clear();
+                }
+            }
+        }
+        buckets.entry(ip).or_insert(Source {
+            tokens: burst,
+            at: now,
+            failed: None,
+            passed: None,
+        })
+    }
+
     /// Takes a token for an attempt from `ip`; `false` when it has none.
     fn take(&self, ip: IpAddr, now: Instant) -> bool {
         if self.burst == 0 {
@@ -158,33 +441,36 @@ impl FailLimiter {
         }
         let burst = f64::from(self.burst);
         let mut buckets = lock(&self.buckets);
-        if buckets.len() >= MAX_TRACKED && !buckets.contains_key(&ip) {
-            buckets.retain(|_, (tokens, at)| {
-                *tokens + now.saturating_duration_since(*at).as_secs_f64() < burst
-            });
-            if buckets.len() >= MAX_TRACKED {
-                // An address spray: forget them all rather than grow (README "Limits").
-                buckets.clear();
-            }
-        }
-        let (tokens, at) = buckets.entry(ip).or_insert((burst, now));
-        *tokens = (*tokens + now.saturating_duration_since(*at).as_secs_f64()).min(burst);
-        *at = now;
-        if *tokens < 1.0 {
+        let s = self.source(&mut buckets, ip, now);
+        s.tokens = (s.tokens + now.saturating_duration_since(s.at).as_secs_f64()).min(burst);
+        s.at = now;
+        if s.tokens < 1.0 {
             return false;
         }
-        *tokens -= 1.0;
+        s.tokens -= 1.0;
         true
     }
 
-    /// Gives back the token of an attempt that succeeded.
-    fn refund(&self, ip: IpAddr) {
-        if self.burst == 0 {
-            return;
-        }
-        if let Some((tokens, _)) = lock(&self.buckets).get_mut(&ip) {
-            *tokens = (*tokens + 1.0).min(f64::from(self.burst));
-        }
+    /// Notes an attempt from `ip` that succeeded, giving back its token.
+    fn passed(&self, ip: IpAddr, now: Instant) {
+        let burst = f64::from(self.burst);
+        let mut buckets = lock(&self.buckets);
+        let s = self.source(&mut buckets, ip, now);
+        s.tokens = (s.tokens + 1.0).min(burst);
+        s.passed = Some(now);
+    }
+
+    /// Notes a failed attempt from `ip`.
+    fn failed(&self, ip: IpAddr, now: Instant) {
+        let mut buckets = lock(&self.buckets);
+        self.source(&mut buckets, ip, now).failed = Some(now);
+    }
+
+    /// The lane of a check from `ip` now.
+    fn lane(&self, ip: IpAddr, now: Instant) -> Lane {
+        lock(&self.buckets)
+            .get(&ip)
+            .map_or(Lane::Unknown, |s| s.lane(now))
     }
 }
 
@@ -212,12 +498,13 @@ impl Auth {
         Ok(Auth {
             requirepass,
             users: Mutex::new(read_users(store).await?),
-            checks: Arc::new(Semaphore::new(limits.auth_concurrency)),
+            checks: Arc::new(Gate::new(limits.auth_concurrency)),
             blocks: Arc::new(Mutex::new(Vec::new())),
             failures: FailLimiter {
                 burst: limits.auth_fail_burst,
                 buckets: Mutex::new(HashMap::new()),
             },
+            verified: Verified::new(),
         })
     }
 
@@ -254,39 +541,80 @@ impl Auth {
 
     /// Checks a user's password from source address `peer`.
     pub async fn check(&self, peer: Option<IpAddr>, user: &str, password: &str) -> Checked {
+        if user == DEFAULT_USER {
+            if let Some(pass) = &self.requirepass {
+                return self.check_requirepass(peer, pass, password);
+            }
+        }
+        let now = Instant::now();
+        let found = lock(&self.users).get(user).cloned();
+        // Verified lately: in at once, whatever its address did (the same work for any user,
+        // known or not, and any password).
+        if let Some(v) = &self.verified {
+            let hash = found.as_ref().map_or("", |u| u.hash.as_str());
+            if v.knows(user, password, hash, now) {
+                if let Some(u) = found {
+                    return Checked::Ok(u.perms);
+                }
+            }
+        }
         let peer = peer.map(source_key);
         if let Some(ip) = peer {
-            if !self.failures.take(ip, Instant::now()) {
+            if !self.failures.take(ip, now) {
                 return Checked::Throttled;
             }
         }
-        let perms = self.verify(user, password).await;
-        match perms {
+        let lane = peer.map_or(Lane::Unknown, |ip| self.failures.lane(ip, now));
+        match self.verify(found.clone(), password, lane).await {
             Some(perms) => {
                 if let Some(ip) = peer {
-                    self.failures.refund(ip);
+                    self.failures.passed(ip, Instant::now());
+                }
+                if let (Some(v), Some(u)) = (&self.verified, &found) {
+                    v.remember(user, password, &u.hash, Instant::now());
                 }
                 Checked::Ok(perms)
             }
-            None => Checked::Wrong,
+            None => {
+                if let Some(ip) = peer {
+                    self.failures.failed(ip, Instant::now());
+                }
+                Checked::Wrong
+            }
         }
     }
 
-    async fn verify(&self, user: &str, password: &str) -> Option<Arc<Perms>> {
-        if user == DEFAULT_USER {
-            if let Some(pass) = &self.requirepass {
-                return constant_time_eq(pass.as_bytes(), password.as_bytes())
-                    .then(|| Arc::new(Perms::all()));
+    /// The `default` user of `requirepass`: a comparison, no argon2 (still limited per
+    /// address).
+    fn check_requirepass(&self, peer: Option<IpAddr>, pass: &str, password: &str) -> Checked {
+        let peer = peer.map(source_key);
+        let now = Instant::now();
+        if let Some(ip) = peer {
+            if !self.failures.take(ip, now) {
+                return Checked::Throttled;
             }
         }
-        let found = lock(&self.users).get(user).cloned();
-        // Queued checks hold only the password: the memory is taken once a permit is.
-        let permit = self.checks.clone().acquire_owned().await.ok()?;
+        if constant_time_eq(pass.as_bytes(), password.as_bytes()) {
+            if let Some(ip) = peer {
+                self.failures.passed(ip, now);
+            }
+            return Checked::Ok(Arc::new(Perms::all()));
+        }
+        if let Some(ip) = peer {
+            self.failures.failed(ip, now);
+        }
+        Checked::Wrong
+    }
+
+    /// Runs argon2 for `found` (or the dummy hash) once a slot of `lane` is free.
+    async fn verify(&self, found: Option<User>, password: &str, lane: Lane) -> Option<Arc<Perms>> {
+        // Waiting checks hold only the password: the memory is taken once a slot is.
+        let slot = self.checks.enter(lane).await;
         let password = password.to_owned();
         let blocks = self.blocks.clone();
         // Verifying costs milliseconds of CPU and memory by design: off the reactor.
         tokio::task::spawn_blocking(move || {
-            let _permit = permit;
+            let _slot = slot;
             let mut memory = lock(&blocks).pop().unwrap_or_default();
             // An unknown user: the same work against a dummy hash, then no.
             let (hash, perms) = match &found {
@@ -312,14 +640,9 @@ impl Auth {
     ) -> Result<(), String> {
         let password = password.to_owned();
         // Hashing takes argon2's memory too: it waits its turn with the checks.
-        let permit = self
-            .checks
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|e| e.to_string())?;
+        let slot = self.checks.enter(Lane::First).await;
         let hash = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
+            let _slot = slot;
             hash_password(&password)
         })
         .await
@@ -330,6 +653,9 @@ impl Auth {
             perms: perms.words(),
         };
         store.put_user(&row).await.map_err(|e| e.0)?;
+        if let Some(v) = &self.verified {
+            v.forget(name);
+        }
         lock(&self.users).insert(
             name.to_owned(),
             User {
@@ -344,6 +670,9 @@ impl Auth {
     pub async fn delete(&self, store: &Store, name: &str) -> Result<bool, String> {
         let existed = store.delete_user(name).await.map_err(|e| e.0)?;
         lock(&self.users).remove(name);
+        if let Some(v) = &self.verified {
+            v.forget(name);
+        }
         Ok(existed)
     }
 
@@ -500,6 +829,157 @@ mod tests {
     }
 
     #[test]
+    fn the_gate_serves_the_first_lane_first_and_loses_no_slot() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let gate = Arc::new(Gate::new(1));
+            let held = gate.enter(Lane::Later).await;
+            let order = Arc::new(Mutex::new(Vec::new()));
+            let mut tasks = Vec::new();
+            // Three from flooding addresses line up before one from an unknown address and two
+            // from addresses with a client logged in.
+            for (name, lane) in [
+                ("later1", Lane::Later),
+                ("later2", Lane::Later),
+                ("later3", Lane::Later),
+                ("unknown", Lane::Unknown),
+                ("first1", Lane::First),
+                ("first2", Lane::First),
+            ] {
+                let (gate, order) = (gate.clone(), order.clone());
+                tasks.push(tokio::spawn(async move {
+                    let _slot = gate.enter(lane).await;
+                    lock(&order).push(name);
+                    tokio::task::yield_now().await;
+                }));
+                tokio::task::yield_now().await;
+            }
+            // One waiter leaves (its client went away) before its turn.
+            let gone = tasks.remove(1);
+            gone.abort();
+            let _ = gone.await;
+            drop(held);
+            for t in tasks {
+                t.await.unwrap();
+            }
+            assert_eq!(
+                *lock(&order),
+                ["first1", "first2", "unknown", "later1", "later3"]
+            );
+            // The slot came back.
+            let a = gate.enter(Lane::Later).await;
+            assert_eq!(lock(&gate.state).running, 1);
+            drop(a);
+            assert_eq!(lock(&gate.state).running, 0);
+        });
+    }
+
+    #[test]
+    fn a_slot_handed_to_a_waiter_that_left_goes_on() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let gate = Arc::new(Gate::new(1));
+            let held = gate.enter(Lane::First).await;
+            let mut waiter = Box::pin(gate.enter(Lane::First));
+            // Registered in line, then the slot is handed to it while nobody polls it.
+            assert!(futures_poll(&mut waiter).is_none());
+            drop(held);
+            drop(waiter);
+            assert_eq!(lock(&gate.state).running, 0, "the slot came back");
+            let _again = gate.enter(Lane::Later).await;
+        });
+    }
+
+    /// Polls a future once.
+    fn futures_poll<F: std::future::Future + Unpin>(f: &mut F) -> Option<F::Output> {
+        let waker = std::task::Waker::noop();
+        let mut cx = std::task::Context::from_waker(waker);
+        match std::pin::Pin::new(f).poll(&mut cx) {
+            std::task::Poll::Ready(v) => Some(v),
+            std::task::Poll::Pending => None,
+        }
+    }
+
+    #[test]
+    fn verified_passwords_are_known_until_the_hash_changes() {
+        let v = Verified::new().unwrap();
+        let t0 = Instant::now();
+        assert!(!v.knows("alice", "pw", "$hash1", t0));
+        v.remember("alice", "pw", "$hash1", t0);
+        assert!(v.knows("alice", "pw", "$hash1", t0));
+        assert!(!v.knows("alice", "pw2", "$hash1", t0), "another password");
+        assert!(
+            !v.knows("alic", "epw", "$hash1", t0),
+            "another split of the same bytes"
+        );
+        assert!(!v.knows("bob", "pw", "$hash1", t0), "another user");
+        assert!(
+            !v.knows("alice", "pw", "$hash2", t0),
+            "the password changed"
+        );
+        assert!(
+            !v.knows("alice", "pw", "$hash1", t0 + VERIFIED_FOR),
+            "too long ago"
+        );
+        v.forget("alice");
+        assert!(!v.knows("alice", "pw", "$hash1", t0));
+        // Bounded: the oldest goes.
+        for i in 0..MAX_VERIFIED + 10 {
+            v.remember(
+                &format!("u{i}"),
+                "pw",
+                "$h",
+                t0 + Duration::from_millis(i as u64),
+            );
+        }
+        assert_eq!(lock(&v.seen).len(), MAX_VERIFIED);
+        assert!(!v.knows("u0", "pw", "$h", t0 + Duration::from_secs(1)));
+        let last = MAX_VERIFIED + 9;
+        assert!(v.knows(&format!("u{last}"), "pw", "$h", t0 + Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn addresses_go_first_with_a_client_logged_in_and_last_while_they_fail() {
+        let limiter = FailLimiter {
+            burst: 0,
+            buckets: Mutex::new(HashMap::new()),
+        };
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        assert_eq!(limiter.lane(a, t0), Lane::Unknown);
+        limiter.failed(a, t0);
+        assert_eq!(limiter.lane(a, at(1)), Lane::Later);
+        assert_eq!(limiter.lane(a, t0 + SUSPECT_FOR), Lane::Unknown, "forgiven");
+        limiter.passed(a, at(2));
+        assert_eq!(
+            limiter.lane(a, at(3)),
+            Lane::First,
+            "a success after the failure"
+        );
+        assert_eq!(
+            limiter.lane(a, t0 + TRUSTED_FOR + at(2).duration_since(t0)),
+            Lane::Unknown
+        );
+        limiter.failed(a, at(4));
+        assert_eq!(
+            limiter.lane(a, at(5)),
+            Lane::Later,
+            "a failure after the success"
+        );
+        assert_eq!(
+            limiter.lane("10.0.0.2".parse().unwrap(), at(5)),
+            Lane::Unknown
+        );
+    }
+
+    #[test]
     fn failed_attempts_are_limited_per_address() {
         let limiter = FailLimiter {
             burst: 3,
@@ -511,7 +991,7 @@ mod tests {
         assert!((0..3).all(|_| limiter.take(a, t0)));
         assert!(!limiter.take(a, t0), "the burst is used");
         assert!(limiter.take(b, t0), "another address has its own");
-        limiter.refund(a);
+        limiter.passed(a, t0);
         assert!(limiter.take(a, t0), "a success gives its token back");
         assert!(!limiter.take(a, t0));
         assert!(limiter.take(a, t0 + std::time::Duration::from_millis(1100)));
