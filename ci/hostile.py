@@ -304,8 +304,8 @@ def case_maxclients(ctx):
     return f"connection {MAXCLIENTS + 6}: -ERR max number of clients reached"
 
 
-def http_get(port, path, headers=""):
-    s = connect(port)
+def http_get(port, path, headers="", timeout=10.0):
+    s = connect(port, timeout=timeout)
     s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n{headers}\r\n".encode())
     data = b""
     while True:
@@ -392,6 +392,370 @@ def case_auth_timeout(ctx):
     close_all(socks)
     check(all(t is not None for t in took), "connections that never authenticate are closed")
     return f"20 unauthenticated: all closed {time.monotonic() - opened:.1f} s after connecting"
+
+
+# --- Starvation and probing, second round: TLS records, SCAN cursors, snowflake names, an AUTH
+# flood from many addresses, and an idle flood of the metrics port. ---
+
+
+def wait_closed(socks, seconds):
+    """Waits until the server closed each of `socks` (EOF or an error), for at most `seconds`;
+    returns how many it closed. Whatever arrives before the close is read and dropped."""
+    import selectors
+
+    sel = selectors.DefaultSelector()
+    for s in socks:
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ)
+    closed, deadline = 0, time.monotonic() + seconds
+    while closed < len(socks) and time.monotonic() < deadline:
+        for key, _ in sel.select(timeout=0.2):
+            try:
+                data = key.fileobj.recv(65536)
+            except BlockingIOError:
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                sel.unregister(key.fileobj)
+                closed += 1
+    sel.close()
+    return closed
+
+
+def side_server(ctx, name, extra):
+    """Starts another server of the binary under test (its own data dir); returns (process,
+    port). The caller kills it by PID."""
+    base = os.path.join(ctx.tmp, name)
+    os.makedirs(base, exist_ok=True)
+    port_file = os.path.join(base, "port")
+    proc = subprocess.Popen(
+        [ctx.binary, "serve", "--port", "0", "--port-file", port_file,
+         "--data-dir", os.path.join(base, "data"), "--log", "warn",
+         "--request-timeout-ms", str(REQUEST_TIMEOUT_MS)] + extra,
+        stdout=subprocess.DEVNULL, stderr=open(os.path.join(base, "server.log"), "w"),
+    )
+    deadline = time.monotonic() + 30
+    while not (os.path.exists(port_file) and open(port_file).read().strip()):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            proc.wait()
+            raise CaseFailed(f"the {name} server did not start (see {base}/server.log)")
+        time.sleep(0.05)
+    return proc, int(open(port_file).read())
+
+
+def stop_side_server(proc):
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def tls_handshake(port, context):
+    """A TLS handshake driven over a plain socket (so the raw socket stays ours afterwards);
+    returns (socket, ssl object)."""
+    import ssl
+
+    s = connect(port)
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = context.wrap_bio(incoming, outgoing, server_hostname="localhost")
+    while True:
+        try:
+            tls.do_handshake()
+            break
+        except ssl.SSLWantReadError:
+            pending = outgoing.read()
+            if pending:
+                s.sendall(pending)
+            chunk = s.recv(65536)
+            if not chunk:
+                raise OSError("closed during the TLS handshake")
+            incoming.write(chunk)
+    pending = outgoing.read()  # the client's Finished
+    if pending:
+        s.sendall(pending)
+    return s, tls, outgoing
+
+
+def tls_incr_probe(port, context, stop, took):
+    """INCR over TLS, one at a time, until `stop` is set; appends each latency (ms) to `took`
+    (None for a failure)."""
+    try:
+        s = context.wrap_socket(connect(port), server_hostname="localhost")
+        while not stop.is_set():
+            start = time.monotonic()
+            s.sendall(resp("INCR", "latency"))
+            line = read_line(s)
+            took.append((time.monotonic() - start) * 1000 if line.startswith(b":") else None)
+            time.sleep(0.002)
+        s.close()
+    except OSError:
+        took.append(None)
+
+
+def percentile(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * q))] if values else float("nan")
+
+
+def case_tls_partial_record(ctx):
+    """TLS: 500 clients finish the handshake, then send 12 KB of a 16 KB TLS record and stop.
+    Each is closed once request-timeout-ms has passed (a record must be complete within it).
+    Runs on a second server, with TLS on; its own RSS and INCR-over-TLS p99 are in the note."""
+    import ssl
+
+    cert, key = os.path.join(ctx.tmp, "tls.pem"), os.path.join(ctx.tmp, "tls.key")
+    made = subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    check(made.returncode == 0, f"openssl could not make a test certificate: {made.stderr!r}")
+    proc, port = side_server(ctx, "tls", ["--tls-cert", cert, "--tls-key", key])
+    stop, took, socks = threading.Event(), [], []
+    sampler = RssSampler(proc.pid)
+    try:
+        context = ssl.create_default_context(cafile=cert)
+        probe = threading.Thread(target=tls_incr_probe, args=(port, context, stop, took))
+        probe.start()
+        for _ in range(500):
+            s, tls, outgoing = tls_handshake(port, context)
+            tls.write(b"x" * 16000)
+            record = outgoing.read()
+            s.sendall(record[:12000])
+            socks.append(s)
+        sent = time.monotonic()
+        closed = wait_closed(socks, REQUEST_TIMEOUT_MS / 1000 + 6)
+        after = time.monotonic() - sent
+        stop.set()
+        probe.join()
+        peak = sampler.stop()
+        check(proc.poll() is None, "the TLS server died")
+    finally:
+        stop.set()
+        sampler.running = False
+        close_all(socks)
+        stop_side_server(proc)
+    ok = [t for t in took if t is not None]
+    check(closed == 500, f"clients holding half a TLS record are closed ({closed}/500)")
+    check(ok and len(ok) == len(took), f"the TLS INCR client was served ({len(ok)} ok of {len(took)})")
+    check(peak < RSS_LIMIT_MB, f"TLS server peak RSS {peak:.0f} MB")
+    return (f"500 x 12 KB of a TLS record: all closed {after:.1f} s after; TLS server peak "
+            f"{peak:.0f} MB, TLS INCR p99 {percentile(ok, 0.99):.2f} ms ({len(ok)} INCRs)")
+
+
+def case_metrics_idle_flood(ctx):
+    """300 connections to the metrics port that never send a request, kept open (reopened when
+    closed): /healthz and /metrics still answer, each probe within 100 ms."""
+    target, socks, stop = 300, [], threading.Event()
+    lock = threading.Lock()
+
+    def keep_flooding():
+        while not stop.is_set():
+            with lock:
+                alive = [s for s in socks if not server_closed(s)]
+                for s in socks:
+                    if s not in alive:
+                        s.close()
+                socks[:] = alive
+                while len(socks) < target:
+                    try:
+                        socks.append(connect(ctx.metrics_port, timeout=2))
+                    except OSError:
+                        break
+            stop.wait(0.1)
+
+    flooder = threading.Thread(target=keep_flooding)
+    flooder.start()
+    took, bad = [], []
+    try:
+        time.sleep(0.5)
+        for i in range(30):
+            path = "/healthz" if i % 2 == 0 else "/metrics"
+            start = time.monotonic()
+            try:
+                status, _ = http_get(ctx.metrics_port, path,
+                                     f"Authorization: Bearer {METRICS_TOKEN}\r\n", timeout=5)
+            except OSError as e:
+                status = f"{type(e).__name__}"
+            took.append((time.monotonic() - start) * 1000)
+            if status != "HTTP/1.1 200 OK":
+                bad.append(f"{path}: {status}")
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        flooder.join()
+        with lock:
+            close_all(socks)
+    check(not bad, f"probes answered 200 ({len(bad)} did not: {bad[:3]})")
+    worst = max(took)
+    check(worst < 100, f"every probe answered within 100 ms (slowest {worst:.0f} ms)")
+    return (f"{target} idle metrics connections: 30 probes answered, p50 "
+            f"{percentile(took, 0.5):.1f} ms, max {worst:.1f} ms")
+
+
+def case_scan_cursor(ctx):
+    """A user who may read only public-* walks IDF.TAG SCAN one name at a time: its cursors show
+    no tag name it may not read; garbage and altered cursors get a clear error."""
+    admin = ctx.admin()
+    for t in ["public-a", "secret-customer-acme", "secret-customer-zeta", "public-z"]:
+        admin.sendall(resp("INCR", t))
+        check(read_line(admin).startswith(b":"), f"INCR {t}")
+    admin.sendall(resp("IDF.USER", "SET", "reader", "reader pw", "read:public-*"))
+    check(read_line(admin) == b"+OK\r\n", "IDF.USER SET reader")
+    admin.close()
+    s = connect(ctx.port)
+    s.sendall(resp("AUTH", "reader", "reader pw"))
+    check(read_line(s) == b"+OK\r\n", "AUTH reader")
+
+    def scan(cursor):
+        s.sendall(resp("IDF.TAG", "SCAN", cursor, "COUNT", "1"))
+        head = read_line(s)
+        if head.startswith(b"-"):
+            return head, None
+        check(head == b"*2\r\n", f"SCAN reply {head!r}")
+        n = int(read_line(s)[1:])
+        cur = s.recv(n + 2, socket.MSG_WAITALL)[:-2]
+        count = int(read_line(s)[1:])
+        names = []
+        for _ in range(count):
+            m = int(read_line(s)[1:])
+            names.append(s.recv(m + 2, socket.MSG_WAITALL)[:-2].decode())
+        return cur, names
+
+    cursor, seen, cursors = b"0", [], []
+    for _ in range(1000):
+        cursor, names = scan(cursor)
+        check(names is not None, f"SCAN refused a cursor it made: {cursor!r}")
+        seen += names
+        if cursor == b"0":
+            break
+        cursors.append(cursor)
+    leaked = [c for c in cursors if b"secret" in c]
+    check(not leaked, f"cursors name tags the user may not read: {leaked[:2]!r}")
+    check("public-a" in seen and "public-z" in seen and not any("secret" in n for n in seen),
+          f"the walk shows the readable tags only: {seen}")
+    bad = []
+    for garbage in [b"zzz", b".public-a", b"12345"] + ([cursors[0][:-2] + b"00"] if cursors else []):
+        line, _ = scan(garbage)
+        if not line.startswith(b"-ERR invalid cursor"):
+            bad.append((garbage[:40], line))
+    s.close()
+    check(not bad, f"garbage cursors get -ERR invalid cursor: {bad}")
+    return f"{len(cursors)} cursors, none names a tag; garbage and altered cursors refused"
+
+
+SNOWFLAKE_NAMES_PER_USER = 1000
+
+
+def case_snowflake_quota(ctx):
+    """A user with alloc:sf-* asks for snowflakes of 1,200 new names: past its quota of names
+    the rest are refused, and what was made stays served."""
+    admin = ctx.admin()
+    admin.sendall(resp("IDF.USER", "SET", "bob", "bob pw", "alloc:sf-*"))
+    check(read_line(admin) == b"+OK\r\n", "IDF.USER SET bob")
+    admin.close()
+    s = connect(ctx.port, timeout=60)
+    s.sendall(resp("AUTH", "bob", "bob pw"))
+    check(read_line(s) == b"+OK\r\n", "AUTH bob")
+    n = SNOWFLAKE_NAMES_PER_USER + 200
+    s.sendall(b"".join(resp("IDF.SNOWFLAKE", f"sf-{i}") for i in range(n)))
+    replies = [read_line(s) for _ in range(n)]
+    made = sum(r.startswith(b":") for r in replies)
+    refused = sum(b"quota" in r for r in replies)
+    s.sendall(resp("IDF.SNOWFLAKE", "sf-0"))
+    again = read_line(s)
+    s.close()
+    check(made == SNOWFLAKE_NAMES_PER_USER and refused == n - made,
+          f"{made} names made, {refused} refused by the quota (want {SNOWFLAKE_NAMES_PER_USER})")
+    check(again.startswith(b":"), f"a name within the quota goes on: {again!r}")
+    return f"{n} new snowflake names: {made} made, {refused} refused (quota)"
+
+
+def auth_attack(port, sources, per_source, stop, counts):
+    """Wrong-password AUTHs for alice from every address of `sources`, `per_source` connections
+    each, each sending the next as soon as the last is answered; reconnects when closed."""
+    import selectors
+
+    sel = selectors.DefaultSelector()
+    req = resp("AUTH", USER, "not the password")
+
+    def open_one(src):
+        try:
+            s = connect(port, source=src, timeout=5)
+            s.sendall(req)
+            s.setblocking(False)
+            sel.register(s, selectors.EVENT_READ, src)
+        except OSError:
+            counts["connect errors"] = counts.get("connect errors", 0) + 1
+
+    for src in sources:
+        for _ in range(per_source):
+            open_one(src)
+    while not stop.is_set():
+        for key, _ in sel.select(timeout=0.1):
+            s, src = key.fileobj, key.data
+            try:
+                data = s.recv(4096)
+            except BlockingIOError:
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                sel.unregister(s)
+                s.close()
+                open_one(src)
+                continue
+            for line in data.split(b"\r\n")[:-1]:
+                kind = "throttled" if b"too many" in line else line.split(b" ")[0].decode()
+                counts[kind] = counts.get(kind, 0) + 1
+                try:
+                    s.sendall(req)
+                except OSError:
+                    pass
+    for key in list(sel.get_map().values()):
+        key.fileobj.close()
+    sel.close()
+
+
+def case_auth_flood_real_user(ctx):
+    """600 connections from 200 addresses send wrong passwords for alice without pause; alice
+    (who authenticated before) and carol (a new user, first AUTH) authenticate from another
+    address meanwhile: every AUTH answered within 500 ms."""
+    admin = ctx.admin()
+    admin.sendall(resp("IDF.USER", "SET", "carol", "carol pw", "read:*"))
+    check(read_line(admin) == b"+OK\r\n", "IDF.USER SET carol")
+    admin.close()
+    stop, counts = threading.Event(), {}
+    sources = [f"127.0.5.{i + 1}" for i in range(200)]
+    attacker = threading.Thread(target=auth_attack, args=(ctx.port, sources, 3, stop, counts))
+    attacker.start()
+    took = {"alice": [], "carol": []}
+    try:
+        time.sleep(2)  # the flood fills the queue of checks
+        for i in range(24):
+            user, pw = (USER, PASSWORD) if i % 3 else ("carol", "carol pw")
+            s = connect(ctx.port, timeout=30)
+            start = time.monotonic()
+            s.sendall(resp("AUTH", user, pw))
+            line = read_line(s)
+            took[user].append((time.monotonic() - start) * 1000)
+            s.close()
+            check(line == b"+OK\r\n", f"AUTH {user} during the flood: {line!r}")
+            time.sleep(0.15)
+    finally:
+        stop.set()
+        attacker.join()
+    everyone = took["alice"] + took["carol"]
+    worst = max(everyone)
+    checked = counts.get("-WRONGPASS", 0)
+    check(checked > 0, f"the flood was answered ({counts})")
+    check(worst < 500, f"every real AUTH within 500 ms (alice {sorted(took['alice'])[-3:]}, "
+          f"carol {sorted(took['carol'])[-3:]} ms)")
+    return (f"600 wrong-AUTH connections from 200 addresses ({checked} checked, "
+            f"{counts.get('throttled', 0)} throttled): alice p99 {percentile(took['alice'], 0.99):.0f} ms, "
+            f"carol (first AUTH) max {max(took['carol']):.0f} ms")
 
 
 def read_reply(f):
@@ -541,6 +905,11 @@ CASES = [
     case_user_oracle,
     case_failed_auth_limit,
     case_auth_timeout,
+    case_tls_partial_record,
+    case_metrics_idle_flood,
+    case_scan_cursor,
+    case_snowflake_quota,
+    case_auth_flood_real_user,
     case_worker_lease_flood,
 ]
 
@@ -607,6 +976,7 @@ def main():
             time.sleep(0.05)
         port = int(open(port_file).read())
         ctx = Ctx(port, metrics_port, server.pid)
+        ctx.binary, ctx.tmp = binary, tmp  # for cases that start a server of their own
         lat_file = os.path.join(tmp, "latency")
         latency_client = subprocess.Popen(
             [sys.executable, "-c", LATENCY_CLIENT, str(port), lat_file, USER, PASSWORD]
