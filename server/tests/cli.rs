@@ -303,6 +303,11 @@ fn compose_bounds_match_the_library() {
     assert_eq!(text, format!("{id}\n"));
     let decoded = ok(&["decode", &id.to_string()]);
     assert_eq!(field(&decoded, "time"), "2024-01-01T00:00:00.000Z");
+    // A time as psql prints it (the README's SQL example) means the same.
+    assert_eq!(
+        ok(&["compose", "--time", "2025-01-08 14:30:47.630+00"]),
+        ok(&["compose", "--time", "2025-01-08T14:30:47.630Z"])
+    );
 }
 
 #[test]
@@ -319,6 +324,8 @@ fn layouts_lists_every_preset() {
 fn bad_input_is_one_line_with_a_code_and_exit_2() {
     let cases: &[(&[&str], &str)] = &[
         (&["decode", "not-an-id!"], "INVALID_ARGUMENT"),
+        // A word is not an id (base62, but not the 22 characters of a flake-128).
+        (&["decode", "nope"], "INVALID_ARGUMENT"),
         (&["decode", ""], "INVALID_ARGUMENT"),
         (&["decode", "99999999999999999999"], "INVALID_DECIMAL"),
         (&["decode", "9223372036854775808"], "INVALID_ARGUMENT"),
@@ -474,5 +481,13 @@ fn a_closed_stdout_ends_quietly() {
             "{kind}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+}
+
+#[test]
+fn serve_help_names_every_store_scheme() {
+    let help = ok(&["serve", "--help"]);
+    for scheme in ["sqlite://", "postgres://", "mysql://", "etcd://"] {
+        assert!(help.contains(scheme), "serve --help omits {scheme}");
     }
 }

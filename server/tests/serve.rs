@@ -141,6 +141,7 @@ fn bad_input_gets_an_error_and_the_server_survives() {
             "ERR COUNT must be between",
         ),
         (&["IDF.DECODE", "zz!"], "ERR not a snowflake"),
+        (&["IDF.DECODE", "nope"], "ERR not a snowflake"),
     ];
     for (args, want) in table {
         let reply = c.cmd(args);

@@ -51,7 +51,7 @@ fn parse_flake128(s: &str) -> Result<AnyId, CliError> {
 }
 
 /// Reads `s` as an id of `kind`, or detects the kind: 24 hex characters are an ObjectId; 32 hex
-/// characters, a UUID text, or up to 22 base62 characters that are not all digits are a
+/// characters, a UUID text, or 22 base62 characters that are not all digits are a
 /// flake-128; all digits are a snowflake.
 pub fn parse_id(s: &str, kind: Option<IdType>) -> Result<AnyId, CliError> {
     match kind {
@@ -66,13 +66,15 @@ pub fn parse_id(s: &str, kind: Option<IdType>) -> Result<AnyId, CliError> {
                 parse_flake128(s)
             } else if all(s, u8::is_ascii_digit) {
                 parse_snowflake(s)
-            } else if s.len() <= Flake128::BASE62_LEN && all(s, |b| base62::is_digit(*b)) {
+            // Only the full width: a short word ("nope") is base62 too, and would decode as a
+            // flake-128 from 1970.
+            } else if s.len() == Flake128::BASE62_LEN && all(s, |b| base62::is_digit(*b)) {
                 parse_flake128(s)
             } else {
                 Err(CliError::new(
                     ErrorCode::InvalidArgument,
-                    "not a snowflake (decimal), ObjectId (24 hex) or flake-128 (base62, 32 hex \
-                     or UUID) id; pass --type to say which",
+                    "not a snowflake (decimal), ObjectId (24 hex) or flake-128 (22 base62, 32 \
+                     hex or UUID) id; pass --type to say which",
                 ))
             }
         }
@@ -171,7 +173,15 @@ mod tests {
         );
         let uuid = uuid_text(flake);
         assert_eq!(parse_id(&uuid, None), Ok(AnyId::Flake128(flake)));
-        assert_eq!(parse_id("8HFaR8qWtRlGDHnO57", None).map(|_| ()), Ok(()));
+        // Base62 shorter than a flake-128's 22 characters is a word, not an id, unless the
+        // caller says it is one.
+        for word in ["nope", "8HFaR8qWtRlGDHnO57"] {
+            assert_eq!(
+                parse_id(word, None).unwrap_err().code(),
+                ErrorCode::InvalidArgument
+            );
+            assert!(parse_id(word, Some(IdType::Flake128)).is_ok());
+        }
         // Explicit types.
         assert_eq!(
             parse_id("123", Some(IdType::Flake128)),

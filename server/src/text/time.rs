@@ -129,7 +129,7 @@ fn digits(b: &[u8], at: usize, n: usize) -> Option<u32> {
 }
 
 /// Parses RFC 3339 text (`YYYY-MM-DDTHH:MM:SS[.fraction](Z|+hh:mm|-hh:mm)`; `t`, `z` and a space
-/// for `T` are accepted, as the RFC allows) into Unix milliseconds, which are negative before
+/// for `T` are accepted, as the RFC allows, and so are PostgreSQL's offsets `+hh` and `+hhmm`) into Unix milliseconds, which are negative before
 /// 1970. Digits of the fraction past milliseconds are dropped (the time is rounded down). Leap
 /// seconds (`:60`) are refused: Unix time has no place for them.
 pub fn parse_rfc3339(s: &str) -> Result<i64, CliError> {
@@ -200,13 +200,19 @@ pub fn parse_rfc3339(s: &str) -> Result<i64, CliError> {
             0
         }
         Some(&sign @ (b'+' | b'-')) => {
-            let oh = field(at + 1, 2, "the offset must be +hh:mm or -hh:mm")?;
-            sep(at + 3, b":")?;
-            let om = field(at + 4, 2, "the offset must be +hh:mm or -hh:mm")?;
+            // RFC 3339's `+hh:mm`, and the `+hh` and `+hhmm` that PostgreSQL prints (ISO 8601),
+            // so a time copied from psql works as it is.
+            let shape = "the offset must be +hh:mm, +hhmm or +hh";
+            let oh = field(at + 1, 2, shape)?;
+            let (om, len) = match b.get(at + 3) {
+                Some(b':') => (field(at + 4, 2, shape)?, 6),
+                Some(_) => (field(at + 3, 2, shape)?, 5),
+                None => (0, 3),
+            };
             if oh > 23 || om > 59 {
                 return Err(bad("no such offset"));
             }
-            at += 6;
+            at += len;
             let minutes = i64::from(oh * 60 + om);
             if sign == b'-' { -minutes } else { minutes }
         }
@@ -290,6 +296,13 @@ mod tests {
             4_102_444_800_000
         );
         assert_eq!(parse_rfc3339("1970-01-01T05:30:00+05:30").unwrap(), 0);
+        // PostgreSQL's forms, as the README's SQL example prints them.
+        assert_eq!(parse_rfc3339("1970-01-01 05:30:00+0530").unwrap(), 0);
+        assert_eq!(parse_rfc3339("1970-01-01 05:00:00+05").unwrap(), 0);
+        assert_eq!(
+            parse_rfc3339("2025-01-08 14:30:47.630+00").unwrap(),
+            parse_rfc3339("2025-01-08T14:30:47.630Z").unwrap()
+        );
         assert_eq!(parse_rfc3339("1970-01-01T00:00:00-00:01").unwrap(), 60_000);
         assert_eq!(parse_rfc3339("1969-12-31T23:59:59.999Z").unwrap(), -1);
         assert_eq!(parse_rfc3339("1970-01-01t00:00:00.5z").unwrap(), 500);
@@ -311,7 +324,10 @@ mod tests {
             "",
             "2024-01-01",
             "2024-01-01T00:00:00",
-            "2024-01-01T00:00:00+0100",
+            "2024-01-01T00:00:00+1",
+            "2024-01-01T00:00:00+01:0",
+            "2024-01-01T00:00:00+010",
+            "2024-01-01T00:00:00+01:",
             "2024-01-01T00:00:00Zjunk",
             "2024-01-01T00:00:00.Z",
             "2024-1-01T00:00:00Z",
