@@ -12,10 +12,12 @@
 //! Each line ends with the CRC-32C of what precedes it. An append that fails (a full disk, an
 //! I/O error, a failed fsync) is cut off again before the error is returned, and the file is
 //! cut back to its last whole line before the next append when that cut failed too; so only a
-//! crash can leave part of a line, and only at the end. A torn or unchecked last line is
-//! dropped (nothing relied on it: an append counts once it is fsynced); a bad line anywhere
-//! else means the file is damaged, and only `idforge store repair` ([`Log::open_salvaging`])
-//! reads past it. Names are percent-encoded outside `A-Za-z0-9_-.:`.
+//! crash can leave part of a line, and only at the end: a last line without its newline. Such
+//! a torn tail is dropped (nothing relied on it: an append counts once it is fsynced). Any other
+//! bad line, a bad last line that ends in its newline included (it was written whole, so it is
+//! bit-rot, or the remains of a failed append glued to an acknowledged line by an older build),
+//! means the file is damaged, and only `idforge store repair` ([`Log::open_salvaging`]) reads
+//! past it. Names are percent-encoded outside `A-Za-z0-9_-.:`.
 //!
 //! The file is first written whole, with its identity, by a rename; so a guard file that
 //! exists but holds no identity (0 bytes, or the header alone) was emptied or cut, and is not
@@ -106,7 +108,7 @@ pub enum LogError {
         /// The cause.
         source: io::Error,
     },
-    /// A line before the last one does not check out.
+    /// A line does not check out (other than a torn tail: a last line without its newline).
     #[error(
         "guard file {path} is damaged at line {line}: {why}; with every server of the store \
          stopped, `idforge store verify` shows what can still be read and `idforge store \
@@ -144,8 +146,8 @@ pub enum Found {
 /// Something the reader dropped or cut from the file, for the operator to hear about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fix {
-    /// A last line without its newline or failing its checksum: an append that never
-    /// completed (nothing relied on it).
+    /// A last line without its newline: an append that never completed (nothing relied on
+    /// it). A bad last line with its newline is [`Fix::Fragment`] or [`Fix::Lost`].
     TornTail {
         /// Where it began.
         offset: u64,
@@ -155,20 +157,22 @@ pub enum Fix {
         /// file is rewritten).
         cut: bool,
     },
-    /// A line in the middle that holds the remains of an append that failed before a later
-    /// one succeeded (a file written before failed appends were cut off): the whole line
-    /// after the remains was kept.
+    /// A line (not a torn tail) that holds the remains of an append that failed before a
+    /// later one succeeded (a file written before failed appends were cut off): the start of a
+    /// line, then a whole line, which was kept.
     Fragment {
         /// The 1-based line number.
         line: usize,
         /// The bytes dropped before the whole line.
         bytes: usize,
     },
-    /// A line in the middle that cannot be read at all: whatever mark it held is lost.
+    /// A line (not a torn tail) that cannot be read, or bytes before a whole line that no
+    /// failed append leaves (a line whose newline rotted, say): whatever mark they held is
+    /// lost (a whole line after them was kept).
     Lost {
         /// The 1-based line number.
         line: usize,
-        /// Its length.
+        /// How many bytes cannot be read.
         bytes: usize,
     },
 }
@@ -229,14 +233,14 @@ pub struct Log {
 
 impl Log {
     /// Opens and locks the guard file at `path` (a missing file is written on the first
-    /// append or [`Log::reset`]); cuts a torn last line off (see [`Log::fixes`]). A bad line
-    /// before the last is [`LogError::Damaged`].
+    /// append or [`Log::reset`]); cuts a torn last line (one without its newline) off (see
+    /// [`Log::fixes`]). Any other bad line is [`LogError::Damaged`].
     pub fn open(path: &Path) -> Result<Log, LogError> {
         Log::open_as(path, false)
     }
 
-    /// As [`Log::open`], but reads past bad lines in the middle, keeping every whole line it
-    /// can find in them, and reports each in [`Log::fixes`]; the file is left as it is until
+    /// As [`Log::open`], but reads past bad lines (but a torn tail), keeping every whole line
+    /// it can find in them, and reports each in [`Log::fixes`]; the file is left as it is until
     /// it is rewritten whole (the next append or [`Log::reset`]). For `idforge store
     /// verify|repair`, which decide what the lines that could not be read mean.
     pub fn open_salvaging(path: &Path) -> Result<Log, LogError> {
@@ -435,7 +439,7 @@ impl Log {
     /// whole); they are the log's marks once the new file is in place.
     fn replace_with(&mut self, marks: Marks) -> io::Result<()> {
         let text = marks.lines();
-        let tmp = self.path.with_extension("guard.tmp");
+        let tmp = tmp_path(&self.path);
         let written = (|| {
             let mut f = File::create(&tmp)?;
             f.write_all(text.as_bytes())?;
@@ -461,8 +465,18 @@ impl Log {
 }
 
 fn lock_path(path: &Path) -> PathBuf {
+    suffixed(path, ".lock")
+}
+
+/// Where a rewrite is written before it is renamed over the file: the whole file name plus
+/// `.tmp`, so guards `x.a` and `x.b` in one folder never write to the same one.
+fn tmp_path(path: &Path) -> PathBuf {
+    suffixed(path, ".tmp")
+}
+
+fn suffixed(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_owned();
-    name.push(".lock");
+    name.push(suffix);
     path.with_file_name(name)
 }
 
@@ -486,8 +500,8 @@ struct Parsed {
     fixes: Vec<Fix>,
 }
 
-/// The marks of a whole file; `Err((line, why))` when a line other than the last is bad (with
-/// `salvage`: only when the file is not a guard file at all).
+/// The marks of a whole file; `Err((line, why))` when a line other than a torn tail is bad
+/// (with `salvage`: only when the file is not a guard file at all).
 fn parse(raw: &[u8], salvage: bool) -> Result<Parsed, (usize, &'static str)> {
     let mut parsed = Parsed {
         marks: Marks::default(),
@@ -511,19 +525,31 @@ fn parse(raw: &[u8], salvage: bool) -> Result<Parsed, (usize, &'static str)> {
                 parsed.marks.apply(mark);
                 parsed.good = at + l.len();
             }
-            // Only the last line can be torn by a crash.
-            None if i + 1 == lines.len() => parsed.fixes.push(Fix::TornTail {
-                offset: at as u64,
-                bytes: l.len() as u64,
-                cut: false,
-            }),
+            // A crash can only leave part of the last line, without its newline: every append
+            // is whole lines. A bad last line that ends in one was written whole: damage.
+            None if i + 1 == lines.len() && !l.ends_with(b"\n") => {
+                parsed.fixes.push(Fix::TornTail {
+                    offset: at as u64,
+                    bytes: l.len() as u64,
+                    cut: false,
+                })
+            }
             None if !salvage => return Err((number, "bad checksum or format")),
             None => match whole_line_after(l) {
                 Some((skip, mark)) => {
                     parsed.marks.apply(mark);
-                    parsed.fixes.push(Fix::Fragment {
-                        line: number,
-                        bytes: skip,
+                    // Bytes that are no start of a line were not left by a failed append: a
+                    // line whose newline rotted away, say, whose mark is lost.
+                    parsed.fixes.push(if partial_line(&l[..skip]) {
+                        Fix::Fragment {
+                            line: number,
+                            bytes: skip,
+                        }
+                    } else {
+                        Fix::Lost {
+                            line: number,
+                            bytes: skip,
+                        }
                     });
                 }
                 None => parsed.fixes.push(Fix::Lost {
@@ -537,13 +563,59 @@ fn parse(raw: &[u8], salvage: bool) -> Result<Parsed, (usize, &'static str)> {
     Ok(parsed)
 }
 
+/// How many places in a damaged line [`whole_line_after`] tries (from its end) before giving up.
+const SALVAGE_TRIES: usize = 64;
+
 /// The whole line at the end of `l` that follows the remains of a failed append, and how many
 /// bytes come before it. (A false match needs a CRC-32C to agree by chance.)
+///
+/// Only places that start a line (`I `, `T `, `C `, `D `) are tried, from the end: names are
+/// escaped, so such a pair occurs in a line only at its start and after a name ending in one of
+/// those letters, and the whole line wanted is found within a try or two. At most
+/// [`SALVAGE_TRIES`] are made, so a long damaged line costs a bounded number of passes over it.
 fn whole_line_after(l: &[u8]) -> Option<(usize, Mark)> {
-    (1..l.len()).find_map(|skip| parse_line(&l[skip..]).map(|m| (skip, m)))
+    (1..l.len().saturating_sub(1))
+        .rev()
+        .filter(|&at| b"ITCD".contains(&l[at]) && l[at + 1] == b' ')
+        .take(SALVAGE_TRIES)
+        .find_map(|skip| parse_line(&l[skip..]).map(|m| (skip, m)))
+}
+
+/// Whether `b` can be what a failed append left: the start of a line as [`line`] writes it,
+/// cut before its newline (the kind, then up to three fields: a number, an escaped name, at
+/// most 8 hex digits).
+fn partial_line(b: &[u8]) -> bool {
+    let Some((kind, rest)) = b.split_first() else {
+        return false;
+    };
+    if !b"ITCD".contains(kind) {
+        return false;
+    }
+    let Some(rest) = rest.strip_prefix(b" ") else {
+        return rest.is_empty();
+    };
+    let mut fields = rest.split(|&c| c == b' ');
+    let value = fields.next().unwrap_or_default();
+    let name = fields.next().unwrap_or_default();
+    let crc = fields.next().unwrap_or_default();
+    fields.next().is_none()
+        && value.iter().all(|c| c.is_ascii_digit() || *c == b'-')
+        && name
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || b"_-.:%".contains(c))
+        && crc.len() <= 8
+        && crc.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many times this thread parsed a line (tests bound the salvage's work with it).
+    static LINES_PARSED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 fn parse_line(l: &[u8]) -> Option<Mark> {
+    #[cfg(test)]
+    LINES_PARSED.with(|n| n.set(n.get() + 1));
     let l = std::str::from_utf8(l.strip_suffix(b"\n")?).ok()?;
     let (body, crc) = l.rsplit_once(' ')?;
     if u32::from_str_radix(crc, 16).ok()? != CRC.checksum(body.as_bytes()) || crc.len() != 8 {
@@ -859,6 +931,135 @@ mod tests {
         let log = Log::open(&path).unwrap();
         assert_eq!(log.marks().tags.len(), 3);
         assert!(log.fixes().is_empty());
+    }
+
+    /// A crash leaves only a last line without its newline; a bad last line with one was
+    /// written whole, so it is damage, as in the middle: refused, and never cut (before, it was
+    /// taken for a torn tail and cut, and the newest mark was lost without a word).
+    #[test]
+    fn a_bad_last_line_with_its_newline_is_damage_not_a_torn_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g");
+        drop(open_with(
+            &path,
+            &[
+                Mark::Identity("abc".into()),
+                Mark::Tag("a".into(), 10),
+                Mark::Tag("b".into(), 20),
+            ],
+        ));
+        let whole = std::fs::read_to_string(&path).unwrap();
+        // Bit-rot in the last line; and the remains of a failed append glued to it.
+        let rotted = whole.replacen("T 20 b", "T 29 b", 1);
+        let at = whole[..whole.len() - 1].rfind('\n').unwrap() + 1;
+        let glued = format!("{}T 500 c{}", &whole[..at], &whole[at..]);
+        for (text, fix) in [
+            (&rotted, Fix::Lost { line: 4, bytes: 16 }),
+            (&glued, Fix::Fragment { line: 4, bytes: 7 }),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let err = Log::open(&path).unwrap_err();
+            assert!(matches!(err, LogError::Damaged { line: 4, .. }), "{err}");
+            assert_eq!(&std::fs::read_to_string(&path).unwrap(), text, "not cut");
+            let log = Log::open_salvaging(&path).unwrap();
+            assert_eq!(log.fixes(), [fix.clone()]);
+            assert_eq!(log.found(), Found::Written);
+            assert_eq!(log.marks().tags["a"], 10);
+            assert_eq!(
+                log.marks().tags.get("b").copied(),
+                matches!(fix, Fix::Fragment { .. }).then_some(20),
+                "the whole line after the remains is kept"
+            );
+            drop(log);
+            assert_eq!(&std::fs::read_to_string(&path).unwrap(), text, "not cut");
+        }
+    }
+
+    /// Bytes before a whole line that are no start of a line were not left by a failed append
+    /// (before, they were dropped as such, and the mark of a line whose newline rotted was lost
+    /// without a word).
+    #[test]
+    fn a_line_whose_newline_rotted_is_lost_not_taken_for_remains() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g");
+        drop(open_with(
+            &path,
+            &[
+                Mark::Identity("abc".into()),
+                Mark::Tag("a".into(), 10),
+                Mark::Tag("b".into(), 20),
+                Mark::Tag("c".into(), 30),
+            ],
+        ));
+        let whole = std::fs::read_to_string(&path).unwrap();
+        let a = line(&Mark::Tag("a".into(), 10));
+        let rotted = whole.replacen(&a, &format!("{}x", a.trim_end()), 1);
+        std::fs::write(&path, &rotted).unwrap();
+        let log = Log::open_salvaging(&path).unwrap();
+        assert_eq!(
+            log.fixes(),
+            [Fix::Lost {
+                line: 3,
+                bytes: a.len()
+            }]
+        );
+        assert!(!log.marks().tags.contains_key("a"));
+        assert_eq!(log.marks().tags["b"], 20);
+        // What failed appends leave is still told from that.
+        for remains in [
+            "T",
+            "T ",
+            "T 5",
+            "T 500 ",
+            "C 17 ids",
+            "T 500 b%2",
+            "D 0 x 0badf0",
+        ] {
+            assert!(partial_line(remains.as_bytes()), "{remains:?}");
+        }
+        for rot in ["x", "T 5 b 0badf00d1", "T 5 b 0badf00d ", "t 5", "T 5 b/"] {
+            assert!(!partial_line(rot.as_bytes()), "{rot:?}");
+        }
+    }
+
+    /// A long damaged line is read in a bounded number of passes (before, every byte was a
+    /// start tried, each a pass over the rest: quadratic in the line's length).
+    #[test]
+    fn a_long_damaged_line_is_salvaged_in_bounded_passes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g");
+        drop(open_with(&path, &[Mark::Identity("abc".into())]));
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        // Every other byte starts a line kind, and the end looks like a checksum: each try
+        // reads the whole rest.
+        text.push_str(&"T ".repeat(1 << 16));
+        text.push_str("0badf00d\n");
+        text.push_str(&line(&Mark::Tag("a".into(), 10)));
+        std::fs::write(&path, &text).unwrap();
+        LINES_PARSED.with(|n| n.set(0));
+        let log = Log::open_salvaging(&path).unwrap();
+        let parsed = LINES_PARSED.with(|n| n.get());
+        assert!(parsed <= 3 + SALVAGE_TRIES, "{parsed} lines parsed");
+        assert_eq!(
+            log.fixes(),
+            [Fix::Lost {
+                line: 3,
+                bytes: (1 << 17) + 9
+            }]
+        );
+        assert_eq!(log.marks().tags["a"], 10);
+    }
+
+    #[test]
+    fn guards_in_one_folder_rewrite_through_temp_files_of_their_own() {
+        let a = tmp_path(Path::new("/var/lib/idforge/x.a"));
+        let b = tmp_path(Path::new("/var/lib/idforge/x.b"));
+        assert_eq!(a, Path::new("/var/lib/idforge/x.a.tmp"));
+        assert_ne!(a, b);
+        assert_eq!(
+            tmp_path(Path::new("idforge.guard")),
+            Path::new("idforge.guard.tmp")
+        );
     }
 
     #[test]
