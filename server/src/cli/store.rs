@@ -23,21 +23,38 @@ pub struct StoreArgs {
 pub enum StoreAction {
     /// Compare the store with its guard; exit status 0 when the store holds every mark, 1 when
     /// it went back or the guard file needs a repair (the findings are listed), 2 when it
-    /// cannot be checked. A torn last line of the guard (an append that never completed) is
-    /// cut off, and said so.
+    /// cannot be checked. A torn last line of the guard (without its newline: an append that
+    /// never completed) is cut off, and said so; any other bad line is left for `repair`.
     Verify(StoreTarget),
     /// Raise every tag and clock the store is behind its guard to the guard's mark (re-create
-    /// missing tags there), optionally every tag to at least --above + 1, then take the store
-    /// as the guard's new baseline (rewriting a damaged guard file whole). Stop every server of
-    /// this store first.
+    /// missing tags there), optionally every tag to at least --above + 1 and every clock to
+    /// --clock-above, then take the store as the guard's new baseline (rewriting a damaged
+    /// guard file whole). Stop every server of this store first.
     Repair {
         /// Which store and guard.
         #[command(flatten)]
         target: StoreTarget,
         /// Ids up to N may have been handed out (for tags the guard does not know, or a lost
-        /// guard): every tag's next id becomes at least N + 1.
+        /// guard): the next id of every tag the store or the guard holds, and of every --tag,
+        /// becomes at least N + 1; and, unless --clock-above says otherwise, every snowflake
+        /// clock resumes after this host's clock. A tag the store lost and nothing names
+        /// starts over at 1 on its first use: name it with --tag.
         #[arg(long, value_name = "N")]
         above: Option<i64>,
+        /// A tag that may be missing from the store (an older copy): created (or raised) so
+        /// that it continues above --above N. Repeatable.
+        #[arg(long = "tag", value_name = "NAME", requires = "above")]
+        tags: Vec<String>,
+        /// Snowflake ids of times up to MS (Unix ms: the `time_ms` `idforge decode ID --layout L` shows)
+        /// may have been handed out: every snowflake clock the store or the guard holds, and
+        /// every --clock, resumes after MS. Default with --above: this host's clock now, plus
+        /// the second a server's ids may run ahead of its clock.
+        #[arg(long, value_name = "MS")]
+        clock_above: Option<i64>,
+        /// A snowflake name that may be missing from the store: created at the clock floor
+        /// (--clock-above, or what --above implies). Repeatable.
+        #[arg(long = "clock", value_name = "NAME")]
+        clocks: Vec<String>,
         /// Where the guard lost marks (a guard file emptied or cut to its header on a store
         /// that was guarded, a line that cannot be read), take the store as it is for them.
         /// If the store is an older copy, ids it handed out before may be handed out again:
@@ -103,8 +120,19 @@ pub fn run(args: StoreArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             StoreAction::Repair {
                 target,
                 above,
+                tags,
+                clock_above,
+                clocks,
                 trust_store,
-            } => repair(&target, above, trust_store, out).await,
+            } => {
+                let floors = Floors {
+                    above,
+                    tags,
+                    clock_above,
+                    clocks,
+                };
+                repair(&target, &floors, trust_store, out).await
+            }
         }
     });
     let _ = out.flush();
@@ -182,12 +210,65 @@ fn damaged(fixes: &[Fix]) -> bool {
     fixes.iter().any(|f| !matches!(f, Fix::TornTail { .. }))
 }
 
+/// How far the store may be behind ids handed out, as the operator says (`repair`'s flags).
+#[derive(Debug, Default)]
+struct Floors {
+    /// `--above N`.
+    above: Option<i64>,
+    /// `--tag NAME`…
+    tags: Vec<String>,
+    /// `--clock-above MS`.
+    clock_above: Option<i64>,
+    /// `--clock NAME`…
+    clocks: Vec<String>,
+}
+
+/// How far (ms) a server's snowflake ids may run ahead of its clock (the engine's lead).
+const CLOCK_LEAD_MS: i64 = 1000;
+
+impl Floors {
+    /// The least next id of every tag: N + 1.
+    fn tag_floor(&self) -> Result<Option<i64>, String> {
+        match self.above {
+            Some(n) if n < 0 || n == i64::MAX => Err(format!("--above {n} is out of range")),
+            n => Ok(n.map(|n| n + 1)),
+        }
+    }
+
+    /// The least persisted time (Unix ms) of every clock: --clock-above, else with --above
+    /// this host's clock plus the lead (every id made before the repair carries a time below
+    /// it, unless a server's clock was ahead of this host's: then give --clock-above).
+    fn clock_floor(&self) -> Result<Option<i64>, String> {
+        match (self.clock_above, self.above) {
+            (Some(ms), _) if !(0..i64::MAX / 2).contains(&ms) => {
+                Err(format!("--clock-above {ms} is out of range (Unix ms)"))
+            }
+            (Some(ms), _) => Ok(Some(ms)),
+            (None, Some(_)) => {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_err(|_| "this host's clock is before 1970: give --clock-above MS")?;
+                Ok(Some(
+                    i64::try_from(now.as_millis()).unwrap_or(i64::MAX / 2) + CLOCK_LEAD_MS,
+                ))
+            }
+            (None, None) if !self.clocks.is_empty() => {
+                Err("--clock NAME needs --clock-above MS (or --above N)".into())
+            }
+            (None, None) => Ok(None),
+        }
+    }
+}
+
 async fn repair(
     target: &StoreTarget,
-    above: Option<i64>,
+    floors: &Floors,
     trust_store: bool,
     out: &mut dyn Write,
 ) -> Result<u8, String> {
+    // Checked before anything is opened: a mistyped flag changes nothing.
+    let floor = floors.tag_floor()?;
+    let clock_floor = floors.clock_floor()?;
     let (config, store, mut log) = open(target).await?;
     let s = |e: crate::serve::store::StoreError| e.to_string();
     let w = |out: &mut dyn Write, line: String| writeln!(out, "{line}").map_err(|e| e.to_string());
@@ -207,7 +288,7 @@ async fn repair(
         .filter(|f| matches!(f, Fix::Lost { .. }))
         .count();
     let lost = guard::lost(&store, &log).await.map_err(s)?;
-    if (lost_lines > 0 || lost.is_some()) && above.is_none() && !trust_store {
+    if (lost_lines > 0 || lost.is_some()) && floor.is_none() && !trust_store {
         let what = match &lost {
             Some(f) => f.to_string(),
             None => format!("{lost_lines} lines of the guard file cannot be read"),
@@ -215,8 +296,12 @@ async fn repair(
         store.close().await;
         return Err(format!(
             "{what}; the store may be behind ids handed out, and nothing says how far. Give \
-             --above N (N: the largest id a client may have received; every tag continues \
-             above it), or --trust-store to take the store as it is"
+             --above N (N: the largest id a client may have received): every tag the store \
+             holds continues above it, and every snowflake clock resumes after this host's \
+             clock (--clock-above MS to give the time). A tag or snowflake name the store \
+             lost (an older copy) is not known here and would start over on its first use: \
+             name each with --tag NAME or --clock NAME. Or give --trust-store to take the \
+             store as it is"
         ));
     }
     let marks = log.marks().clone();
@@ -225,17 +310,16 @@ async fn repair(
         store.claim_identity(id).await.map_err(s)?;
     }
     let step = config.policy.default_step;
-    let floor = match above {
-        Some(n) if n < 0 || n == i64::MAX => return Err(format!("--above {n} is out of range")),
-        Some(n) => Some(n + 1),
-        None => None,
-    };
     let mut targets: std::collections::BTreeMap<String, i64> =
         marks.tags.iter().map(|(t, m)| (t.clone(), *m)).collect();
+    let mut in_store = 0;
     if let Some(floor) = floor {
         for row in store.tags().await.map_err(s)? {
-            let at = targets.entry(row.tag).or_insert(floor);
-            *at = (*at).max(floor);
+            in_store += 1;
+            targets.entry(row.tag).or_insert(floor);
+        }
+        for tag in &floors.tags {
+            targets.entry(tag.clone()).or_insert(floor);
         }
         for m in targets.values_mut() {
             *m = (*m).max(floor);
@@ -250,12 +334,28 @@ async fn repair(
             w(out, format!("raised: tag {tag}: max_id {was} -> {mark}"))?;
         }
     }
-    let before = store.clocks().await.map_err(s)?;
-    for (name, ms) in &marks.clocks {
-        if before.iter().all(|(n, v)| n != name || v < ms) {
+    let before: std::collections::HashMap<String, i64> =
+        store.clocks().await.map_err(s)?.into_iter().collect();
+    let mut clocks: std::collections::BTreeMap<String, i64> = marks
+        .clocks
+        .iter()
+        .map(|(n, ms)| (n.clone(), *ms))
+        .collect();
+    if let Some(floor) = clock_floor {
+        for name in before.keys().chain(&floors.clocks) {
+            clocks.entry(name.clone()).or_insert(floor);
+        }
+        for ms in clocks.values_mut() {
+            *ms = (*ms).max(floor);
+        }
+    }
+    for (name, ms) in &clocks {
+        let was = before.get(name).copied();
+        if was.is_none_or(|v| v < *ms) {
             store.raise_clock(name, *ms).await.map_err(s)?;
             raised += 1;
-            w(out, format!("raised: clock {name} -> {ms}"))?;
+            let was = was.map_or("missing".to_owned(), |v| v.to_string());
+            w(out, format!("raised: clock {name}: {was} -> {ms}"))?;
         }
     }
     let findings = guard::inspect(&store, &marks).await.map_err(s)?;
@@ -278,6 +378,20 @@ async fn repair(
         w(
             out,
             format!("guard: rewrote {} whole", log.path().display()),
+        )?;
+    }
+    if let Some(floor) = floor {
+        // What --above cannot reach: a tag an older copy of the store lacks, unnamed, is
+        // created at 1 by its first use.
+        w(
+            out,
+            format!(
+                "note: every tag continues above {}: the {in_store} the store held, those the \
+                 guard knew, and {} named with --tag; a tag the store lost and none of these \
+                 names starts over at 1 on its first use (name it with --tag before serving)",
+                floor - 1,
+                floors.tags.len()
+            ),
         )?;
     }
     w(

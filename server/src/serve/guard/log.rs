@@ -962,7 +962,7 @@ mod tests {
             assert!(matches!(err, LogError::Damaged { line: 4, .. }), "{err}");
             assert_eq!(&std::fs::read_to_string(&path).unwrap(), text, "not cut");
             let log = Log::open_salvaging(&path).unwrap();
-            assert_eq!(log.fixes(), [fix.clone()]);
+            assert_eq!(log.fixes(), std::slice::from_ref(&fix));
             assert_eq!(log.found(), Found::Written);
             assert_eq!(log.marks().tags["a"], 10);
             assert_eq!(

@@ -105,9 +105,11 @@ pub fn refusal(findings: &[Finding], guard: &Path) -> String {
             "{lost}; taking the store as it is could repeat ids (it may be an older copy), so \
              this server refuses to. The guard is {}. With every server of the store stopped, \
              `idforge store repair --above N` (N: the largest id a client may have received) \
-             continues every tag above N, or `idforge store repair --trust-store` takes the \
-             store as it is (same --data-dir/--store/--guard); see the README, \"When the \
-             store goes back\"",
+             continues every tag the store holds above N and every snowflake clock after the \
+             repair's time; a tag or snowflake name the store lost is not known to it: name \
+             each with --tag NAME or --clock NAME. Or `idforge store repair --trust-store` \
+             takes the store as it is (same --data-dir/--store/--guard); see the README, \
+             \"When the store goes back\"",
             guard.display()
         );
     }
