@@ -45,10 +45,10 @@ pub enum StoreAction {
         /// that it continues above --above N. Repeatable.
         #[arg(long = "tag", value_name = "NAME", requires = "above")]
         tags: Vec<String>,
-        /// Snowflake ids of times up to MS (Unix ms: the `time_ms` `idforge decode ID --layout L` shows)
-        /// may have been handed out: every snowflake clock the store or the guard holds, and
-        /// every --clock, resumes after MS. Default with --above: this host's clock now, plus
-        /// the second a server's ids may run ahead of its clock.
+        /// Snowflake ids of times up to MS (Unix ms: the `time_ms` that `idforge decode ID
+        /// --layout L` shows) may have been handed out: every snowflake clock the store or the
+        /// guard holds, and every --clock, resumes after MS. Default with --above: this host's
+        /// clock now, plus the second a server's ids may run ahead of its clock.
         #[arg(long, value_name = "MS")]
         clock_above: Option<i64>,
         /// A snowflake name that may be missing from the store: created at the clock floor
