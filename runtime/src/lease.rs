@@ -19,8 +19,14 @@
 //! skew ([`DEFAULT_MAX_SKEW`], the URL's `max_skew_ms` or
 //! [`SnowflakeBuilder::lease_max_skew`](crate::SnowflakeBuilder::lease_max_skew)) gives the
 //! lease back at once and fails with `CLOCK_BEHIND`, naming the difference.
+//!
+//! The floor and the clock are asked for (`ACQUIRE … CLOCK`, `RENEW … CLOCK`). A server older
+//! than them refuses the word: the lease is then taken, and renewed, as before them, without a
+//! floor or a skew check, so an earlier holder's ids are kept apart only by the id's reuse delay
+//! (its lease's end and its last reported time, on the server's clock), which a host clock
+//! further behind than that delay can cross.
 
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -86,7 +92,11 @@ fn split_skew(url: &str) -> Result<(String, Option<Duration>)> {
 /// Ok when the server's clock `server_ms`, read between `sent_ms` and `received_ms` on this
 /// host's clock, is within the allowed skew; else the `CLOCK_BEHIND` refusal. A clock ahead of
 /// the server's shortens every lease by as much (the holder stops at the server's end), so
-/// ahead it is allowed at most a quarter of the TTL as well.
+/// ahead it is allowed at most a quarter of the TTL as well. Behind, it is allowed less than
+/// 90% of the TTL (counted from the send time, the most it can be): the time floor can be as
+/// late as the server's clock at the grant, and the lease's first end on this host's clock is
+/// 90% of the TTL after the send, so a clock further behind would make its first ids at or
+/// past that end and lose the lease (`LEASE_LOST`) instead of being refused.
 fn check_skew(
     sent_ms: u64,
     received_ms: u64,
@@ -97,22 +107,52 @@ fn check_skew(
     let max = u64::try_from(max_skew.as_millis()).unwrap_or(u64::MAX);
     let behind = server_ms.saturating_sub(received_ms);
     let ahead = sent_ms.saturating_sub(server_ms);
-    let why = if behind > max {
-        format!("this host's clock is {behind} ms behind the server's (at most {max} ms allowed)")
+    let raise = format!("raise {SKEW_PARAM}");
+    let (why, fix) = if behind > max {
+        (
+            format!(
+                "this host's clock is {behind} ms behind the server's (at most {max} ms allowed)"
+            ),
+            raise,
+        )
     } else if ahead > max {
-        format!("this host's clock is {ahead} ms ahead of the server's (at most {max} ms allowed)")
+        (
+            format!(
+                "this host's clock is {ahead} ms ahead of the server's (at most {max} ms allowed)"
+            ),
+            raise,
+        )
     } else if ahead > ttl_ms / 4 {
-        format!(
-            "this host's clock is {ahead} ms ahead of the server's, more than a quarter of the \
-             lease's {ttl_ms} ms TTL"
+        (
+            format!(
+                "this host's clock is {ahead} ms ahead of the server's, more than a quarter of \
+                 the lease's {ttl_ms} ms TTL"
+            ),
+            "lengthen the lease's TTL".to_owned(),
+        )
+    } else if server_ms.saturating_sub(sent_ms) >= ttl_ms / 10 * 9 {
+        (
+            format!(
+                "this host's clock is {} ms behind the server's, not under 90% of the lease's \
+                 {ttl_ms} ms TTL (its first ids could fall past the lease)",
+                server_ms.saturating_sub(sent_ms)
+            ),
+            "lengthen the lease's TTL".to_owned(),
         )
     } else {
         return Ok(());
     };
     Err(Error::permanent(
         ErrorCode::ClockBehind,
-        format!("worker lease refused: {why}; fix the host's clock (NTP) or raise {SKEW_PARAM}"),
+        format!("worker lease refused: {why}; fix the host's clock (NTP) or {fix}"),
     ))
+}
+
+/// The server's clock `server_ms` minus this host's at the middle of the round trip from
+/// `sent_ms` to `received_ms`, saturating (a hostile reply cannot overflow it).
+fn offset_ms(server_ms: i64, sent_ms: u64, received_ms: u64) -> i64 {
+    let mid = sent_ms / 2 + received_ms / 2;
+    server_ms.saturating_sub(i64::try_from(mid).unwrap_or(i64::MAX))
 }
 
 struct Shared {
@@ -121,8 +161,10 @@ struct Shared {
     id: u64,
     token: String,
     ttl_ms: u64,
-    /// Whether the server tells its clock and the floor in renewals (`RENEW … CLOCK`).
-    clock_replies: bool,
+    /// Whether renewals ask for the server's clock and the floor (`RENEW … CLOCK`): set by a
+    /// grant that told them, cleared when a server refuses it (an older one, after a failover
+    /// during a rolling upgrade).
+    clock_replies: AtomicBool,
     /// Ids must carry a time before this (Unix ms); 0 once the lease is lost.
     valid_until_ms: AtomicU64,
     /// The server's clock minus this host's at the last grant or renewal that told it (ms,
@@ -191,40 +233,35 @@ impl WorkerLease {
         }
         let source = RemoteSource::new(&url)?;
         let (ttl_text, max_text) = (ttl_ms.to_string(), max.min(1 << 24).to_string());
-        let sent = now_ms();
-        let args: [&[u8]; 6] = [
+        let mut args: Vec<&[u8]> = vec![
             b"IDF.WORKER",
             b"ACQUIRE",
             service.as_bytes(),
             ttl_text.as_bytes(),
             b"MAX",
             max_text.as_bytes(),
+            b"CLOCK",
         ];
-        let (addr, reply) = source.call(&args, "IDF.WORKER ACQUIRE")?;
+        let mut sent = now_ms();
+        let (mut addr, mut reply) = source.call(&args, "IDF.WORKER ACQUIRE")?;
+        if matches!(&reply, Reply::Error(e) if e.starts_with("ERR wrong arguments")) {
+            // A server older than time floors refuses CLOCK: lease as before them, without a
+            // floor (an earlier holder's ids are then kept apart only by the id's reuse delay,
+            // as they always were with such a server) and without measuring the skew.
+            args.pop();
+            sent = now_ms();
+            (addr, reply) = source.call(&args, "IDF.WORKER ACQUIRE")?;
+        }
         let received = now_ms();
-        // `[id, token, ttl, floor, server-ms]`; a server before floors sends the first three.
-        let (id, token, clock) = match reply {
+        // `[id, token, ttl, floor, server-ms]` with CLOCK; `[id, token, ttl]` from an older
+        // server.
+        let (id, token, rest) = match reply {
             Reply::Array(parts) => match parts.as_slice() {
-                [Reply::Int(id), Reply::Bulk(token), _, rest @ ..] if *id >= 0 => {
-                    let clock = match rest {
-                        [Reply::Int(floor), Reply::Int(server), ..]
-                            if *floor >= 0 && *server > 0 =>
-                        {
-                            Some((*floor as u64, *server as u64))
-                        }
-                        [] => None,
-                        _ => {
-                            return Err(lease_error(format!(
-                                "{addr}: a malformed grant {parts:?}"
-                            )));
-                        }
-                    };
-                    (
-                        *id as u64,
-                        String::from_utf8_lossy(token).into_owned(),
-                        clock,
-                    )
-                }
+                [Reply::Int(id), Reply::Bulk(token), _, rest @ ..] if *id >= 0 => (
+                    *id as u64,
+                    String::from_utf8_lossy(token).into_owned(),
+                    rest.to_vec(),
+                ),
                 _ => return Err(lease_error(format!("{addr}: a malformed grant {parts:?}"))),
             },
             Reply::Error(e) if e.contains("no free worker id") || e.contains("lease limit") => {
@@ -239,35 +276,49 @@ impl WorkerLease {
                 )));
             }
         };
-        // Good until 90% of the TTL after the request left, and never past the server's end
-        // (its clock at the grant plus the TTL) in case this clock runs ahead of the server's.
-        let mut valid_until = sent + ttl_ms / 10 * 9;
-        let (mut floor_ms, mut offset_ms) = (0, 0);
-        if let Some((floor, server)) = clock {
-            valid_until = valid_until.min(server.saturating_add(ttl_ms));
-            floor_ms = floor;
-            offset_ms = server as i64 - ((sent + received) / 2) as i64;
-        }
         let shared = Arc::new(Shared {
             source,
             service: service.to_owned(),
             id,
             token,
             ttl_ms,
-            clock_replies: clock.is_some(),
-            valid_until_ms: AtomicU64::new(valid_until),
-            offset_ms: AtomicI64::new(offset_ms),
+            clock_replies: AtomicBool::new(false),
+            // Nothing may be made until the grant is checked.
+            valid_until_ms: AtomicU64::new(0),
+            offset_ms: AtomicI64::new(0),
             stop: Mutex::new(false),
             wake: Condvar::new(),
         });
-        if let Some((_, server)) = clock {
-            if let Err(refused) = check_skew(sent, received, server, max_skew, ttl_ms) {
-                // No id was made under it: give it back now rather than let it expire.
-                shared.valid_until_ms.store(0, Ordering::Release);
-                let _ = shared.tell("RELEASE", 0);
-                return Err(refused);
+        // Past this point the server holds the lease for us: every refusal gives it back at
+        // once rather than leave the id held (and counted) until it expires.
+        let refuse = |err: Error| {
+            let _ = shared.tell("RELEASE", 0);
+            err
+        };
+        let clock = match rest.as_slice() {
+            [] => None,
+            [Reply::Int(floor), Reply::Int(server), ..] if *floor >= 0 && *server > 0 => {
+                Some((*floor as u64, *server as u64))
             }
+            _ => {
+                return Err(refuse(lease_error(format!(
+                    "{addr}: a malformed grant (floor and clock {rest:?})"
+                ))));
+            }
+        };
+        // Good until 90% of the TTL after the request left, and never past the server's end
+        // (its clock at the grant plus the TTL) in case this clock runs ahead of the server's.
+        let mut valid_until = sent.saturating_add(ttl_ms / 10 * 9);
+        let mut floor_ms = 0;
+        if let Some((floor, server)) = clock {
+            check_skew(sent, received, server, max_skew, ttl_ms).map_err(refuse)?;
+            valid_until = valid_until.min(server.saturating_add(ttl_ms));
+            floor_ms = floor;
+            let offset = offset_ms(i64::try_from(server).unwrap_or(i64::MAX), sent, received);
+            shared.offset_ms.store(offset, Ordering::Relaxed);
+            shared.clock_replies.store(true, Ordering::Relaxed);
         }
+        shared.valid_until_ms.store(valid_until, Ordering::Release);
         let renewer = {
             let shared = shared.clone();
             std::thread::Builder::new()
@@ -352,7 +403,7 @@ impl Shared {
             b"TIME",
             time.as_bytes(),
         ];
-        if sub == "RENEW" && self.clock_replies {
+        if sub == "RENEW" && self.clock_replies.load(Ordering::Relaxed) {
             args.push(b"CLOCK");
         }
         self.source.call(&args, "IDF.WORKER")
@@ -379,6 +430,7 @@ fn renew(s: &Shared) {
             return;
         }
         let sent = now_ms();
+        let asked_clock = s.clock_replies.load(Ordering::Relaxed);
         let reply = s.tell("RENEW", until);
         let received = now_ms();
         // The lease's end at the server (its clock), and its clock: `end` or `[end, floor,
@@ -387,8 +439,10 @@ fn renew(s: &Shared) {
             Ok((_, Reply::Int(end))) => Some(*end),
             Ok((_, Reply::Array(parts))) => match parts.as_slice() {
                 [Reply::Int(end), Reply::Int(_floor), Reply::Int(server), ..] => {
-                    s.offset_ms
-                        .store(*server - ((sent + received) / 2) as i64, Ordering::Relaxed);
+                    if *server > 0 {
+                        s.offset_ms
+                            .store(offset_ms(*server, sent, received), Ordering::Relaxed);
+                    }
                     Some(*end)
                 }
                 _ => None,
@@ -399,8 +453,10 @@ fn renew(s: &Shared) {
             // Only forward: a slow reply must not shorten what a faster one granted. Never past
             // the server's end: a clock ahead of the server's would outlast it.
             let end = u64::try_from(end).unwrap_or(0);
-            s.valid_until_ms
-                .fetch_max((sent + s.ttl_ms / 10 * 9).min(end), Ordering::AcqRel);
+            s.valid_until_ms.fetch_max(
+                sent.saturating_add(s.ttl_ms / 10 * 9).min(end),
+                Ordering::AcqRel,
+            );
             wait = every;
             continue;
         }
@@ -408,6 +464,14 @@ fn renew(s: &Shared) {
             Ok((_, Reply::Error(e))) if e.starts_with("LEASELOST") => {
                 s.valid_until_ms.store(0, Ordering::Release);
                 return;
+            }
+            // Refused with CLOCK: after a failover to a server older than time floors (a
+            // rolling upgrade), which knows no CLOCK. Renew without it from now on, at once:
+            // only the offset goes unmeasured (the end still bounds the lease). Cleared once,
+            // so this retries without waiting at most once.
+            Ok((_, Reply::Error(_))) if asked_clock => {
+                s.clock_replies.store(false, Ordering::Relaxed);
+                wait = Duration::ZERO;
             }
             // The server is failing over or unreachable: try again soon; the lease runs out
             // by itself if this goes on.
@@ -471,5 +535,21 @@ mod tests {
         // Ahead, a short lease allows less: its holder stops at the server's end.
         assert!(check_skew(10_000, 10_020, 9_500, second, 1000).is_err());
         assert!(check_skew(10_000, 10_020, 9_800, second, 1000).is_ok());
+        // Behind, less than 90% of the TTL from the send time: the floor can be the server's
+        // clock, and the first end is 90% of the TTL after the send on this clock.
+        assert!(check_skew(10_000, 10_020, 10_899, second, 1000).is_ok());
+        let short = check_skew(10_000, 10_020, 10_900, second, 1000).unwrap_err();
+        assert_eq!(short.code(), ErrorCode::ClockBehind);
+        assert!(short.to_string().contains("900 ms behind"), "{short}");
+        assert!(check_skew(10_000, 10_020, 19_000, Duration::from_secs(60), ttl).is_err());
+        assert!(check_skew(10_000, 10_020, 18_999, Duration::from_secs(60), ttl).is_ok());
+    }
+
+    #[test]
+    fn the_offset_saturates_on_hostile_clocks() {
+        assert_eq!(offset_ms(1_500, 1_000, 1_010), 495);
+        assert_eq!(offset_ms(i64::MIN, 1_000, 1_010), i64::MIN);
+        assert_eq!(offset_ms(i64::MAX, 0, 0), i64::MAX);
+        assert_eq!(offset_ms(0, u64::MAX, u64::MAX), -i64::MAX);
     }
 }

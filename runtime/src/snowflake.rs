@@ -117,7 +117,9 @@ impl<C: Clock> SnowflakeBuilder<C> {
     /// Ids carry times after the id's time floor (the latest time its earlier holder could
     /// have used, told by the server): a clock behind it waits within the policy (as after a
     /// restart with a state file) or fails with `CLOCK_BEHIND`, never making an id at or
-    /// below it.
+    /// below it. A server older than time floors tells none (it refuses `CLOCK`): the lease is
+    /// then taken as before floors, the id kept apart from its earlier holder's only by the
+    /// id's reuse delay on the server's clock.
     ///
     /// [`node`]: Self::node
     pub fn lease(mut self, url: impl Into<String>, service: impl Into<String>) -> Self {
@@ -137,8 +139,10 @@ impl<C: Clock> SnowflakeBuilder<C> {
     /// How far this host's clock may differ from the lease server's (default 1 s, or the
     /// URL's `max_skew_ms`; this wins over both): past it the lease is given back and
     /// [`build`](Self::build) fails with `CLOCK_BEHIND`. A clock ahead is also allowed at most
-    /// a quarter of the lease's TTL (its leases end by the server's clock). Takes effect with
-    /// [`lease`](Self::lease), before or after it.
+    /// a quarter of the lease's TTL (its leases end by the server's clock), and one behind less
+    /// than 90% of it (the id's time floor can be as late as the server's clock, and the first
+    /// ids must fall within the lease). Takes effect with [`lease`](Self::lease), before or
+    /// after it. A server older than time floors tells no clock: nothing is checked then.
     pub fn lease_max_skew(mut self, max_skew: Duration) -> Self {
         match &mut self.lease {
             Some(l) => l.max_skew = Some(max_skew),

@@ -254,7 +254,9 @@ fn a_lease_handed_to_hosts_whose_clocks_are_wrong_repeats_no_id() {
             other => panic!("{offset}: granted past the skew: {other:?}"),
         }
         // Allowed a minute of skew: node 0 again, but no id at or below A's times. 12 s behind
-        // the floor is past the wait budget (CLOCK_BEHIND); 2 s behind waits for it.
+        // is refused all the same (CLOCK_BEHIND): behind, a host is allowed less than 90% of
+        // the 10 s TTL, as the floor (up to the server's clock) would be past its first end;
+        // 2 s behind waits for the floor.
         hold(&mut seen, 1000);
         match child(&relaxed, offset, Some(4000)).run(dir.path()) {
             Outcome::Drew(node, _, ids) => {
@@ -267,6 +269,7 @@ fn a_lease_handed_to_hosts_whose_clocks_are_wrong_repeats_no_id() {
             Outcome::Refused(code, message) => {
                 assert_eq!(offset, "-12", "{message}");
                 assert_eq!(code, idforge::ErrorCode::ClockBehind, "{message}");
+                assert!(message.contains("90% of the lease's"), "{message}");
                 report.push(format!("{offset} s, skew allowed: {message}"));
             }
         }

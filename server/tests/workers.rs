@@ -21,6 +21,10 @@ fn grant(reply: Value) -> (i64, String) {
     let Value::Array(parts) = reply else {
         panic!("a grant is [id, token, ttl], got {reply:?}")
     };
+    assert!(
+        matches!(parts.len(), 3 | 5),
+        "three fields, five with CLOCK: {parts:?}"
+    );
     let Value::Bulk(token) = &parts[1] else {
         panic!("a token")
     };
@@ -155,11 +159,12 @@ fn ints(reply: &Value) -> Vec<i64> {
         .collect()
 }
 
-/// Waits (bounded) until `service`'s lowest free id is `id`, and returns that grant's reply.
+/// Waits (bounded) until `service`'s lowest free id is `id`, and returns that grant's reply
+/// (asked with CLOCK).
 fn acquire_when_free(c: &mut common::Client, service: &str, id: i64) -> Value {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        let reply = c.cmd(&["IDF.WORKER", "ACQUIRE", service, "60000"]);
+        let reply = c.cmd(&["IDF.WORKER", "ACQUIRE", service, "60000", "CLOCK"]);
         let (got, token) = grant(reply.clone());
         if got == id {
             return reply;
@@ -175,15 +180,31 @@ fn grants_and_renewals_carry_the_time_floor_and_the_servers_clock() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path(), &[]);
     let mut c = server.client();
-    // [id, token, ttl, floor, server-ms]: a fresh id has no floor.
+    // With CLOCK, [id, token, ttl, floor, server-ms]: a fresh id has no floor.
     let before = now_ms();
-    let reply = c.cmd(&["IDF.WORKER", "ACQUIRE", "svc", "60000"]);
+    let reply = c.cmd(&["IDF.WORKER", "ACQUIRE", "svc", "60000", "CLOCK"]);
     let after = now_ms();
     let (_, token) = grant(reply.clone());
     let fields = ints(&reply);
     assert_eq!(fields.len(), 5, "{reply:?}");
     assert_eq!((fields[0], fields[2], fields[3]), (0, 60_000, 0));
     assert!((before..=after).contains(&fields[4]), "the server's clock");
+    // Without it, the three fields of old (clients that unpack three keep working); CLOCK
+    // goes before or after MAX.
+    assert_eq!(
+        ints(&c.cmd(&["IDF.WORKER", "ACQUIRE", "svc", "60000"])).len(),
+        3
+    );
+    for args in [
+        &["IDF.WORKER", "ACQUIRE", "svc", "60000", "MAX", "9"][..],
+        &["IDF.WORKER", "ACQUIRE", "svc", "60000", "MAX", "9", "CLOCK"],
+        &["IDF.WORKER", "ACQUIRE", "svc", "60000", "clock", "MAX", "9"],
+    ] {
+        let fields = ints(&c.cmd(args));
+        let clock = args.len() == 7;
+        assert_eq!(fields.len(), if clock { 5 } else { 3 }, "{args:?}");
+        assert!(fields[0] < 9, "{args:?}: MAX read");
+    }
     // A renewal tells the same with CLOCK: [end, floor, server-ms]; without, the end only.
     let renewed = ints(&c.cmd(&[
         "IDF.WORKER",
@@ -215,7 +236,7 @@ fn grants_and_renewals_carry_the_time_floor_and_the_servers_clock() {
     let fields = ints(&next);
     assert_eq!(fields[3], ahead, "the floor is the time reported");
     assert!(fields[4] > ahead, "handed out only once it passed");
-    // Every renewal of this lease repeats its floor.
+    // Every renewal of this lease repeats its floor (the grant asked with CLOCK told it too).
     let renewed = ints(&c.cmd(&["IDF.WORKER", "RENEW", "svc", "0", &token, "CLOCK"]));
     assert_eq!(renewed[1], ahead);
     // A lease that ran out: the floor is its end (a holder's ids stay below the end it was
@@ -227,9 +248,13 @@ fn grants_and_renewals_carry_the_time_floor_and_the_servers_clock() {
     std::thread::sleep(Duration::from_millis(300));
     let fields = ints(&acquire_when_free(&mut c, "short", 0));
     assert_eq!(fields[3], end - 1);
-    // CLOCK is for renewals; TIME needs its value.
+    // CLOCK is for grants and renewals, once; TIME and MAX need their values.
     for args in [
         &["IDF.WORKER", "RELEASE", "svc", "0", &token, "CLOCK"][..],
+        &["IDF.WORKER", "ACQUIRE", "svc", "60000", "CLOCK", "CLOCK"],
+        &["IDF.WORKER", "ACQUIRE", "svc", "60000", "CLOCK", "MAX"],
+        &["IDF.WORKER", "ACQUIRE", "svc", "60000", "MAX", "CLOCK"],
+        &["IDF.WORKER", "ACQUIRE", "svc", "60000", "MAX", "2", "MAX"],
         &["IDF.WORKER", "RENEW", "svc", "0", &token, "TIME"],
         &[
             "IDF.WORKER",
@@ -244,6 +269,63 @@ fn grants_and_renewals_carry_the_time_floor_and_the_servers_clock() {
     ] {
         assert!(c.cmd(args).error().starts_with("ERR"), "{args:?}");
     }
+}
+
+#[test]
+fn a_reported_time_far_past_the_leases_end_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    let before = now_ms();
+    let (_, token) = grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "far", "60000"]));
+    // TIME 9e18 would keep the id (and a place under --max-leases) forever: refused, for a
+    // renewal and a release, and nothing is written.
+    let huge = "9000000000000000000";
+    for sub in ["RENEW", "RELEASE"] {
+        let e = c.cmd(&["IDF.WORKER", sub, "far", "0", &token, "TIME", huge]);
+        assert!(
+            e.error().starts_with(&format!(
+                "ERR TIME {huge} is more than 60000 ms past the lease's end"
+            )),
+            "{sub}: {e:?}"
+        );
+    }
+    let Value::Array(rows) = c.cmd(&["IDF.WORKER", "LIST", "far"]) else {
+        panic!("rows")
+    };
+    let last = list_field(&rows[0], 3).int();
+    assert!((before..=now_ms()).contains(&last), "kept {last}");
+    assert_eq!(list_field(&rows[0], 1), Value::Int(1), "still held");
+    // Given back as a holder does, the id comes back at once.
+    let now = now_ms().to_string();
+    assert_eq!(
+        c.cmd(&["IDF.WORKER", "RELEASE", "far", "0", &token, "TIME", &now]),
+        Value::Simple("OK".into())
+    );
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(
+        grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "far", "60000"])).0,
+        0
+    );
+    // Up to the slack past the end (the TTL, at least a minute) is taken: a holder whose clock
+    // runs ahead reports such times.
+    let before = now_ms();
+    let (_, token) = grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "near", "60000"]));
+    let ok = (before + 120_000).to_string();
+    let end = c
+        .cmd(&["IDF.WORKER", "RENEW", "near", "0", &token, "TIME", &ok])
+        .int();
+    let past = (end + 60_001).to_string();
+    let e = c.cmd(&["IDF.WORKER", "RENEW", "near", "0", &token, "TIME", &past]);
+    assert!(e.error().contains("past the lease's end"), "{e:?}");
+    let (_, short) = grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "short", "1000"]));
+    let ok = (now_ms() + 30_000).to_string();
+    assert!(
+        c.cmd(&["IDF.WORKER", "RENEW", "short", "0", &short, "TIME", &ok])
+            .int()
+            > 0,
+        "a minute's slack at least"
+    );
 }
 
 #[test]

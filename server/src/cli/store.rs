@@ -48,7 +48,7 @@ pub enum StoreAction {
         /// Snowflake ids of times up to MS (Unix ms: the `time_ms` that `idforge decode ID
         /// --layout L` shows) may have been handed out: every snowflake clock the store or the
         /// guard holds, and every --clock, resumes after MS. Default with --above: this host's
-        /// clock now, plus the second a server's ids may run ahead of its clock.
+        /// clock now, plus the 1 s and a tick a server's ids may run ahead of its clock.
         #[arg(long, value_name = "MS")]
         clock_above: Option<i64>,
         /// A snowflake name that may be missing from the store: created at the clock floor
@@ -223,7 +223,8 @@ struct Floors {
     clocks: Vec<String>,
 }
 
-/// How far (ms) a server's snowflake ids may run ahead of its clock (the engine's lead).
+/// How far (ms) a server's snowflake ids may run ahead of its clock, besides a tick of its
+/// layout (the engine's lead).
 const CLOCK_LEAD_MS: i64 = 1000;
 
 impl Floors {
@@ -236,9 +237,10 @@ impl Floors {
     }
 
     /// The least persisted time (Unix ms) of every clock: --clock-above, else with --above
-    /// this host's clock plus the lead (every id made before the repair carries a time below
-    /// it, unless a server's clock was ahead of this host's: then give --clock-above).
-    fn clock_floor(&self) -> Result<Option<i64>, String> {
+    /// this host's clock plus `lead_ms`, how far ids may run ahead of a server's clock (every
+    /// id made before the repair carries a time below it, unless a server's clock was ahead of
+    /// this host's: then give --clock-above).
+    fn clock_floor(&self, lead_ms: i64) -> Result<Option<i64>, String> {
         match (self.clock_above, self.above) {
             (Some(ms), _) if !(0..i64::MAX / 2).contains(&ms) => {
                 Err(format!("--clock-above {ms} is out of range (Unix ms)"))
@@ -248,9 +250,8 @@ impl Floors {
                 let now = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_err(|_| "this host's clock is before 1970: give --clock-above MS")?;
-                Ok(Some(
-                    i64::try_from(now.as_millis()).unwrap_or(i64::MAX / 2) + CLOCK_LEAD_MS,
-                ))
+                let now = i64::try_from(now.as_millis()).unwrap_or(i64::MAX / 2);
+                Ok(Some(now.saturating_add(lead_ms)))
             }
             (None, None) if !self.clocks.is_empty() => {
                 Err("--clock NAME needs --clock-above MS (or --above N)".into())
@@ -268,8 +269,10 @@ async fn repair(
 ) -> Result<u8, String> {
     // Checked before anything is opened: a mistyped flag changes nothing.
     let floor = floors.tag_floor()?;
-    let clock_floor = floors.clock_floor()?;
+    floors.clock_floor(0)?;
     let (config, store, mut log) = open(target).await?;
+    let tick_ms = i64::try_from(config.layout.tick_ms()).unwrap_or(i64::MAX / 2);
+    let clock_floor = floors.clock_floor(CLOCK_LEAD_MS.saturating_add(tick_ms))?;
     let s = |e: crate::serve::store::StoreError| e.to_string();
     let w = |out: &mut dyn Write, line: String| writeln!(out, "{line}").map_err(|e| e.to_string());
     for fix in log.fixes() {

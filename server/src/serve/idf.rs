@@ -348,8 +348,8 @@ pub async fn failover(
 /// The most worker ids a service may lease (a 24-bit node field).
 const MAX_WORKERS: i64 = 1 << 24;
 
-/// `IDF.WORKER ACQUIRE service ttl-ms [MAX n] | RENEW service id token [TIME ms] [CLOCK] |
-/// RELEASE service id token [TIME ms] | LIST service [CURSOR c] [COUNT n]` (see
+/// `IDF.WORKER ACQUIRE service ttl-ms [MAX n] [CLOCK] | RENEW service id token [TIME ms]
+/// [CLOCK] | RELEASE service id token [TIME ms] | LIST service [CURSOR c] [COUNT n]` (see
 /// [`super::workers`]).
 pub async fn worker(
     shared: &Shared,
@@ -368,7 +368,7 @@ pub async fn worker(
     };
     let wrong = || {
         usage(
-            "ERR wrong arguments for 'idf.worker' (ACQUIRE service ttl-ms [MAX n] | \
+            "ERR wrong arguments for 'idf.worker' (ACQUIRE service ttl-ms [MAX n] [CLOCK] | \
              RENEW service id token [TIME ms] [CLOCK] | RELEASE service id token [TIME ms] | \
              LIST service [CURSOR c] [COUNT n])",
         )
@@ -380,31 +380,39 @@ pub async fn worker(
     let service = name(args.get(2).ok_or_else(wrong)?)?;
     let engine = &shared.engine;
     match (sub.as_slice(), args.len()) {
-        (b"ACQUIRE", 4 | 6) => {
+        (b"ACQUIRE", 4..=7) => {
             require(s, Some(Right::Alloc), service, "idf.worker|acquire")?;
             let ttl = positive(args[3], "the TTL (ms)", 86_400_000)?;
             if ttl < 100 {
                 return Err(usage("ERR the TTL must be at least 100 ms"));
             }
-            let max = match args.get(4) {
-                Some(opt) if opt.eq_ignore_ascii_case(b"MAX") => {
-                    positive(args[5], "MAX", MAX_WORKERS)?
+            let (mut max, mut clock, mut rest) = (None, false, &args[4..]);
+            while let Some(opt) = rest.first() {
+                if opt.eq_ignore_ascii_case(b"MAX") && rest.len() >= 2 && max.is_none() {
+                    max = Some(positive(rest[1], "MAX", MAX_WORKERS)?);
+                    rest = &rest[2..];
+                } else if opt.eq_ignore_ascii_case(b"CLOCK") && !clock {
+                    clock = true;
+                    rest = &rest[1..];
+                } else {
+                    return Err(syntax());
                 }
-                Some(_) => return Err(syntax()),
-                None => 1024,
-            };
+            }
             let grant = engine
-                .worker_acquire(service, ttl, max)
+                .worker_acquire(service, ttl, max.unwrap_or(1024))
                 .await
                 .map_err(lease)?;
-            // The first three as before; the floor and the clock appended, so older clients
-            // that read three still work.
-            out.array(5);
+            // The floor and the clock only when asked: clients that unpack exactly three
+            // fields keep working, and a client that sends CLOCK learns from an older server's
+            // refusal that it has no floor to tell.
+            out.array(if clock { 5 } else { 3 });
             out.int(grant.id);
             out.bulk(grant.token.as_bytes());
             out.int(grant.ttl_ms);
-            out.int(grant.floor_ms);
-            out.int(grant.server_ms);
+            if clock {
+                out.int(grant.floor_ms);
+                out.int(grant.server_ms);
+            }
         }
         (b"RENEW" | b"RELEASE", 5..=8) => {
             require(s, Some(Right::Alloc), service, "idf.worker|renew")?;

@@ -55,6 +55,20 @@ pub enum LeaseError {
     /// A limit on the leases held was reached (`--max-leases-per-service`, `--max-leases`).
     #[error("ERR worker lease limit reached: {0}; retry when leases end")]
     Full(String),
+    /// A RENEW or RELEASE reported a time further past the lease's end than [`time_slack`]
+    /// allows (nothing was written).
+    #[error(
+        "ERR TIME {time} is more than {slack} ms past the lease's end {end}: a holder reports \
+         times its lease covers (is its clock far ahead of the server's?)"
+    )]
+    TimeTooFar {
+        /// The time reported (Unix ms).
+        time: i64,
+        /// The lease's end before this call (Unix ms, this server's clock).
+        end: i64,
+        /// How far past the end a time may be (ms).
+        slack: i64,
+    },
 }
 
 impl From<StoreError> for LeaseError {
@@ -122,6 +136,25 @@ fn token_floor(token: &str) -> i64 {
         .and_then(|(_, floor)| floor.parse().ok())
         .unwrap_or(0)
 }
+
+/// How far past its lease's current end a holder may report a time (RENEW/RELEASE `TIME`): the
+/// lease's TTL, and at least a minute.
+///
+/// The reported time keeps the id from being handed out until it has passed, so an unbounded
+/// one (`TIME 9e18`) would keep the id, and a place under `--max-leases`, forever. A holder
+/// reports the end of what its lease covers: this runtime never past the end the server told
+/// it, so at or below the current end; runtimes before the server told its clock count 90% of
+/// the TTL from their own send time, which is past the server's end only when their clock leads
+/// the server's, by the lead less a tenth of the TTL. The slack accepts those up to a lead of
+/// 1.1 TTL (11 s at the default 10 s TTL) and at least a minute (so short TTLs do not refuse
+/// a clock merely loosely kept). It costs little: a holder that stops renewing frees its id at
+/// most this much later than its lease's end, as if its TTL were that much longer.
+fn time_slack(ttl_ms: i64) -> i64 {
+    ttl_ms.max(TIME_SLACK_MIN_MS)
+}
+
+/// The least [`time_slack`].
+const TIME_SLACK_MIN_MS: i64 = 60_000;
 
 /// How many times a compare-and-set lost to another writer is tried again.
 const TRIES: usize = 8;
@@ -525,6 +558,14 @@ impl Engine {
             if row.token.is_empty() || row.token != token || row.expires_ms <= now {
                 return Err(LeaseError::Lost);
             }
+            let slack = time_slack(row.ttl_ms);
+            if time_ms > row.expires_ms.saturating_add(slack) {
+                return Err(LeaseError::TimeTooFar {
+                    time: time_ms,
+                    end: row.expires_ms,
+                    slack,
+                });
+            }
             let expires_ms = if release {
                 now
             } else {
@@ -611,6 +652,11 @@ impl Engine {
         cursor: i64,
         count: usize,
     ) -> Result<(Vec<WorkerRow>, i64), LeaseError> {
+        // Every page reads all of the service's rows from the store and keeps one page: the
+        // store has no ranged read of leases. That read is bounded: ids are leased lowest free
+        // first, so a service has about as many rows as it ever held leases at once, at most
+        // --max-leases-per-service (16,384 by default). A walk of n rows costs n/count reads of
+        // n rows, fine at that size; a ranged read in the store would be the fix if it grows.
         let mut rows: Vec<WorkerRow> = self
             .store
             .workers(service)

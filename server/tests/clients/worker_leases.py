@@ -87,7 +87,7 @@ def holder(index, log_path):
             if not isinstance(reply, list):
                 log.write(f"error {index} {reply}\n")
                 continue
-            wid, token, ttl = reply[:3]  # then the id's time floor and the server's clock
+            wid, token, ttl = reply
             start = time.time()
             end = sent + ttl / 1000
             # Logged before the id is used, and again at each renewal.
