@@ -319,18 +319,21 @@ impl WorkerLease {
             shared.clock_replies.store(true, Ordering::Relaxed);
         }
         shared.valid_until_ms.store(valid_until, Ordering::Release);
+        // Before the renewer starts: a failure after it would leave it renewing a lease
+        // nobody holds.
+        let born_in = fork::register().map_err(refuse)?;
         let renewer = {
             let shared = shared.clone();
             std::thread::Builder::new()
                 .name("idforge-lease".into())
                 .spawn(move || renew(&shared))
-                .map_err(|e| lease_error(format!("cannot start the lease renewer: {e}")))?
+                .map_err(|e| refuse(lease_error(format!("cannot start the lease renewer: {e}"))))?
         };
         Ok(WorkerLease {
             shared,
             floor_ms,
             renewer: Some(renewer),
-            born_in: fork::register()?,
+            born_in,
         })
     }
 
