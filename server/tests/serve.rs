@@ -268,6 +268,59 @@ fn auth_users_and_permissions() {
     );
 }
 
+#[test]
+fn the_users_always_keep_an_admin() {
+    // Without --requirepass, users are the only way in once one exists: a change that left users
+    // but no admin would lock every client out of IDF.USER for good.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let ok = Value::Simple("OK".into());
+    let mut c = server.client();
+    let first = c.cmd(&["IDF.USER", "SET", "app", "pw", "alloc:orders"]);
+    assert!(
+        first
+            .error()
+            .starts_with("ERR the first user must be an admin"),
+        "{first:?}"
+    );
+    // Refused, so auth is still off.
+    assert_eq!(c.cmd(&["INCR", "orders"]).int(), 1);
+    assert_eq!(c.cmd(&["IDF.USER", "SET", "root", "rootpw", "admin"]), ok);
+
+    let mut root = server.client();
+    assert_eq!(root.cmd(&["AUTH", "root", "rootpw"]), ok);
+    assert_eq!(
+        root.cmd(&["IDF.USER", "SET", "app", "pw", "alloc:orders"]),
+        ok
+    );
+    // The last admin is neither deleted nor demoted while other users remain.
+    let del = root.cmd(&["IDF.USER", "DEL", "root"]);
+    assert!(del.error().contains("'root' is the last admin"), "{del:?}");
+    let demote = root.cmd(&["IDF.USER", "SET", "root", "rootpw", "read:*"]);
+    assert!(
+        demote.error().contains("'root' is the last admin"),
+        "{demote:?}"
+    );
+    let mut app = server.client();
+    assert_eq!(app.cmd(&["AUTH", "app", "pw"]), ok);
+    assert_eq!(app.cmd(&["INCR", "orders"]).int(), 2);
+    // Once another admin exists, the first may go; that one manages the users.
+    assert_eq!(root.cmd(&["IDF.USER", "SET", "ops", "opspw", "admin"]), ok);
+    assert_eq!(root.cmd(&["IDF.USER", "DEL", "root"]), Value::Int(1));
+    let mut ops = server.client();
+    assert_eq!(ops.cmd(&["AUTH", "ops", "opspw"]), ok);
+    assert!(
+        ops.cmd(&["IDF.USER", "DEL", "ops"])
+            .error()
+            .contains("last admin")
+    );
+    // Without other users, the last one may go: auth is off again, as on a fresh server.
+    assert_eq!(ops.cmd(&["IDF.USER", "DEL", "app"]), Value::Int(1));
+    assert_eq!(ops.cmd(&["IDF.USER", "DEL", "ops"]), Value::Int(1));
+    let mut anyone = server.client();
+    assert_eq!(anyone.cmd(&["INCR", "orders"]).int(), 3);
+}
+
 /// GET `path` on the metrics port; (status line, body).
 fn http_get(port: u16, path: &str) -> (String, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();

@@ -5,6 +5,11 @@
 //! CREATE/DROP` and `IDF.USER`), `alloc:PATTERN` (take ids of matching tags; implies read) and
 //! `read:PATTERN` (`GET`, `IDF.TAG INFO/LIST`).
 //!
+//! Users turn auth on, and only an admin can manage them: without `requirepass`, a change that
+//! would leave users but no admin among them (a first user that is not an admin, deleting or
+//! demoting the last admin) is refused ([`UserChangeError::NoAdminLeft`]), since after it no
+//! client could ever run `IDF.USER` again (only a restart with `--requirepass` would let one).
+//!
 //! Checking a password must cost an attacker more than the server (README "Limits"):
 //! - at most `auth-concurrency` argon2 checks run at once; the others wait in line holding
 //!   nothing but the password, and the checks reuse a pool of argon2 memory blocks, so the
@@ -149,6 +154,80 @@ pub struct Auth {
     failures: FailLimiter,
     /// Passwords argon2 verified lately (`None`: no random key could be drawn).
     verified: Option<Verified>,
+    /// Taken by every change of the users, so that the check that an admin remains and the
+    /// write it allows are one step (two concurrent `DEL`s of the last two admins cannot both
+    /// pass it).
+    changes: tokio::sync::Mutex<()>,
+}
+
+/// Why a change of the users was not made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UserChangeError {
+    /// The change would leave users none of whom is an admin, on a server without
+    /// `requirepass`: no one could manage the users any more. The message says what to do.
+    NoAdminLeft(String),
+    /// The store (or hashing the password) failed.
+    Store(String),
+}
+
+impl std::fmt::Display for UserChangeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UserChangeError::NoAdminLeft(m) | UserChangeError::Store(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for UserChangeError {}
+
+/// Whether the users, after `name` is set to `perms` (`None`: deleted), could still be managed;
+/// `current` maps each user to whether it is an admin. Users that are all gone are fine (auth is
+/// off again, as on a fresh server); so is any change while `requirepass` gives the `default`
+/// user every right.
+fn check_admin_left<'a>(
+    requirepass: bool,
+    current: impl IntoIterator<Item = (&'a str, bool)>,
+    name: &str,
+    perms: Option<&Perms>,
+) -> Result<(), UserChangeError> {
+    if requirepass {
+        return Ok(());
+    }
+    let mut others = 0usize;
+    let mut other_admins = 0usize;
+    let mut was_admin = false;
+    let mut existed = false;
+    for (user, admin) in current {
+        if user == name {
+            existed = true;
+            was_admin = admin;
+        } else {
+            others += 1;
+            other_admins += usize::from(admin);
+        }
+    }
+    let (users, admins) = match perms {
+        Some(p) => (others + 1, other_admins + usize::from(p.is_admin())),
+        None => (others, other_admins),
+    };
+    if users == 0 || admins > 0 {
+        return Ok(());
+    }
+    let message = if others == 0 && !existed {
+        format!(
+            "the first user must be an admin: users turn auth on, and only an admin can manage              them (IDF.USER SET {name} <password> admin, then add the others; or start the              server with --requirepass)"
+        )
+    } else if was_admin {
+        format!(
+            "'{name}' is the last admin: no one could manage the remaining users (make another              user an admin first, or start the server with --requirepass)"
+        )
+    } else {
+        // Users without an admin already (left by an older server): this one would not help.
+        format!(
+            "the users have no admin: make '{name}' an admin (or start the server with              --requirepass)"
+        )
+    };
+    Err(UserChangeError::NoAdminLeft(message))
 }
 
 /// How long an address that failed an AUTH waits behind those that did not.
@@ -505,6 +584,7 @@ impl Auth {
                 buckets: Mutex::new(HashMap::new()),
             },
             verified: Verified::new(),
+            changes: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -630,14 +710,16 @@ impl Auth {
         .flatten()
     }
 
-    /// Adds or replaces a user.
+    /// Adds or replaces a user. Refused when it would leave no admin (see the module's doc).
     pub async fn set(
         &self,
         store: &Store,
         name: &str,
         password: &str,
         perms: Perms,
-    ) -> Result<(), String> {
+    ) -> Result<(), UserChangeError> {
+        let _change = self.changes.lock().await;
+        self.check_change(store, name, Some(&perms)).await?;
         let password = password.to_owned();
         // Hashing takes argon2's memory too: it waits its turn with the checks.
         let slot = self.checks.enter(Lane::First).await;
@@ -646,13 +728,17 @@ impl Auth {
             hash_password(&password)
         })
         .await
-        .map_err(|e| e.to_string())??;
+        .map_err(|e| UserChangeError::Store(e.to_string()))?
+        .map_err(UserChangeError::Store)?;
         let row = UserRow {
             name: name.to_owned(),
             hash: hash.clone(),
             perms: perms.words(),
         };
-        store.put_user(&row).await.map_err(|e| e.0)?;
+        store
+            .put_user(&row)
+            .await
+            .map_err(|e| UserChangeError::Store(e.0))?;
         if let Some(v) = &self.verified {
             v.forget(name);
         }
@@ -666,14 +752,41 @@ impl Auth {
         Ok(())
     }
 
-    /// Removes a user; `false` when there was none.
-    pub async fn delete(&self, store: &Store, name: &str) -> Result<bool, String> {
-        let existed = store.delete_user(name).await.map_err(|e| e.0)?;
+    /// Removes a user; `false` when there was none. Refused when it would leave no admin.
+    pub async fn delete(&self, store: &Store, name: &str) -> Result<bool, UserChangeError> {
+        let _change = self.changes.lock().await;
+        self.check_change(store, name, None).await?;
+        let existed = store
+            .delete_user(name)
+            .await
+            .map_err(|e| UserChangeError::Store(e.0))?;
         lock(&self.users).remove(name);
         if let Some(v) = &self.verified {
             v.forget(name);
         }
         Ok(existed)
+    }
+
+    /// Refuses a change that would leave users no one can manage, judged on the store's users
+    /// (another server of the group may have changed them since this one last read them).
+    async fn check_change(
+        &self,
+        store: &Store,
+        name: &str,
+        perms: Option<&Perms>,
+    ) -> Result<(), UserChangeError> {
+        if self.requirepass.is_some() {
+            return Ok(());
+        }
+        let users = read_users(store)
+            .await
+            .map_err(|e| UserChangeError::Store(e.0))?;
+        check_admin_left(
+            false,
+            users.iter().map(|(n, u)| (n.as_str(), u.perms.is_admin())),
+            name,
+            perms,
+        )
     }
 
     /// (name, permission words) of every user, sorted.
@@ -778,6 +891,38 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 mod tests {
     use super::*;
     use argon2::password_hash::PasswordVerifier;
+
+    #[test]
+    fn no_change_leaves_users_without_an_admin() {
+        let admin = Perms::all();
+        let app = Perms::parse(["alloc:orders"]).unwrap();
+        let refused =
+            |r: Result<(), UserChangeError>| matches!(r, Err(UserChangeError::NoAdminLeft(_)));
+        // The first user: an admin, or nothing (without requirepass).
+        assert!(refused(check_admin_left(false, [], "app", Some(&app))));
+        assert!(check_admin_left(false, [], "root", Some(&admin)).is_ok());
+        assert!(check_admin_left(true, [], "app", Some(&app)).is_ok());
+        // With an admin, others may be anything.
+        let two = [("root", true), ("app", false)];
+        assert!(check_admin_left(false, two, "viewer", Some(&app)).is_ok());
+        assert!(check_admin_left(false, two, "app", None).is_ok());
+        // The last admin: not deleted nor demoted while others remain...
+        assert!(refused(check_admin_left(false, two, "root", None)));
+        assert!(refused(check_admin_left(false, two, "root", Some(&app))));
+        // ...but once another admin exists, either goes.
+        let admins = [("root", true), ("ops", true), ("app", false)];
+        assert!(check_admin_left(false, admins, "root", None).is_ok());
+        assert!(check_admin_left(false, admins, "root", Some(&app)).is_ok());
+        // The only user may go: auth is off again, as on a fresh server.
+        assert!(check_admin_left(false, [("root", true)], "root", None).is_ok());
+        // requirepass keeps an admin (`default`) whatever the users are.
+        assert!(check_admin_left(true, two, "root", None).is_ok());
+        let Err(UserChangeError::NoAdminLeft(m)) = check_admin_left(false, [], "app", Some(&app))
+        else {
+            panic!("refused")
+        };
+        assert!(m.starts_with("the first user must be an admin"), "{m}");
+    }
 
     #[test]
     fn permissions_by_pattern() {

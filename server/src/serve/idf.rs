@@ -1,6 +1,6 @@
 //! The `IDF.*` commands: tags, server-side snowflakes, decoding and users.
 
-use super::auth::{Perms, Right};
+use super::auth::{Perms, Right, UserChangeError};
 use super::cmd::{Cmd, MAX_SNOWFLAKE_COUNT};
 use super::metrics::ErrorKind;
 use super::request::{Session, alloc_error, int, require, tag as name, text as arg_text, usage};
@@ -18,6 +18,14 @@ fn syntax() -> Failure {
 
 fn store(e: AllocError) -> Failure {
     (ErrorKind::Store, e.to_string())
+}
+
+fn user_change(e: UserChangeError) -> Failure {
+    match e {
+        // The client's request, not the store, is what cannot be done.
+        UserChangeError::NoAdminLeft(m) => usage(format!("ERR {m}")),
+        UserChangeError::Store(m) => (ErrorKind::Store, format!("ERR {m}")),
+    }
 }
 
 fn positive(arg: &[u8], what: &str, max: i64) -> Result<i64, Failure> {
@@ -280,16 +288,12 @@ pub async fn user(
                 .auth
                 .set(store, user, password, perms)
                 .await
-                .map_err(|e| (ErrorKind::Store, format!("ERR {e}")))?;
+                .map_err(user_change)?;
             out.ok();
         }
         (b"DEL", 3) => {
             let user = name(args[2])?;
-            let existed = shared
-                .auth
-                .delete(store, user)
-                .await
-                .map_err(|e| (ErrorKind::Store, format!("ERR {e}")))?;
+            let existed = shared.auth.delete(store, user).await.map_err(user_change)?;
             out.int(i64::from(existed));
         }
         (b"LIST", 2) => {
