@@ -187,7 +187,8 @@ step_python() {
   (cd python && "$venv/bin/maturin" sdist --out "$sdist_dir" >/dev/null)
   python3 -m venv "$sdist_venv"
   "$sdist_venv/bin/python" -m pip install --quiet "$sdist_dir"/idforge-*.tar.gz "pytest>=7" "pymongo>=4"
-  (cd python && "$sdist_venv/bin/pytest" -q)
+  # IDFORGE_SDIST: pip on that sdist with no cargo on PATH must say Rust is needed, in a paragraph.
+  (cd python && IDFORGE_SDIST="$(echo "$sdist_dir"/idforge-*.tar.gz)" "$sdist_venv/bin/pytest" -q)
   rm -rf "$sdist_dir"
 }
 

@@ -1,0 +1,384 @@
+"""``python -m idforge``: the ``gen`` and ``decode`` commands of the ``idforge`` command line.
+
+Same arguments, same output and the same error lines (``idforge: error: MESSAGE (CODE)``, exit
+status 2 for bad input, 1 for other failures), made with this package's API, for users who have
+the wheel but not the server's binary::
+
+    python -m idforge gen snowflake [--layout L] [--node N] [--count N]
+    python -m idforge gen objectid [--count N]
+    python -m idforge gen flake128 [--count N] [--format base62|hex|decimal|uuid]
+    python -m idforge decode ID [--layout L] [--type snowflake|objectid|flake128] [--json]
+
+``compose``, ``layouts``, ``serve`` and ``store`` are the binary's alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, TextIO, Tuple
+
+from . import Flake128, Flake128Generator, Layout, ObjectId, Snowflake
+from ._errors import (
+    IdforgeError,
+    InvalidArgumentError,
+    InvalidDecimalError,
+)
+
+PROG = "idforge"
+MAX_COUNT = 10_000_000
+"""The most ids one ``gen`` call prints, as the binary's."""
+BATCH = 4096
+"""Snowflake ids taken per ``next_many`` call."""
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+# The codes that are not the input's fault (exit 1), as the binary's.
+_FAILURE_CODES = {
+    "CLOCK_BEHIND",
+    "TIMEOUT",
+    "FORKED",
+    "BUFFER_FULL",
+    "SOURCE_UNAVAILABLE",
+    "IO",
+    "PANIC",
+}
+
+_DIGITS = "0123456789"
+_HEX = "0123456789abcdefABCDEF"
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_U64_MAX = (1 << 64) - 1
+_U64_DECIMAL_LEN = 20
+_OBJECTID_HEX_LEN = 24
+_FLAKE_HEX_LEN = 32
+_FLAKE_BASE62_LEN = 22
+_UUID_DASHES = (8, 13, 18, 23)
+
+
+class _Refused(Exception):
+    """A value the command refuses: reported as one error line with this code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _code_name(e: IdforgeError) -> str:
+    name = getattr(e, "name", "")
+    if isinstance(name, str) and name:
+        return name
+    return str(getattr(e, "code", "IDFORGE_ERROR"))
+
+
+def _decimal(what: str, text: str) -> int:
+    if not text or any(c not in _DIGITS for c in text):
+        quoted = json.dumps(text, ensure_ascii=False)
+        raise _Refused("INVALID_DECIMAL", f"{what} {quoted} is not a number")
+    n = int(text)
+    if n > _U64_MAX:
+        raise _Refused("INVALID_DECIMAL", f"{what} {text} does not fit in 64 bits")
+    return n
+
+
+def _count(text: str) -> int:
+    n = _decimal("count", text)
+    if not 1 <= n <= MAX_COUNT:
+        raise _Refused("INVALID_ARGUMENT", f"count {n} is out of range (1 to {MAX_COUNT})")
+    return n
+
+
+def _all(text: str, alphabet: str) -> bool:
+    return bool(text) and all(c in alphabet for c in text)
+
+
+def _uuid_hex(text: str) -> Optional[str]:
+    """The 32 hex digits of an 8-4-4-4-12 UUID text, or ``None``."""
+    if len(text) != 36:
+        return None
+    for i, c in enumerate(text):
+        if (c == "-") != (i in _UUID_DASHES) or (c != "-" and c not in _HEX):
+            return None
+    return text.replace("-", "")
+
+
+def _parse_snowflake(text: str) -> int:
+    # As the core's decimal reader: 1 to 20 digits that fit in 64 bits.
+    if not text:
+        raise InvalidDecimalError("invalid decimal: empty input")
+    if len(text) > _U64_DECIMAL_LEN:
+        raise InvalidDecimalError("invalid decimal: too many characters")
+    if any(c not in _DIGITS for c in text):
+        raise InvalidDecimalError("invalid decimal: invalid character")
+    n = int(text)
+    if n > _U64_MAX:
+        raise InvalidDecimalError("invalid decimal: value does not fit")
+    return n
+
+
+def _parse_flake128(text: str) -> Flake128:
+    hex_digits = _uuid_hex(text)
+    if hex_digits is not None:
+        return Flake128.from_hex(hex_digits)
+    if len(text) == _FLAKE_HEX_LEN:
+        return Flake128.from_hex(text)
+    return Flake128.from_base62(text)
+
+
+def parse_id(text: str, kind: Optional[str]) -> Tuple[str, Any]:
+    """``(type, id)`` for ``text``, of ``kind`` or detected as the binary does: 24 hex characters
+    are an ObjectId; 32 hex characters, a UUID text, or 22 base62 characters that are not all
+    digits are a flake-128; all digits are a snowflake."""
+    if kind == "snowflake":
+        return "snowflake", _parse_snowflake(text)
+    if kind == "objectid":
+        return "objectid", ObjectId(text)
+    if kind == "flake128":
+        return "flake128", _parse_flake128(text)
+    hexadecimal = _all(text, _HEX)
+    if hexadecimal and len(text) == _OBJECTID_HEX_LEN:
+        return "objectid", ObjectId(text)
+    if (hexadecimal and len(text) == _FLAKE_HEX_LEN) or _uuid_hex(text) is not None:
+        return "flake128", _parse_flake128(text)
+    if _all(text, _DIGITS):
+        return "snowflake", _parse_snowflake(text)
+    # Only the full width: a short word ("nope") is base62 too, and would decode as a flake-128
+    # from 1970.
+    if len(text) == _FLAKE_BASE62_LEN and _all(text, _BASE62):
+        return "flake128", _parse_flake128(text)
+    raise InvalidArgumentError(
+        "not a snowflake (decimal), ObjectId (24 hex) or flake-128 (22 base62, 32 hex or UUID) "
+        "id; pass --type to say which"
+    )
+
+
+def _civil_from_days(days: int) -> Tuple[int, int, int]:
+    # Days since 1970-01-01 to a proleptic Gregorian date (any year: layouts may reach past 9999,
+    # where datetime stops).
+    z = days + 719_468
+    era = z // 146_097
+    doe = z - era * 146_097
+    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    year = yoe + era * 400 + (1 if month <= 2 else 0)
+    return year, month, day
+
+
+def _date_time(ms: int) -> Tuple[str, int]:
+    days, ms_of_day = divmod(ms, 86_400_000)
+    year, month, day = _civil_from_days(days)
+    secs = ms_of_day // 1000
+    text = f"{year:04}-{month:02}-{day:02}T{secs // 3600:02}:{secs // 60 % 60:02}:{secs % 60:02}"
+    return text, ms_of_day % 1000
+
+
+def format_ms(ms: int) -> str:
+    """Unix milliseconds as RFC 3339 UTC text with milliseconds: ``2023-11-14T22:13:20.123Z``."""
+    text, millis = _date_time(ms)
+    return f"{text}.{millis:03}Z"
+
+
+def format_secs(secs: int) -> str:
+    """Unix seconds as RFC 3339 UTC text: ``2106-02-07T06:28:15Z``."""
+    text, _ = _date_time(secs * 1000)
+    return f"{text}Z"
+
+
+def fields(kind: str, id: Any, layout: Layout) -> List[Tuple[str, str, Any]]:
+    """The decoded fields as ``(key, text, JSON value)`` rows, in the binary's order."""
+    if kind == "snowflake":
+        tick, time_ms, node, seq = layout.decompose(id)
+        return [
+            ("type", "snowflake", "snowflake"),
+            ("layout", str(layout), str(layout)),
+            ("id", str(id), str(id)),
+            ("time", format_ms(time_ms), format_ms(time_ms)),
+            ("time_ms", str(time_ms), time_ms),
+            ("node", str(node), node),
+            ("sequence", str(seq), seq),
+            ("tick", str(tick), tick),
+        ]
+    if kind == "objectid":
+        secs = id.timestamp
+        return [
+            ("type", "objectid", "objectid"),
+            ("id", str(id), str(id)),
+            ("time", format_secs(secs), format_secs(secs)),
+            ("timestamp", str(secs), secs),
+        ]
+    worker = f"{id.worker:012x}"
+    return [
+        ("type", "flake128", "flake128"),
+        ("id", id.base62, id.base62),
+        ("time", format_ms(id.time_ms), format_ms(id.time_ms)),
+        ("time_ms", str(id.time_ms), id.time_ms),
+        ("worker", worker, worker),
+        ("sequence", str(id.seq), id.seq),
+    ]
+
+
+def _gen_snowflake(out: TextIO, args: argparse.Namespace) -> None:
+    ids = Snowflake(args.layout, node_id=args.node)
+    left = args.count
+    while left > 0:
+        n = min(left, BATCH)
+        out.write("".join(f"{i}\n" for i in ids.next_many(n)))
+        left -= n
+
+
+def _gen_objectid(out: TextIO, args: argparse.Namespace) -> None:
+    for _ in range(args.count):
+        out.write(f"{ObjectId()}\n")
+
+
+_FLAKE_FORMATS: Dict[str, Callable[[Flake128], str]] = {
+    "base62": lambda f: f.base62,
+    "hex": lambda f: f.hex,
+    "decimal": lambda f: str(int(f)),
+    "uuid": lambda f: str(f.uuid),
+}
+
+
+def _gen_flake128(out: TextIO, args: argparse.Namespace) -> None:
+    ids = Flake128Generator()
+    write = _FLAKE_FORMATS[args.format]
+    for _ in range(args.count):
+        out.write(write(ids.next()) + "\n")
+
+
+def _decode(out: TextIO, args: argparse.Namespace) -> None:
+    kind, id = parse_id(args.id, args.type)
+    rows = fields(kind, id, args.layout)
+    if args.json:
+        # As serde_json prints a map: keys sorted, no spaces, text as it is.
+        obj = {key: value for key, _, value in rows}
+        text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        out.write(text + "\n")
+    else:
+        out.write("".join(f"{key:<10}{text}\n" for key, text, _ in rows))
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its usage errors reported as the binary's: on stderr, exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{PROG}: error: {message}\n")
+
+
+class _BadValue:
+    """An option's value its converter refused: reported after parsing as the binary reports
+    it (argparse would print its own message, without the code)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+def _checked(convert: Callable[[str], Any]) -> Callable[[str], Any]:
+    def wrapped(text: str) -> Any:
+        try:
+            return convert(text)
+        except (_Refused, IdforgeError) as e:
+            return _BadValue(e)
+
+    return wrapped
+
+
+def _parser() -> argparse.ArgumentParser:
+    layout = _checked(Layout.parse)
+    count = _checked(_count)
+    node = _checked(lambda t: _decimal("node", t))
+    layout_help = (
+        "a preset (twitter, discord, instagram, sonyflake, baidu, js_safe) or a spec "
+        "epoch=MS,tick=MS,time=BITS,node=BITS,seq=BITS (then optionally ,order=time_seq_node and "
+        ",unsigned) (default: twitter)"
+    )
+    p = _Parser(
+        prog=PROG,
+        allow_abbrev=False,
+        description="Unique ids: generate and decode snowflake, ObjectId and flake-128 ids "
+        "(the gen and decode commands of the idforge binary).",
+    )
+    commands = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+    gen = commands.add_parser("gen", help="generate ids, one per line")
+    kinds = gen.add_subparsers(dest="kind", metavar="KIND", parser_class=_Parser)
+    kinds.required = True
+    count_help = f"how many ids (1 to {MAX_COUNT})"
+    sf = kinds.add_parser("snowflake", allow_abbrev=False, help="64-bit snowflake ids, in decimal")
+    sf.add_argument("--layout", metavar="NAME|SPEC", type=layout, default="twitter", help=layout_help)
+    sf.add_argument("--node", metavar="N", type=node, default="0", help="the node id (fits the layout)")
+    sf.add_argument("--count", metavar="N", type=count, default="1", help=count_help)
+    sf.set_defaults(run=_gen_snowflake)
+    oid = kinds.add_parser("objectid", allow_abbrev=False, help="MongoDB ObjectIds, as 24 lower-case hex characters")
+    oid.add_argument("--count", metavar="N", type=count, default="1", help=count_help)
+    oid.set_defaults(run=_gen_objectid)
+    fl = kinds.add_parser("flake128", allow_abbrev=False, help="128-bit flake ids (time | random worker | sequence)")
+    fl.add_argument("--count", metavar="N", type=count, default="1", help=count_help)
+    fl.add_argument("--format", choices=list(_FLAKE_FORMATS), default="base62", help="how to write each id")
+    fl.set_defaults(run=_gen_flake128)
+    dec = commands.add_parser("decode", allow_abbrev=False, help="split an id into its fields")
+    dec.add_argument(
+        "id",
+        metavar="ID",
+        help="decimal (snowflake), 24 hex (ObjectId), base62, 32 hex or UUID (flake-128)",
+    )
+    dec.add_argument("--layout", metavar="NAME|SPEC", type=layout, default="twitter", help=layout_help)
+    dec.add_argument(
+        "--type",
+        choices=["snowflake", "objectid", "flake128"],
+        help="the id's type, instead of detecting it",
+    )
+    dec.add_argument("--json", action="store_true", help="print one JSON object")
+    dec.set_defaults(run=_decode)
+    return p
+
+
+def _report(err: TextIO, code: str, message: str) -> int:
+    err.write(f"{PROG}: error: {message} ({code})\n")
+    err.flush()
+    return EXIT_FAILURE if code in _FAILURE_CODES else EXIT_USAGE
+
+
+def main(
+    argv: Optional[Sequence[str]] = None,
+    out: Optional[TextIO] = None,
+    err: Optional[TextIO] = None,
+) -> int:
+    """Runs one command with ``argv`` (without the program name; default ``sys.argv[1:]``);
+    returns the exit status."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    args = _parser().parse_args(argv)
+    for value in vars(args).values():
+        if isinstance(value, _BadValue):
+            return _report(err, *_described(value.error))
+    try:
+        args.run(out, args)
+        out.flush()
+    except BrokenPipeError:
+        # The reader went away (`| head -1`): a quiet success, as the binary's. Python would
+        # flush stdout once more at exit and complain: point it at /dev/null first.
+        if out is sys.stdout:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except (_Refused, IdforgeError) as e:
+        return _report(err, *_described(e))
+    return EXIT_OK
+
+
+def _described(e: Exception) -> Tuple[str, str]:
+    if isinstance(e, _Refused):
+        return e.code, str(e)
+    if isinstance(e, IdforgeError):
+        return _code_name(e), str(e)
+    return "INVALID_ARGUMENT", str(e)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

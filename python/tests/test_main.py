@@ -1,0 +1,232 @@
+"""``python -m idforge``: the binary's ``gen`` and ``decode`` from the package, with the same
+output and error lines (compared with the binary itself when IDFORGE_BIN names it)."""
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+import idforge
+from idforge.__main__ import format_ms, format_secs, main
+
+
+# `python -m` puts the working directory first on sys.path: run it away from python/, whose
+# idforge/ folder has no native module, so that the installed package is what runs.
+AWAY = os.path.dirname(os.path.abspath(sys.executable))
+
+
+def run(*args, check_status=None):
+    """``python -m idforge ARGS``: (status, stdout, stderr)."""
+    p = subprocess.run(
+        [sys.executable, "-m", "idforge", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=AWAY,
+    )
+    if check_status is not None:
+        assert p.returncode == check_status, (args, p.returncode, p.stdout, p.stderr)
+    return p.returncode, p.stdout, p.stderr
+
+
+def ok(*args):
+    return run(*args, check_status=0)[1]
+
+
+def field(text, key):
+    for line in text.splitlines():
+        if line[:10].rstrip() == key:
+            return line[10:]
+    raise AssertionError(f"no {key} in {text!r}")
+
+
+TWITTER_ID = 1_212_161_842_325_159_937
+
+
+def test_decode_a_known_twitter_id_as_the_binary_prints_it():
+    node, seq, tick = (TWITTER_ID >> 12) & 0x3FF, TWITTER_ID & 0xFFF, TWITTER_ID >> 22
+    time_ms = tick + 1_288_834_974_657
+    assert ok("decode", str(TWITTER_ID)) == (
+        "type      snowflake\n"
+        "layout    twitter\n"
+        f"id        {TWITTER_ID}\n"
+        "time      2020-01-01T00:01:18.745Z\n"
+        f"time_ms   {time_ms}\n"
+        f"node      {node}\n"
+        f"sequence  {seq}\n"
+        f"tick      {tick}\n"
+    )
+    # serde_json's map: keys sorted, no spaces, 64-bit ids as text.
+    assert ok("decode", str(TWITTER_ID), "--json") == (
+        f'{{"id":"{TWITTER_ID}","layout":"twitter","node":{node},"sequence":{seq},'
+        f'"tick":{tick},"time":"2020-01-01T00:01:18.745Z","time_ms":{time_ms},'
+        '"type":"snowflake"}\n'
+    )
+    spec = "epoch=1288834974657,tick=1,time=41,node=10,seq=12"
+    text = ok("decode", str(TWITTER_ID), "--type", "snowflake", "--layout", spec)
+    assert field(text, "time") == "2020-01-01T00:01:18.745Z"
+
+
+@pytest.mark.parametrize(
+    "hex_id,time,secs",
+    [
+        ("ffffffff0000000000000000", "2106-02-07T06:28:15Z", 4_294_967_295),
+        ("7fffffff0000000000000000", "2038-01-19T03:14:07Z", 2_147_483_647),
+        ("000000000000000000000000", "1970-01-01T00:00:00Z", 0),
+        ("80000000AABBCC1234000001", "2038-01-19T03:14:08Z", 2_147_483_648),
+    ],
+)
+def test_decode_objectids_from_the_spec_table(hex_id, time, secs):
+    text = ok("decode", hex_id)
+    assert text == (
+        f"type      objectid\nid        {hex_id.lower()}\ntime      {time}\ntimestamp {secs}\n"
+    )
+    decoded = json.loads(ok("decode", "--json", hex_id, "--type", "objectid"))
+    assert decoded == {"type": "objectid", "id": hex_id.lower(), "time": time, "timestamp": secs}
+
+
+def test_decode_flake128_in_every_form():
+    f = idforge.Flake128.from_parts(1_700_000_000_123, 0xABC, 7)
+    for text in [f.base62, f.hex, str(f.uuid)]:
+        out = ok("decode", text)
+        assert out == (
+            "type      flake128\n"
+            f"id        {f.base62}\n"
+            "time      2023-11-14T22:13:20.123Z\n"
+            "time_ms   1700000000123\n"
+            "worker    000000000abc\n"
+            "sequence  7\n"
+        ), text
+
+
+def test_times_past_9999_and_at_the_edges():
+    # The binary writes years past 9999 with more digits; datetime cannot reach them.
+    assert format_ms(0) == "1970-01-01T00:00:00.000Z"
+    assert format_ms(951_782_400_000) == "2000-02-29T00:00:00.000Z"
+    assert format_ms(253_402_300_799_999) == "9999-12-31T23:59:59.999Z"
+    assert format_ms(253_402_300_800_000) == "10000-01-01T00:00:00.000Z"
+    assert format_secs(4_294_967_295) == "2106-02-07T06:28:15Z"
+
+
+def test_gen_snowflake_objectid_and_flake128():
+    ids = [int(line) for line in ok("gen", "snowflake", "--node", "9", "--count", "5000").split()]
+    assert len(ids) == 5000 and ids == sorted(set(ids))
+    assert {(i >> 12) & 0x3FF for i in ids} == {9}
+    assert field(ok("decode", str(ids[0])), "node") == "9"
+    # A layout spec and a preset by another spelling.
+    one = ok("gen", "snowflake", "--layout", "Js-Safe").strip()
+    assert int(one) < 2**53
+    oids = ok("gen", "objectid", "--count", "3").split()
+    assert len(oids) == 3 and all(len(o) == 24 and o == o.lower() for o in oids)
+    assert field(ok("decode", oids[0]), "type") == "objectid"
+    assert len(ok("gen", "flake128").strip()) == 22  # base62 by default
+    for form in ["base62", "hex", "decimal", "uuid"]:
+        lines = ok("gen", "flake128", "--count", "20", "--format", form).split()
+        if form == "decimal":
+            flakes = [idforge.Flake128(int(x)) for x in lines]
+        elif form == "uuid":
+            flakes = [idforge.Flake128.from_uuid(uuid.UUID(x)) for x in lines]
+        else:
+            flakes = [idforge.Flake128(x) for x in lines]
+        assert len(flakes) == 20 and flakes == sorted(flakes), form
+        assert len({f.worker for f in flakes}) == 1
+        if form != "decimal":
+            assert field(ok("decode", lines[0]), "id") == flakes[0].base62
+
+
+BAD = [
+    (["decode", "not-an-id!"], "INVALID_ARGUMENT"),
+    # A word is not an id (base62, but not the 22 characters of a flake-128).
+    (["decode", "nope"], "INVALID_ARGUMENT"),
+    (["decode", ""], "INVALID_ARGUMENT"),
+    (["decode", "99999999999999999999"], "INVALID_DECIMAL"),
+    (["decode", "9223372036854775808"], "INVALID_ARGUMENT"),
+    (["decode", "12", "--type", "objectid"], "INVALID_HEX"),
+    (["decode", "1x", "--type", "snowflake"], "INVALID_DECIMAL"),
+    (["decode", "a!", "--type", "flake128"], "INVALID_BASE62"),
+    (["decode", "1", "--layout", "nope"], "INVALID_LAYOUT"),
+    (["gen", "snowflake", "--count", "0"], "INVALID_ARGUMENT"),
+    (["gen", "snowflake", "--count", "-1"], "INVALID_DECIMAL"),
+    (["gen", "objectid", "--count", "10000001"], "INVALID_ARGUMENT"),
+    (["gen", "snowflake", "--node", "1024"], "NODE_OUT_OF_RANGE"),
+    (["gen", "snowflake", "--node", "x"], "INVALID_DECIMAL"),
+]
+
+
+@pytest.mark.parametrize("args,code", BAD)
+def test_bad_input_is_one_line_with_a_code_and_exit_2(args, code):
+    status, out, err = run(*args)
+    assert (status, out) == (2, ""), (args, err)
+    assert err.startswith("idforge: error: ") and err.endswith(f" ({code})\n"), err
+    assert err.count("\n") == 1, err
+
+
+def test_usage_errors_exit_2():
+    status, _, err = run("gen")
+    assert status == 2 and "idforge: error:" in err
+    status, _, err = run("frobnicate")
+    assert status == 2
+    status, out, _ = run("--help")
+    assert status == 0 and "gen" in out and "decode" in out
+
+
+def test_a_reader_that_goes_away_ends_the_run_quietly():
+    p = subprocess.Popen(
+        [sys.executable, "-m", "idforge", "gen", "snowflake", "--count", "2000000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=AWAY,
+    )
+    assert p.stdout.readline().strip().isdigit()
+    p.stdout.close()
+    assert p.wait(timeout=120) == 0
+    assert p.stderr.read() == b""
+
+
+def test_main_in_process():
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["decode", str(TWITTER_ID)], out, err) == 0
+    assert field(out.getvalue(), "time") == "2020-01-01T00:01:18.745Z"
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["decode", "nope"], out, err) == 2
+    assert err.getvalue().endswith("(INVALID_ARGUMENT)\n")
+
+
+def binary():
+    path = os.environ.get("IDFORGE_BIN")
+    if not path:
+        if os.environ.get("IDFORGE_REQUIRE_SERVICES"):
+            pytest.fail("IDFORGE_BIN is not set but IDFORGE_REQUIRE_SERVICES is")
+        pytest.skip("IDFORGE_BIN is not set (ci/test.sh sets it)")
+    return path
+
+
+def test_the_same_output_and_errors_as_the_binary():
+    bin_path = binary()
+    f = idforge.Flake128.from_parts(1_700_000_000_123, 0xABC, 7)
+    cases = [
+        ["decode", str(TWITTER_ID)],
+        ["decode", str(TWITTER_ID), "--json"],
+        ["decode", "0"],
+        ["decode", "18446744073709551615", "--layout", "sonyflake"],
+        ["decode", "18446744073709551615", "--layout", "twitter"],
+        ["decode", "123", "--type", "flake128"],
+        ["decode", "ffffffff0000000000000000", "--json"],
+        ["decode", f.base62, "--json"],
+        ["decode", str(f.uuid)],
+        ["decode", "1", "--layout", "epoch=1,tick=10,time=41,node=10,seq=12,order=time_seq_node"],
+        *[args for args, _ in BAD],
+    ]
+    for args in cases:
+        mine = run(*args)
+        theirs = subprocess.run([bin_path, *args], capture_output=True, text=True, timeout=60)
+        assert mine[0] == theirs.returncode, (args, mine, theirs.stderr)
+        assert mine[1] == theirs.stdout, args
+        if theirs.returncode:
+            # The same code; the message too where both read the value the same way.
+            assert mine[2].rsplit(" (", 1)[1] == theirs.stderr.rsplit(" (", 1)[1], (args, mine, theirs)
