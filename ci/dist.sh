@@ -266,6 +266,7 @@ if wants jvm; then
   jar --create --file "dist/idforge-jvm-$version.jar" --date "$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)" \
     -C "$dir/classes" .
   printf '    %-40s %9d bytes\n' "idforge-jvm-$version.jar" "$(stat -c %s "dist/idforge-jvm-$version.jar")"
+  sed "s|@VERSION@|$version|" packaging/jvm/pom.xml >"dist/idforge-jvm-$version.pom" # JNA, kotlin-stdlib
 fi
 
 (cd dist && sha256sum -- * >SHA256SUMS)
