@@ -9,7 +9,8 @@
     bindings/uniffi/src/error_codes.rs the `IdforgeError` enum and its two matches (JVM)
     bindings/uniffi/kotlin/IdforgeCodes.kt  each exception's status and name (JVM)
 
-Node's list (node/errors.js) is made from the native module's own table by node/scripts.
+Node's lists (node/errors.js, node/errors.d.ts) are written from the same file by
+node/scripts/gen-errors.mjs (`npm run build`).
 Adding a code: a row in errors.json and a variant of the core's `Error` that returns it, then
 `ci/check-generated.sh --write`.
 
@@ -85,9 +86,13 @@ def python(data):
         "",
         "",
         f"class {root}(Exception):",
-        '    """Base class of every idforge error; `code` is the stable numeric code, `name` its name."""',
+        '    """Base class of every idforge error; `code` is the stable numeric code, `name` its name.',
+        "",
+        "    `status` is the same number under the name Node.js, Kotlin and C give it (`code` is",
+        '    kept as it always was)."""',
         "",
         "    code: int = 0",
+        "    status: int = 0",
         '    name: str = ""',
         "",
         "",
@@ -99,6 +104,7 @@ def python(data):
             f'    """{e["description"]}"""',
             "",
             f"    code = {e['code']}",
+            f"    status = {e['code']}",
             f'    name = "{e["name"]}"',
             "",
             "",

@@ -82,9 +82,14 @@ export declare const ErrorCode: {
  */
 export type IdforgeErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
 
-/** An error thrown by idforge: a plain `Error` whose `code` says which. */
+/**
+ * An error thrown by idforge: a plain `Error` whose `code` says which (`IDFORGE_` and the
+ * name of errors.json, the same name in every language) and whose `status` is that code's
+ * number (the C status, Python's `code`, Kotlin's `status`).
+ */
 export interface IdforgeError extends Error {
   code: IdforgeErrorCode
+  status: number
 }
 
 /** The rows of errors.json: the C status value, the code and what the error means. */

@@ -1,6 +1,11 @@
 // Types of the public module (index.js / index.mjs). The native classes and their option and
 // result types come from native.d.ts, which the napi CLI generates from bindings/node; the id
 // value classes below are JavaScript, in index.js.
+//
+// The types use Node's (`Buffer`): the reference below loads them from `@types/node`, a
+// dependency of the package, also where a project lists no `types` (TypeScript 6 loads none
+// by default).
+/// <reference types="node" />
 
 export {
   Layout,

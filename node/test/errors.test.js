@@ -1,6 +1,7 @@
 'use strict'
 // Every row of errors.json: the package knows its code, the addon reports the same list, and
-// each code an API call can produce is thrown (or rejected) with that `error.code`.
+// each code an API call can produce is thrown (or rejected) with that `error.code` and the
+// row's number as `error.status` (helpers.js checks both).
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { mkdtempSync, rmSync } = require('node:fs')
@@ -110,6 +111,55 @@ test('batch sizes are checked', () => {
     throwsCode(() => s.nextManyAsync(n), 'INVALID_ARGUMENT')
   }
   assert.equal(g.nextMany(0).length, 0)
+})
+
+test('errors made by the package\'s JavaScript carry code and status as the addon\'s do', () => {
+  throwsCode(() => ObjectId.fromHex(42), 'INVALID_HEX')
+  throwsCode(() => ObjectId.fromBytes('twelve bytes'), 'INVALID_LENGTH')
+  throwsCode(() => new Flake128(-1n), 'INVALID_ARGUMENT')
+})
+
+test('README\'s contract: the name and number of errors.json, as in Python, C and Kotlin', () => {
+  const row = ROWS.find((r) => r.name === 'INVALID_HEX')
+  try {
+    ObjectId.fromHex('nope')
+    assert.fail('no error')
+  } catch (e) {
+    assert.equal(e.code, idforge.ErrorCode.INVALID_HEX)
+    assert.equal(e.code, `IDFORGE_${row.name}`)
+    assert.equal(e.status, row.code)
+    assert.equal(e.status, 6) // the C IDFORGE_STATUS_INVALID_HEX, Python's InvalidHexError.code
+  }
+})
+
+test('errors thrown in a worker thread carry code and status', async () => {
+  const { Worker } = require('node:worker_threads')
+  const source = `
+    const { parentPort } = require('node:worker_threads')
+    const { ObjectId, Layout } = require(${JSON.stringify(require.resolve('idforge'))})
+    const seen = []
+    const bad = { epochMs: 0, tickMs: 0, timeBits: 41, nodeBits: 10, seqBits: 12 }
+    for (const f of [() => ObjectId.fromHex('nope'), () => new Layout(bad)]) {
+      try { f() } catch (e) { seen.push([e.code, e.status]) }
+    }
+    parentPort.postMessage(seen)`
+  for (let round = 0; round < 2; round++) {
+    // Two workers one after the other: the first one's end must not disturb the next, nor
+    // this thread.
+    const worker = new Worker(source, { eval: true })
+    const [seen] = await Promise.all([
+      new Promise((resolve, reject) => {
+        worker.once('message', resolve)
+        worker.once('error', reject)
+      }),
+      new Promise((resolve) => worker.once('exit', resolve)),
+    ])
+    assert.deepEqual(seen, [
+      ['IDFORGE_INVALID_HEX', 6],
+      ['IDFORGE_INVALID_LAYOUT', 1],
+    ])
+  }
+  throwsCode(() => ObjectId.fromHex('nope'), 'INVALID_HEX')
 })
 
 test('rejections carry the code too', async () => {

@@ -12,21 +12,30 @@ function load(name) {
   return JSON.parse(readFileSync(join(TESTDATA, name), 'utf8'))
 }
 
-/** Asserts that `fn` throws an Error whose code is IDFORGE_<name>. */
+// The number of each code's name, from errors.json (the contract every language shares).
+const STATUS = new Map(load('errors.json').errors.map((r) => [r.name, r.code]))
+
+/** Asserts that `e` is idforge's error `name`: `code` IDFORGE_<name>, `status` its number. */
+function assertIdforgeError(e, name) {
+  assert.ok(e instanceof Error, `not an Error: ${e}`)
+  assert.equal(e.code, `IDFORGE_${name}`, e.message)
+  assert.ok(STATUS.has(name), `${name} is not a code of errors.json`)
+  assert.equal(e.status, STATUS.get(name), `status of ${e.code}: ${e.message}`)
+}
+
+/** Asserts that `fn` throws an Error whose code is IDFORGE_<name> (and status its number). */
 function throwsCode(fn, name, words) {
   assert.throws(fn, (e) => {
-    assert.ok(e instanceof Error, `not an Error: ${e}`)
-    assert.equal(e.code, `IDFORGE_${name}`, e.message)
+    assertIdforgeError(e, name)
     if (words) assert.match(e.message.toLowerCase(), new RegExp(words))
     return true
   })
 }
 
-/** Asserts that `promise` rejects with an Error whose code is IDFORGE_<name>. */
+/** Asserts that `promise` rejects with an Error whose code is IDFORGE_<name> (status too). */
 async function rejectsCode(promise, name) {
   await assert.rejects(promise, (e) => {
-    assert.ok(e instanceof Error, `not an Error: ${e}`)
-    assert.equal(e.code, `IDFORGE_${name}`, e.message)
+    assertIdforgeError(e, name)
     return true
   })
 }

@@ -35,9 +35,13 @@ __all__ = [
 
 
 class IdforgeError(Exception):
-    """Base class of every idforge error; `code` is the stable numeric code, `name` its name."""
+    """Base class of every idforge error; `code` is the stable numeric code, `name` its name.
+
+    `status` is the same number under the name Node.js, Kotlin and C give it (`code` is
+    kept as it always was)."""
 
     code: int = 0
+    status: int = 0
     name: str = ""
 
 
@@ -45,6 +49,7 @@ class InvalidLayoutError(IdforgeError, ValueError):
     """A snowflake layout is not valid (widths, tick unit, epoch)."""
 
     code = 1
+    status = 1
     name = "INVALID_LAYOUT"
 
 
@@ -52,6 +57,7 @@ class NodeOutOfRangeError(IdforgeError, ValueError):
     """A node (worker, machine) id does not fit the layout."""
 
     code = 2
+    status = 2
     name = "NODE_OUT_OF_RANGE"
 
 
@@ -59,6 +65,7 @@ class EpochInFutureError(IdforgeError, ValueError):
     """The layout's epoch lies after the current time."""
 
     code = 3
+    status = 3
     name = "EPOCH_IN_FUTURE"
 
 
@@ -66,6 +73,7 @@ class TimeOutOfRangeError(IdforgeError, ValueError):
     """A time is before the epoch or past the last time the layout can encode."""
 
     code = 4
+    status = 4
     name = "TIME_OUT_OF_RANGE"
 
 
@@ -73,6 +81,7 @@ class SequenceOutOfRangeError(IdforgeError, ValueError):
     """A sequence number does not fit the layout."""
 
     code = 5
+    status = 5
     name = "SEQUENCE_OUT_OF_RANGE"
 
 
@@ -80,6 +89,7 @@ class InvalidHexError(IdforgeError, ValueError):
     """Text is not valid hexadecimal of the expected length."""
 
     code = 6
+    status = 6
     name = "INVALID_HEX"
 
 
@@ -87,6 +97,7 @@ class InvalidBase62Error(IdforgeError, ValueError):
     """Text is not valid base62 (0-9A-Za-z) or does not fit."""
 
     code = 7
+    status = 7
     name = "INVALID_BASE62"
 
 
@@ -94,6 +105,7 @@ class InvalidBase32Error(IdforgeError, ValueError):
     """Text is not valid Crockford base32 or does not fit."""
 
     code = 8
+    status = 8
     name = "INVALID_BASE32"
 
 
@@ -101,6 +113,7 @@ class InvalidDecimalError(IdforgeError, ValueError):
     """Text is not a valid decimal number or does not fit."""
 
     code = 9
+    status = 9
     name = "INVALID_DECIMAL"
 
 
@@ -108,6 +121,7 @@ class InvalidLengthError(IdforgeError, ValueError):
     """A byte string has the wrong length."""
 
     code = 10
+    status = 10
     name = "INVALID_LENGTH"
 
 
@@ -115,6 +129,7 @@ class InvalidArgumentError(IdforgeError, ValueError):
     """An argument is out of its allowed range."""
 
     code = 11
+    status = 11
     name = "INVALID_ARGUMENT"
 
 
@@ -122,6 +137,7 @@ class ClockBehindError(IdforgeError, RuntimeError):
     """The generator would have to run further ahead of the clock than its policy allows."""
 
     code = 12
+    status = 12
     name = "CLOCK_BEHIND"
 
 
@@ -129,6 +145,7 @@ class IdforgeTimeoutError(IdforgeError, TimeoutError):
     """A wait (for the clock or for a segment refill) exceeded its budget."""
 
     code = 13
+    status = 13
     name = "TIMEOUT"
 
 
@@ -136,6 +153,7 @@ class ForkedError(IdforgeError, RuntimeError):
     """A fixed-node generator was used in a forked child process."""
 
     code = 14
+    status = 14
     name = "FORKED"
 
 
@@ -143,6 +161,7 @@ class InvalidSegmentError(IdforgeError, ValueError):
     """A segment is empty, inverted or too long, or not above the ids already taken from its source."""
 
     code = 15
+    status = 15
     name = "INVALID_SEGMENT"
 
 
@@ -150,6 +169,7 @@ class BufferFullError(IdforgeError, RuntimeError):
     """Both segment buffers are in use; a new segment cannot be installed yet."""
 
     code = 16
+    status = 16
     name = "BUFFER_FULL"
 
 
@@ -157,6 +177,7 @@ class IdforgeOverflowError(IdforgeError, OverflowError):
     """An arithmetic overflow (a counter or a range reached the end of its type)."""
 
     code = 17
+    status = 17
     name = "OVERFLOW"
 
 
@@ -164,6 +185,7 @@ class SourceUnavailableError(IdforgeError, ConnectionError):
     """A segment source could not be reached or failed."""
 
     code = 18
+    status = 18
     name = "SOURCE_UNAVAILABLE"
 
 
@@ -171,6 +193,7 @@ class IdforgeIOError(IdforgeError, OSError):
     """An I/O error (for example on the state file)."""
 
     code = 19
+    status = 19
     name = "IO"
 
 
@@ -178,6 +201,7 @@ class InvalidUrlError(IdforgeError, ValueError):
     """A source URL could not be parsed or names an unsupported scheme."""
 
     code = 20
+    status = 20
     name = "INVALID_URL"
 
 
@@ -185,6 +209,7 @@ class LeaseLostError(IdforgeError, RuntimeError):
     """A worker-id lease was lost or ran out: the generator on it issues no more ids."""
 
     code = 21
+    status = 21
     name = "LEASE_LOST"
 
 
@@ -192,6 +217,7 @@ class NullArgumentError(IdforgeError, TypeError):
     """A required pointer argument was NULL (C API only)."""
 
     code = 100
+    status = 100
     name = "NULL_ARGUMENT"
 
 
@@ -199,6 +225,7 @@ class PanicError(IdforgeError, RuntimeError):
     """A panic was caught at the API boundary (C API only)."""
 
     code = 101
+    status = 101
     name = "PANIC"
 
 
@@ -206,6 +233,7 @@ class BufferTooSmallError(IdforgeError, ValueError):
     """An output buffer is too small (C API only)."""
 
     code = 102
+    status = 102
     name = "BUFFER_TOO_SMALL"
 
 

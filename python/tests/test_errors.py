@@ -14,6 +14,8 @@ ERRORS = load("errors.json")
 def test_every_row_has_its_class(row):
     cls = getattr(idforge, row["python"])
     assert cls.code == row["code"]
+    # The number under the name Node.js (`error.status`), Kotlin and C use for it.
+    assert cls.status == row["code"]
     assert cls.name == row["name"]
     assert issubclass(cls, idforge.IdforgeError)
     for base in row["python_bases"]:
@@ -52,6 +54,7 @@ def test_native_errors_raise_the_class(call, cls, words):
     assert isinstance(info.value, idforge.IdforgeError)
     assert words.lower() in str(info.value).lower()
     assert info.value.code == cls.code
+    assert info.value.status == cls.code
 
 
 def test_value_errors_are_value_errors():

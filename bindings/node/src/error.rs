@@ -1,11 +1,35 @@
 //! Errors: a runtime error becomes a JS `Error` whose `code` is the stable `IDFORGE_…` name from
-//! `core/testdata/errors.json` (the C enumerator without `STATUS_`), with the runtime's message.
+//! `core/testdata/errors.json` (the C enumerator without `STATUS_`) and whose `status` is that
+//! row's number (the C `idforge_status`, Python's `code`, Kotlin's `status`), with the runtime's
+//! message.
 
+use std::cell::Cell;
+use std::ptr;
 use std::sync::OnceLock;
 
-use napi::bindgen_prelude::JsObjectValue;
-use napi::{Env, JsValue, Status};
+use napi::bindgen_prelude::{JsObjectValue, Object};
+use napi::{Env, JsValue, Status, sys};
 use runtime::ErrorCode;
+
+thread_local! {
+    /// The Node-API environment of the JavaScript running on this thread (the main thread or a
+    /// worker), set when the addon is loaded there and cleared when that environment ends.
+    /// Errors returned by synchronous calls carry no environment, and an `Error` built by
+    /// napi-rs from a name and a message gets only `code`; with it they are built here,
+    /// `status` included.
+    static ENV: Cell<sys::napi_env> = const { Cell::new(ptr::null_mut()) };
+}
+
+/// Runs when the addon is loaded into an environment: remembers it for [`to_js`].
+#[napi_derive::napi(module_exports)]
+pub fn remember_env(_exports: Object, env: Env) -> napi::Result<()> {
+    ENV.with(|cell| cell.set(env.raw()));
+    // Cleared when the environment is torn down (a worker ending), so no call can reach a
+    // stale one. A runtime without cleanup hooks keeps the pointer; it is only read by calls
+    // made from this environment's own JavaScript, which no longer runs then.
+    let _ = env.add_env_cleanup_hook((), |()| ENV.with(|cell| cell.set(ptr::null_mut())));
+    Ok(())
+}
 
 /// An error code as JavaScript sees it (`error.code`).
 pub struct Code(ErrorCode);
@@ -24,17 +48,36 @@ impl AsRef<str> for Code {
     }
 }
 
-/// A JS error for `code` and `message`.
-pub type JsErr = napi::Error<Code>;
+/// A JS error: the `Error` object [`to_js`] built, held by a reference until it is thrown.
+pub type JsErr = napi::Error;
 
 /// Results of the addon's functions.
 pub type Result<T> = std::result::Result<T, JsErr>;
 
-/// Converts a runtime or core error.
+/// Converts a runtime or core error, in the environment of the calling thread's JavaScript.
 #[cold]
 pub(crate) fn to_js(e: impl Into<runtime::Error>) -> JsErr {
     let e = e.into();
-    napi::Error::new(Code(e.code()), e.to_string())
+    let env = ENV.with(Cell::get);
+    if env.is_null() {
+        // Not reached: every call that converts an error runs on a thread whose environment
+        // loaded the addon. Should it happen, the code is kept in the message.
+        let code = Code(e.code());
+        return napi::Error::new(Status::GenericFailure, format!("{}: {e}", code.as_ref()));
+    }
+    js_error(&Env::from_raw(env), &e)
+}
+
+/// The JS `Error` of `e`: its message, `code` (`IDFORGE_…`) and `status` (the number).
+fn js_error(env: &Env, e: &runtime::Error) -> napi::Error {
+    let build = || -> napi::Result<napi::Error> {
+        let code = e.code();
+        let mut obj = env.create_error(napi::Error::new(Status::GenericFailure, e.to_string()))?;
+        obj.set_named_property("code", Code(code).as_ref())?;
+        obj.set_named_property("status", code.as_u32())?;
+        Ok(napi::Error::from(obj.to_unknown()))
+    };
+    build().unwrap_or_else(|failed| failed)
 }
 
 /// An `INVALID_ARGUMENT` error.
@@ -63,15 +106,10 @@ impl<T> OrThrow<T> for std::result::Result<T, runtime::CoreError> {
     }
 }
 
-/// A rejection for a Promise made by an [`napi::Task`]: the task API carries `napi::Error`
-/// (with a `Status`), so the JS error is built here with our `code` and handed over as a value.
+/// A rejection for a Promise made by an [`napi::Task`]: the same `Error` a synchronous call
+/// throws, built in the environment the task resolves in.
 pub(crate) fn rejection(env: &Env, e: runtime::Error) -> napi::Error {
-    let build = || -> napi::Result<napi::Error> {
-        let mut obj = env.create_error(napi::Error::new(Status::GenericFailure, e.to_string()))?;
-        obj.set_named_property("code", Code(e.code()).as_ref())?;
-        Ok(napi::Error::from(obj.to_unknown()))
-    };
-    build().unwrap_or_else(|failed| failed)
+    js_error(env, &e)
 }
 
 /// Every error code with its name, for the package's self-check against `errors.json`.

@@ -98,7 +98,7 @@ fn options_of(o: Option<SegmentOptions>) -> Result<RtOptions> {
     Ok(out)
 }
 
-fn nothing_buffered() -> napi::Error<crate::error::Code> {
+fn nothing_buffered() -> crate::error::JsErr {
     to_js(runtime::CoreError::Timeout { waited_ms: 0 })
 }
 
