@@ -215,16 +215,20 @@ fn check_admin_left<'a>(
     }
     let message = if others == 0 && !existed {
         format!(
-            "the first user must be an admin: users turn auth on, and only an admin can manage              them (IDF.USER SET {name} <password> admin, then add the others; or start the              server with --requirepass)"
+            "the first user must be an admin: users turn auth on, and only an admin can manage \
+             them (IDF.USER SET {name} <password> admin, then add the others; or start the \
+             server with --requirepass)"
         )
     } else if was_admin {
         format!(
-            "'{name}' is the last admin: no one could manage the remaining users (make another              user an admin first, or start the server with --requirepass)"
+            "'{name}' is the last admin: no one could manage the remaining users (make another \
+             user an admin first, or start the server with --requirepass)"
         )
     } else {
         // Users without an admin already (left by an older server): this one would not help.
         format!(
-            "the users have no admin: make '{name}' an admin (or start the server with              --requirepass)"
+            "the users have no admin: make '{name}' an admin (or start the server with \
+             --requirepass)"
         )
     };
     Err(UserChangeError::NoAdminLeft(message))
@@ -922,6 +926,17 @@ mod tests {
             panic!("refused")
         };
         assert!(m.starts_with("the first user must be an admin"), "{m}");
+        for (users, name, perms) in [
+            (&[][..], "app", Some(&app)),
+            (&two[..], "root", None),
+            (&[("app", false)][..], "viewer", Some(&app)),
+        ] {
+            let Err(e) = check_admin_left(false, users.iter().copied(), name, perms) else {
+                panic!("refused")
+            };
+            let m = e.to_string();
+            assert!(!m.contains("  ") && m.contains("--requirepass"), "{m}");
+        }
     }
 
     #[test]
