@@ -3,10 +3,16 @@
 # fresh temporary directory and run with PATH reduced to the system directories (no cargo, rustc,
 # maturin, zig), from there, not from the source tree:
 #   dist/SHA256SUMS matches;
+#   every artifact carries a README, CHANGELOG.md, LICENSE-MIT and LICENSE-APACHE, and no file in
+#           it names example.invalid;
 #   server  idforge gen; idforge serve --config (the shipped idforge.toml) answers redis-cli INCR,
 #           stops cleanly on SIGTERM (exit 0), and a restart continues the sequence without a gap;
-#   c       examples/c/order_ids.c built with pkg-config against the unpacked tarball, linked
-#           shared and static, and run;
+#           README.md's install lines, then its uninstall lines, into a scratch root: the unit's
+#           Documentation= file is installed, and nothing is left behind;
+#   c       README.md's Install lines for C, as written, with the program of "Use from C and C++":
+#           shared (it starts with no LD_LIBRARY_PATH) and static (ldd names no libidforge); the
+#           same with the tarball's README; examples/c/order_ids.c with -Wall -Werror; a copy
+#           under a prefix, used, then removed by the tarball README's uninstall line;
 #   python  the wheel installed (pip, no build) into a new venv; the Python test suite against it;
 #   node    the npm tarball installed (npm install, no build) into a new project, with the peers the
 #           interop tests compare with; the Node test suite and the type test (tsc) against it;
@@ -38,6 +44,26 @@ trap cleanup EXIT
 user() { (cd "$work" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" LANG=C.UTF-8 "$@"); }
 mkdir -p "$work/home"
 
+# doc_block FILE START LANG: the first LANG block after the line of FILE starting with START, with
+# VERSION replaced by this release's (ci/doc_block.py): the documented text, run as written.
+doc_block() { python3 ci/doc_block.py "$@" "$version"; }
+
+# carries WHAT DIR [NAME...]: DIR (an artifact, unpacked) holds files named NAME (default: README.md
+# CHANGELOG.md LICENSE-MIT LICENSE-APACHE), and none of its files names example.invalid (a
+# placeholder address where a real one was due: the project has no public web home).
+carries() {
+  local what="$1" dir="$2" name missing=() placeholders
+  shift 2
+  [ "$#" -gt 0 ] || set -- README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE
+  for name in "$@"; do
+    [ -n "$(find "$dir" -name "$name" -print -quit)" ] || missing+=("$name")
+  done
+  [ "${#missing[@]}" -eq 0 ] || { echo "error: $what lacks ${missing[*]}" >&2; return 1; }
+  placeholders="$(grep -rl example.invalid "$dir" || true)"
+  [ -z "$placeholders" ] || { echo "error: $what names example.invalid in: $placeholders" >&2; return 1; }
+  echo "$what carries $*; no example.invalid"
+}
+
 (cd dist && sha256sum --quiet -c SHA256SUMS)
 echo "==> dist/SHA256SUMS ok"
 
@@ -52,6 +78,7 @@ fi
 test_server() {
   local dir="$server_dir" port i
   [ -f "$server_tarball" ] || { echo "error: no $server_tarball (ci/dist.sh server)" >&2; return 1; }
+  carries "$(basename "$server_tarball")" "$dir"
   user "$dir/idforge" gen snowflake --count 3 | tee "$work/ids"
   [ "$(wc -l <"$work/ids")" -eq 3 ]
 
@@ -90,33 +117,99 @@ test_server() {
   [ "$(user redis-cli -p "$port" INCR orders)" = 3 ] # a clean stop gave its cache back: no gap
   stop_server
   echo "server: gen, serve --config idforge.toml, redis-cli INCR 1 2 | SIGTERM | restart, INCR 3"
+
+  # README.md's install lines and uninstall lines for the server, run into a scratch root: sudo
+  # dropped, systemctl and redis-cli skipped, /usr/local and /etc moved under the root.
+  local root="$work/root" doc left
+  install -d "$root/usr/local/bin" "$root/etc/systemd/system" "$work/srv"
+  cp "$server_tarball" "$work/srv/"
+  in_root() {
+    sed -e 's/\bsudo //g' -e 's/systemctl [^&;|]*/true /g' -e '/^redis-cli/d' \
+      -e "s#\(^\|[ \"']\)/usr/local/#\1$root/usr/local/#g" -e "s#\(^\|[ \"']\)/etc/#\1$root/etc/#g"
+  }
+  doc_block README.md '**The server**' sh | in_root >"$work/srv/install.sh"
+  doc_block README.md 'To remove the server' sh | in_root >"$work/srv/uninstall.sh"
+  (cd "$work/srv" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" sh -e install.sh)
+  "$root/usr/local/bin/idforge" --version >/dev/null
+  [ -f "$root/etc/systemd/system/idforge.service" ]
+  doc="$(sed -n 's#^Documentation=file://##p' "$root/etc/systemd/system/idforge.service")"
+  [ -n "$doc" ] || { echo "error: idforge.service has no Documentation=file:// line" >&2; return 1; }
+  [ -f "$root$doc" ] || { echo "error: idforge.service's Documentation=$doc is not installed by README.md's lines" >&2; return 1; }
+  (cd "$work/srv" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" sh -e uninstall.sh)
+  left="$(find "$root" ! -type d)"
+  [ -z "$left" ] || { echo "error: README.md's uninstall lines leave: $left" >&2; return 1; }
+  echo "server: README.md's install lines put the unit's Documentation ($doc) in place; its uninstall lines remove all"
 }
 
 test_c() {
-  local tarball="dist/idforge-c-$version-x86_64-linux-gnu.tar.gz" dir
-  tar -xzf "$tarball" -C "$work"
-  dir="$work/idforge-c-$version-x86_64-linux-gnu"
-  cp examples/c/order_ids.c "$work/"
-  # The .pc file is relocatable: its prefix is wherever the tarball was unpacked.
-  [ "$(user env PKG_CONFIG_PATH="$dir/lib/pkgconfig" pkg-config --variable=includedir idforge)" -ef "$dir/include" ]
+  local name="idforge-c-$version-x86_64-linux-gnu" dir so prefix left
+  [ -f "dist/$name.tar.gz" ] || { echo "error: no dist/$name.tar.gz (ci/dist.sh c)" >&2; return 1; }
+  mkdir -p "$work/c"
+  cp "dist/$name.tar.gz" examples/c/order_ids.c "$work/c/"
+  dir="$work/c/$name"
+  # README.md's Install lines for C as written (they unpack the tarball, build app.c shared and
+  # static, and run both), in the folder that holds the tarball; app.c is the README's program.
+  doc_block README.md '## Use from C and C++' c >"$work/c/app.c"
+  doc_block README.md '**C and C++**' sh >"$work/c/install.sh"
+  user sh -ec 'cd c && sh -e install.sh'
+  carries "$name.tar.gz" "$dir"
+  # The shared build loads the tarball's library (through idforge.pc's rpath), the static none.
+  so="$(ldd "$work/c/a.out" | awk '$1 ~ /^libidforge\.so/ { print $3 }')"
+  [ -n "$so" ] && [ "$so" -ef "$dir/lib/libidforge.so.${version%%.*}" ] ||
+    { echo "error: a.out loads '$so', not the tarball's libidforge.so.${version%%.*}" >&2; return 1; }
+  if ldd "$work/c/app-static" | grep libidforge; then
+    echo "error: the idforge-static build loads a libidforge" >&2
+    return 1
+  fi
+
+  # The tarball's README, as written: its program and its build lines.
+  rm -f "$work/c/a.out" "$work/c/app-static"
+  doc_block "$dir/README.md" 'Unique ids' c >"$work/c/app.c"
+  doc_block "$dir/README.md" 'Built and run' sh >"$work/c/build.sh"
+  user sh -ec 'cd c && sh -e build.sh'
+  if ldd "$work/c/app-static" | grep libidforge; then
+    echo "error: the tarball README's static build loads a libidforge" >&2
+    return 1
+  fi
+
+  # examples/c with every warning an error, both ways, and run.
   user env PKG_CONFIG_PATH="$dir/lib/pkgconfig" sh -ec '
-    cc -std=c99 -Wall -Wextra -Werror -pedantic order_ids.c -o order_ids_shared \
-      $(pkg-config --cflags --libs idforge) -Wl,-rpath,"$(pkg-config --variable=libdir idforge)"
-    cc -std=c99 -Wall -Wextra -Werror -pedantic order_ids.c -o order_ids_static \
-      $(pkg-config --cflags idforge) "$(pkg-config --variable=libdir idforge)/libidforge.a" \
-      $(pkg-config --static --libs-only-l idforge | sed "s/-lidforge//")
+    cd c
+    cc -std=c99 -Wall -Wextra -Werror -pedantic order_ids.c -o order_ids_shared $(pkg-config --cflags --libs idforge)
+    cc -std=c99 -Wall -Wextra -Werror -pedantic order_ids.c -o order_ids_static $(pkg-config --cflags --libs idforge-static)
+    ./order_ids_shared >/dev/null
+    ./order_ids_static | tail -n 1
   '
-  # The shared build loads the tarball's library (soname libidforge.so.MAJOR), the static none.
-  ldd "$work/order_ids_shared" | grep -q "$dir/lib/libidforge.so.${version%%.*}"
-  ! ldd "$work/order_ids_static" | grep -q libidforge
-  user ./order_ids_shared >/dev/null
-  user ./order_ids_static | tail -n 1
-  echo "c: examples/c built with pkg-config against the tarball, shared and static, and run"
+  if ldd "$work/c/order_ids_static" | grep libidforge; then
+    echo "error: order_ids_static loads a libidforge" >&2
+    return 1
+  fi
+
+  # Copied under a prefix as the tarball's README says (cp -a), used there, then removed by its
+  # uninstall line: nothing of idforge stays.
+  prefix="$work/c/prefix"
+  mkdir -p "$prefix"
+  cp -a "$dir/include" "$dir/lib" "$prefix/"
+  rm -f "$work/c/a.out"
+  user env PKG_CONFIG_PATH="$prefix/lib/pkgconfig" sh -ec 'cd c && cc -std=c99 app.c $(pkg-config --cflags --libs idforge) && ./a.out'
+  doc_block "$dir/README.md" 'To uninstall' sh | sed "s#/usr/local/#$prefix/#g" >"$work/c/uninstall.sh"
+  user sh -e c/uninstall.sh
+  left="$(find "$prefix" ! -type d)"
+  [ -z "$left" ] || { echo "error: the C README's uninstall line leaves: $left" >&2; return 1; }
+  echo "c: README.md's and the tarball README's lines as written, shared (rpath) and static (no libidforge in ldd), examples/c, uninstall"
 }
 
 test_python() {
   local wheel
   wheel="$(ls dist/idforge-"$version"-*.whl)"
+  # The wheel: the README is its description (METADATA), the licences in .dist-info/licenses.
+  python3 -m zipfile -e "$wheel" "$work/wheel"
+  carries "$(basename "$wheel")" "$work/wheel" CHANGELOG.md LICENSE-MIT LICENSE-APACHE METADATA
+  grep -qxF "$(head -n 1 python/README.md)" "$work/wheel/idforge-$version.dist-info/METADATA" ||
+    { echo "error: the wheel's METADATA lacks python/README.md" >&2; return 1; }
+  mkdir -p "$work/sdist"
+  tar -xzf "dist/idforge-$version.tar.gz" -C "$work/sdist"
+  carries "idforge-$version.tar.gz" "$work/sdist"
   user /usr/bin/python3 -m venv "$work/venv"
   user "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary :all: \
     "$repo/$wheel" "pytest>=7" "pymongo>=4"
@@ -135,6 +228,9 @@ test_node() {
   local tarball app peers
   tarball="$repo/dist/idforge-$version.tgz"
   [ -f "$tarball" ] || { echo "error: no $tarball (ci/dist.sh node)" >&2; return 1; }
+  mkdir -p "$work/npm"
+  tar -xzf "$tarball" -C "$work/npm"
+  carries "$(basename "$tarball")" "$work/npm/package"
   # The tests, and the shared vectors they read (../../core/testdata), outside the source tree, in
   # a project whose version is the package's (esm.test.mjs compares them).
   app="$work/js/node"
@@ -159,6 +255,8 @@ test_jvm() {
   local jar="$repo/dist/idforge-jvm-$version.jar"
   local stdlib="${IDFORGE_CACHE:-$HOME/.cache/idforge}/kotlin/node_modules/kotlin-compiler/lib/kotlin-stdlib.jar"
   [ -f "$jar" ] || { echo "error: no $jar (ci/dist.sh jvm)" >&2; return 1; }
+  python3 -m zipfile -e "$jar" "$work/jar"
+  carries "$(basename "$jar")" "$work/jar"
   mkdir -p "$work/jvm"
   cp "$stdlib" /usr/share/java/jna.jar "$work/jvm/"
   cp bindings/uniffi/tests/JavaCaller.java "$work/jvm/"
@@ -173,6 +271,7 @@ test_pgext() {
   # The suite compares decoding with the idforge CLI: the server tarball's.
   [ -n "${IDFORGE_BIN:-}" ] || { echo "error: no server tarball in dist/ (its idforge CLI is needed)" >&2; return 1; }
   tar -xzf "dist/$name.tar.gz" -C "$work"
+  carries "$name.tar.gz" "$work/$name"
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   # install.sh as a user runs it: system PATH, where Debian's pg_config is.
@@ -184,7 +283,13 @@ test_pgext() {
 failed=()
 for artifact in "${selected[@]}"; do
   echo "==> $artifact"
-  ("test_$artifact") || failed+=("$artifact")
+  # Not `(test) || failed+=…`: bash ignores set -e in a subshell whose status a || tests, so every
+  # assertion but the last would pass unseen. set -e stays on inside the subshell this way.
+  set +e
+  (set -e; "test_$artifact")
+  rc=$?
+  set -e
+  [ "$rc" -eq 0 ] || failed+=("$artifact")
 done
 if [ "${#failed[@]}" -gt 0 ]; then
   echo "error: artifacts failed their tests: ${failed[*]}" >&2

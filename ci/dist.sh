@@ -3,18 +3,22 @@
 # version, for x86_64 Linux with glibc 2.17 or newer (linked by zig through cargo-zigbuild, or
 # maturin --zig), stripped (the cargo profile `dist`, then strip(1)), and writes dist/SHA256SUMS:
 #   server  idforge-VERSION-x86_64-linux.tar.gz: the idforge binary, an example idforge.toml and
-#           a systemd unit (packaging/server/)
+#           a systemd unit (packaging/server/), the project's README.md (the server's manual)
 #   c       idforge-c-VERSION-x86_64-linux-gnu.tar.gz: include/idforge.h, lib/libidforge.so*
-#           (soname libidforge.so.MAJOR), lib/libidforge.a, a relocatable lib/pkgconfig/idforge.pc
+#           (soname libidforge.so.MAJOR), lib/libidforge.a, relocatable lib/pkgconfig/idforge.pc
+#           (shared) and idforge-static.pc (static), packaging/c/README.md
 #   python  idforge-VERSION-cp39-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl, and the sdist
 #   node    idforge-VERSION.tgz (npm pack): the package with the addon for linux-x64-gnu inside it,
 #           as idforge.linux-x64-gnu.node, where native.js (napi-rs's loader) looks first
 #   jvm     idforge-jvm-VERSION.jar: the Kotlin classes (uniffi-generated, and bindings/uniffi/kotlin)
 #           and the native library as the JNA resource linux-x86-64/libidforge_uniffi.so; a Java
-#           or Kotlin user adds only JNA (5) and the Kotlin stdlib. Compiled for Java 17.
+#           or Kotlin user adds only JNA (5) and the Kotlin stdlib. Compiled for Java 17. The
+#           project's README.md (it has the JVM section) goes in META-INF/.
 #   pgext   idforge-postgres-VERSION-pg15-x86_64-linux-gnu.tar.gz: the PostgreSQL 15 extension
 #           (lib/idforge.so, share/extension/ control and SQL files) and an install.sh that puts
 #           them where pg_config says (packaging/postgres/)
+# Every artifact carries a README, CHANGELOG.md and both licences (the wheel: its README as the
+# package description in METADATA, the licences in .dist-info/licenses, python/idforge/CHANGELOG.md).
 # It fails when a shared object needs a glibc symbol newer than 2.17 or a size target is missed.
 #
 #   ci/dist.sh [ARTIFACT...]     (default: all of them)
@@ -136,7 +140,9 @@ if wants server; then
   install -d "$dir"
   ship "$out/idforge" "$dir/idforge"
   install -m 644 packaging/server/idforge.toml packaging/server/idforge.service \
-    LICENSE-MIT LICENSE-APACHE "$dir/"
+    README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE "$dir/"
+  # The README links its docs/ pages, when there are any.
+  [ ! -d docs ] || cp -r docs "$dir/docs"
   echo "==> server: $name.tar.gz"
   check_glibc "$dir/idforge"
   check_size "$dir/idforge" "$MAX_SERVER"
@@ -155,9 +161,11 @@ if wants c; then
   install -m 644 "$out/libidforge.a" "$dir/lib/"
   strip --strip-debug "$dir/lib/libidforge.a"
   # Relocatable: every path is relative to the .pc file.
-  sed -e 's|@PREFIX@|${pcfiledir}/../..|' -e "s|@VERSION@|$version|" packaging/c/idforge.pc.in \
-    >"$dir/lib/pkgconfig/idforge.pc"
-  install -m 644 packaging/c/README.md LICENSE-MIT LICENSE-APACHE "$dir/"
+  for pc in idforge idforge-static; do
+    sed -e 's|@PREFIX@|${pcfiledir}/../..|' -e "s|@VERSION@|$version|" "packaging/c/$pc.pc.in" \
+      >"$dir/lib/pkgconfig/$pc.pc"
+  done
+  install -m 644 packaging/c/README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE "$dir/"
   soname="$(objdump -p "$dir/lib/libidforge.so.$version" | awk '$1 == "SONAME" { print $2 }')"
   [ "$soname" = "libidforge.so.$major" ] || problems+=("libidforge.so has soname '$soname', not libidforge.so.$major")
   echo "==> c: $name.tar.gz (soname $soname)"
@@ -196,7 +204,8 @@ if wants node; then
   dir="$stage/node"
   install -d "$dir"
   tar -C node -h --exclude=node_modules --exclude='*.node' --exclude='*.tgz' -cf - . | tar -C "$dir" -xf -
-  install -m 644 LICENSE-MIT LICENSE-APACHE "$dir/"
+  # npm packs README.md by itself; CHANGELOG.md and the licences are in package.json's "files".
+  install -m 644 CHANGELOG.md LICENSE-MIT LICENSE-APACHE "$dir/"
   ship "$out/libidforge_node.so" "$dir/idforge.linux-x64-gnu.node"
   echo "==> node: npm pack"
   check_glibc "$dir/idforge.linux-x64-gnu.node"
@@ -227,7 +236,7 @@ if wants pgext; then
   install -m 644 extensions/postgres/idforge.control extensions/postgres/sql/idforge--*.sql \
     "$dir/share/extension/"
   install -m 755 packaging/postgres/install.sh "$dir/"
-  install -m 644 packaging/postgres/README.md LICENSE-MIT LICENSE-APACHE "$dir/"
+  install -m 644 packaging/postgres/README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE "$dir/"
   echo "==> pgext: $name.tar.gz"
   check_glibc "$dir/lib/idforge.so"
   printf '    %-40s %9d bytes\n' idforge.so "$(stat -c %s "$dir/lib/idforge.so")"
@@ -260,7 +269,7 @@ if wants jvm; then
   # JNA looks for a library it cannot find on the system in the class path, under its platform's
   # folder, and loads it from there.
   ship "$out/libidforge_uniffi.so" "$dir/classes/linux-x86-64/libidforge_uniffi.so"
-  install -D -m 644 LICENSE-MIT LICENSE-APACHE -t "$dir/classes/META-INF/"
+  install -D -m 644 README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE -t "$dir/classes/META-INF/"
   check_glibc "$dir/classes/linux-x86-64/libidforge_uniffi.so"
   printf '    %-40s %9d bytes\n' libidforge_uniffi.so "$(stat -c %s "$dir/classes/linux-x86-64/libidforge_uniffi.so")"
   jar --create --file "dist/idforge-jvm-$version.jar" --date "$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)" \

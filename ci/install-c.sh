@@ -3,9 +3,11 @@
 #   PREFIX/include/idforge.h
 #   PREFIX/lib/libidforge.so.MAJOR.MINOR.PATCH, libidforge.so.MAJOR (soname), libidforge.so
 #   PREFIX/lib/libidforge.a
-#   PREFIX/lib/pkgconfig/idforge.pc
+#   PREFIX/lib/pkgconfig/idforge.pc          shared: -lidforge, and an rpath to PREFIX/lib
+#   PREFIX/lib/pkgconfig/idforge-static.pc   static: PREFIX/lib/libidforge.a and the system libraries
 #
 #   ci/install-c.sh PREFIX       then: PKG_CONFIG_PATH=PREFIX/lib/pkgconfig pkg-config --cflags --libs idforge
+#                                (or idforge-static)
 set -euo pipefail
 
 [ "$#" -eq 1 ] || { echo "usage: ci/install-c.sh PREFIX" >&2; exit 2; }
@@ -28,6 +30,8 @@ install -m 755 "$lib/libidforge.so" "$prefix/lib/libidforge.so.$version"
 ln -sf "libidforge.so.$version" "$prefix/lib/libidforge.so.$major"
 ln -sf "libidforge.so.$major" "$prefix/lib/libidforge.so"
 install -m 644 "$lib/libidforge.a" "$prefix/lib/libidforge.a"
-sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" packaging/c/idforge.pc.in \
-  >"$prefix/lib/pkgconfig/idforge.pc"
+for pc in idforge idforge-static; do
+  sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" "packaging/c/$pc.pc.in" \
+    >"$prefix/lib/pkgconfig/$pc.pc"
+done
 echo "installed idforge $version into $prefix"

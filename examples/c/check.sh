@@ -1,19 +1,36 @@
 #!/usr/bin/env bash
-# Installs libidforge into a temporary prefix and builds examples/c with pkg-config, linked
-# both ways (shared, and static with --static); runs each. Part of ci/test.sh (step ctest).
+# Installs libidforge into a temporary prefix (ci/install-c.sh) and builds, as the README's "Use
+# from C and C++" says, its program and examples/c with pkg-config: shared (idforge.pc; run with no
+# LD_LIBRARY_PATH: its rpath finds the library) and static (idforge-static.pc; ldd names no
+# libidforge). Runs each. Part of ci/test.sh (step ctest).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+repo="$PWD"
 command -v pkg-config >/dev/null || { echo "error: pkg-config not found (ci/install-deps.sh)" >&2; exit 1; }
-prefix="$(mktemp -d)"
-trap 'rm -rf "$prefix"' EXIT
-bash ci/install-c.sh "$prefix" >/dev/null
-export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# The README's program and its lines as written; only the prefix and the script's path differ.
+python3 ci/doc_block.py README.md '## Use from C and C++' c >"$work/app.c"
+python3 ci/doc_block.py README.md 'From source' sh |
+  sed -e "s#/opt/idforge#$work/idforge#g" -e "s#^ci/#$repo/ci/#" >"$work/lines.sh"
+(cd "$work" && env -u LD_LIBRARY_PATH sh -e lines.sh >/dev/null)
+if ldd "$work/app-static" | grep libidforge; then
+  echo "error: the idforge-static build loads a libidforge" >&2
+  exit 1
+fi
+
+export PKG_CONFIG_PATH="$work/idforge/lib/pkgconfig"
 # shellcheck disable=SC2046
-cc -std=c99 -Wall -Wextra -Werror -pedantic examples/c/order_ids.c -o "$prefix/order_ids" \
+cc -std=c99 -Wall -Wextra -Werror -pedantic examples/c/order_ids.c -o "$work/order_ids" \
   $(pkg-config --cflags --libs idforge)
-LD_LIBRARY_PATH="$prefix/lib" "$prefix/order_ids"
+env -u LD_LIBRARY_PATH "$work/order_ids" >/dev/null
 # shellcheck disable=SC2046
-cc -std=c99 -Wall -Wextra -Werror -pedantic examples/c/order_ids.c -o "$prefix/order_ids_static" \
-  $(pkg-config --cflags idforge) "$prefix/lib/libidforge.a" $(pkg-config --static --libs-only-l idforge | sed 's/-lidforge//')
-"$prefix/order_ids_static" | tail -1
-echo "examples/c: built with pkg-config and ran (shared and static)"
+cc -std=c99 -Wall -Wextra -Werror -pedantic examples/c/order_ids.c -o "$work/order_ids_static" \
+  $(pkg-config --cflags --libs idforge-static)
+if ldd "$work/order_ids_static" | grep libidforge; then
+  echo "error: order_ids_static loads a libidforge" >&2
+  exit 1
+fi
+"$work/order_ids_static" | tail -1
+echo "examples/c: the README's program and order_ids.c built with pkg-config and run (shared, no LD_LIBRARY_PATH; static, no libidforge)"

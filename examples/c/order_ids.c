@@ -3,7 +3,8 @@
  *   ci/install-c.sh /tmp/idforge
  *   export PKG_CONFIG_PATH=/tmp/idforge/lib/pkgconfig
  *   cc -std=c99 -o order_ids examples/c/order_ids.c $(pkg-config --cflags --libs idforge)
- *   LD_LIBRARY_PATH=/tmp/idforge/lib ./order_ids
+ *   ./order_ids        (idforge.pc adds an rpath to /tmp/idforge/lib)
+ *   cc -std=c99 -o order_ids_static examples/c/order_ids.c $(pkg-config --cflags --libs idforge-static)
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -41,8 +41,10 @@ mkdir -p "$out"
 python3 "$here/gen_vectors.py" "$out/vectors.h"
 
 CFLAGS=(-std=c99 -Wall -Wextra -Werror -pedantic -g -O1 -I"$root/include" -I"$out" -I"$here")
-# What Rust's std needs from the system when linked statically (rustc --print native-static-libs).
-STATIC_LIBS=(-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc)
+# What Rust's std needs from the system when linked statically (rustc --print native-static-libs):
+# the system libraries of idforge-static.pc, the list users link with.
+read -r -a STATIC_LIBS <<<"$(sed -n 's/^Libs: ${libdir}\/libidforge\.a //p' "$root/packaging/c/idforge-static.pc.in")"
+[ "${#STATIC_LIBS[@]}" -gt 0 ] || { echo "error: no system libraries in packaging/c/idforge-static.pc.in" >&2; exit 1; }
 
 failed=0
 run() { # run NAME CMD...: runs one test binary, keeps going on failure
