@@ -403,22 +403,24 @@ impl Engine {
         if gone.is_empty() {
             return;
         }
-        self.tags_evicted
-            .fetch_add(gone.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        let evicted = gone.len() as u64;
         let moves: Vec<TagMove> = gone.into_iter().filter(|m| m.new < m.old).collect();
-        if moves.is_empty() {
-            return;
-        }
         // A failure or a conflict loses nothing: the stored mark stays above every id handed
         // out, and a reload starts from it (a gap).
-        match self.persist_marks(&moves, &[]).await {
-            Ok(conflicts) => tracing::debug!(
-                tags = moves.len(),
-                conflicts = conflicts.len(),
-                "evicted idle tags"
-            ),
-            Err(e) => tracing::debug!(error = %e, "could not give back an idle tag's ids"),
+        if !moves.is_empty() {
+            match self.persist_marks(&moves, &[]).await {
+                Ok(conflicts) => tracing::debug!(
+                    tags = moves.len(),
+                    conflicts = conflicts.len(),
+                    "evicted idle tags"
+                ),
+                Err(e) => tracing::debug!(error = %e, "could not give back an idle tag's ids"),
+            }
         }
+        // Counted once the give-back is settled, so `INFO` never reports an eviction whose ids
+        // a reload could not yet reuse.
+        self.tags_evicted
+            .fetch_add(evicted, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// How many tags are loaded in memory.
