@@ -94,7 +94,7 @@ test('TIMEOUT: sync next() with nothing buffered, and nextAsync past its timeout
   const lock = await holdLock(join(dir, 'orders'), 2000)
   t.after(() => {
     lock.release()
-    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 })
+    rmSync(dir, { recursive: true, force: true, maxRetries: 40, retryDelay: 50 })
   })
   const s = new Segments(`file://${dir}`, 'orders', { timeoutMs: 200 })
   throwsCode(() => s.next(), 'TIMEOUT', 'timed out|wait')

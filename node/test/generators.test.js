@@ -148,7 +148,7 @@ test('a timer keeps firing while a slow source refills', async (t) => {
       if (st.engine.queued === 0 && st.rangesFetched + st.fetchErrors >= st.engine.refills) break
       await new Promise((resolve) => setTimeout(resolve, 10))
     }
-    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 })
+    rmSync(dir, { recursive: true, force: true, maxRetries: 40, retryDelay: 50 })
   })
   s = new Segments(`file://${dir}`, 'orders', { step: 100, timeoutMs: 5000 })
   let ticks = 0
@@ -166,8 +166,9 @@ test('a timer keeps firing while a slow source refills', async (t) => {
 
 test('segments: unique across generators of one source, increasing within one', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'idforge-node-'))
-  // The generators' refill threads may still be writing a counter file: retry the removal.
-  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 }))
+  // The generators' refill threads may still be writing a counter file: retry the removal
+  // (for up to about 40 s on a loaded machine: 1 s of retries once fell short in CI).
+  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 40, retryDelay: 50 }))
   const url = `file://${dir}`
   const a = new Segments(url, 'users', { step: 50, dynamicStep: false })
   const b = new Segments(url, 'users', { step: 50, dynamicStep: false })

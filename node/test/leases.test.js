@@ -48,7 +48,7 @@ test('LEASE_LOST: a generator whose server is gone stops within its lease', asyn
   })
   t.after(() => {
     server.kill('SIGKILL')
-    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 })
+    rmSync(dir, { recursive: true, force: true, maxRetries: 40, retryDelay: 50 })
   })
   for (let i = 0; i < 300 && !existsSync(portFile); i++) await sleep(20)
   const port = Number(readFileSync(portFile, 'utf8').trim())

@@ -33,7 +33,7 @@ function service(t, name) {
 const freshTag = (name) => `js-${name}-${randomBytes(6).toString('hex')}`
 
 const dir = mkdtempSync(join(tmpdir(), 'idforge-node-src-'))
-test.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 }))
+test.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 40, retryDelay: 50 }))
 
 for (const name of ['idforge', 'redis', 'postgres', 'mysql', 'sqlite']) {
   test(`${name}: connect, then synchronous ids while buffered, async past them`, async (t) => {

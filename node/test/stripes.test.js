@@ -27,7 +27,7 @@ async function serve(t, bin, ...argsPerServer) {
   })
   t.after(() => {
     for (const s of servers) s.child.kill('SIGKILL')
-    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 })
+    rmSync(dir, { recursive: true, force: true, maxRetries: 40, retryDelay: 50 })
   })
   for (const s of servers) {
     for (let i = 0; i < 1500 && !existsSync(s.portFile); i++) await sleep(20)
