@@ -25,14 +25,14 @@
 //! A flood of wrong passwords from many addresses (each within its allowance) still fills the
 //! line of checks, and used to hold a real user's AUTH for seconds behind it (600 connections
 //! from 200 addresses: 6.6-8.8 s). So that it cannot:
-//! - the line has three lanes ([`Gate`]): first the addresses that passed an AUTH in the last
+//! - the line has three lanes (`Gate`): first the addresses that passed an AUTH in the last
 //!   [`TRUSTED_FOR`] and failed none since, then the addresses it knows nothing of, last those
 //!   that failed one in the last [`SUSPECT_FOR`] (and passed none since). So a flood's first
 //!   attempts queue behind every address that has a client logged in, and its later ones behind
 //!   everybody else; a client at an address that is not flooding waits for the checks already
 //!   running, not for the flood. (A client at an address never seen before, during a flood from
 //!   addresses never seen before either, still waits with the flood's first attempts.)
-//! - a password verified by argon2 is remembered for [`VERIFIED_FOR`] ([`Verified`]), as an
+//! - a password verified by argon2 is remembered for [`VERIFIED_FOR`] (`Verified`), as an
 //!   HMAC-SHA256 of the user and password under a key drawn at start and kept only in memory,
 //!   together with the hash it was checked against: the same user and password again (a pool
 //!   reconnecting, even from an address that shares in the flood) is let in without a check,

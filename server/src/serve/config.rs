@@ -39,7 +39,7 @@ pub struct ServeArgs {
     #[arg(long, env = "IDFORGE_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
     /// A store URL instead of the embedded one: sqlite://PATH, postgres://…, mysql://…,
-    /// etcd://HOST:PORT[,HOST:PORT…][/PREFIX] (etcds:// over TLS).
+    /// `etcd://HOST:PORT[,HOST:PORT…][/PREFIX]` (`etcds://` over TLS).
     #[arg(long, env = "IDFORGE_STORE", value_name = "URL")]
     pub store: Option<String>,
     /// The guard file, which catches a store that went back (`none`: no guard) [default:

@@ -55,7 +55,7 @@ pub enum LeaseError {
     /// A limit on the leases held was reached (`--max-leases-per-service`, `--max-leases`).
     #[error("ERR worker lease limit reached: {0}; retry when leases end")]
     Full(String),
-    /// A RENEW or RELEASE reported a time further past the lease's end than [`time_slack`]
+    /// A RENEW or RELEASE reported a time further past the lease's end than `time_slack`
     /// allows (nothing was written).
     #[error(
         "ERR TIME {time} is more than {slack} ms past the lease's end {end}: a holder reports \
