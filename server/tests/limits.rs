@@ -1,5 +1,5 @@
-//! The server's limits (README "Limits"): what happens past each. `ci/hostile.py` attacks the
-//! same bounds at scale and measures memory and latency; these check the behaviour.
+//! The server's limits (docs/server.md "Limits"): what happens past each. `ci/hostile.py`
+//! attacks the same bounds at scale and measures memory and latency; these check the behaviour.
 
 mod common;
 

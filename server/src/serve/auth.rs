@@ -10,7 +10,7 @@
 //! demoting the last admin) is refused ([`UserChangeError::NoAdminLeft`]), since after it no
 //! client could ever run `IDF.USER` again (only a restart with `--requirepass` would let one).
 //!
-//! Checking a password must cost an attacker more than the server (README "Limits"):
+//! Checking a password must cost an attacker more than the server (docs/server.md "Limits"):
 //! - at most `auth-concurrency` argon2 checks run at once; the others wait in line holding
 //!   nothing but the password, and the checks reuse a pool of argon2 memory blocks, so the
 //!   memory argon2 ever takes is `auth-concurrency` × m_cost (19 MiB each by default) instead of
@@ -501,7 +501,7 @@ impl FailLimiter {
                     || s.lane(now) != Lane::Unknown
             });
             if buckets.len() >= MAX_TRACKED {
-                // An address spray: forget them all rather than grow (README "Limits"), but
+                // An address spray: forget them all rather than grow (docs/server.md "Limits"), but
                 // those with a client logged in (a spray cannot make those).
                 buckets.retain(|_, s| s.lane(now) == Lane::First);
                 if buckets.len() >= MAX_TRACKED {

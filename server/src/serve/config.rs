@@ -71,8 +71,9 @@ pub struct ServeArgs {
     #[arg(long, env = "IDFORGE_NODE_ID", value_name = "N")]
     pub node_id: Option<u64>,
     /// Hand out only the ids of stripe K of N, for every tag: N servers, each on its own store,
-    /// serve disjoint ids without talking to each other (README "Active-active without etcd").
-    /// Kept in the store: a server refuses a store claimed by another stripe [default: none].
+    /// serve disjoint ids without talking to each other (docs/server.md, "Active-active without
+    /// etcd"). Kept in the store: a server refuses a store claimed by another stripe
+    /// [default: none].
     #[arg(long, env = "IDFORGE_STRIPE", value_name = "K/N")]
     pub stripe: Option<String>,
     /// With --stripe: ids per stripe block, the same on every server of the stripes; one
@@ -134,7 +135,7 @@ pub struct ServeArgs {
     /// ACQUIRE is refused until leases end. 0: no limit [default: 65536].
     #[arg(long, env = "IDFORGE_MAX_LEASES", value_name = "N")]
     pub max_leases: Option<usize>,
-    // --- Limits on what clients may hold (see README "Limits"). ---
+    // --- Limits on what clients may hold (see docs/server.md "Limits"). ---
     /// The most client connections at once; past it a new one gets `-ERR max number of clients
     /// reached` and is closed [default: 10000].
     #[arg(long, env = "IDFORGE_MAXCLIENTS", value_name = "N")]
@@ -253,7 +254,7 @@ pub struct Config {
     pub tls: Option<TlsFiles>,
 }
 
-/// Bounds on what clients may make the server hold (README "Limits").
+/// Bounds on what clients may make the server hold (docs/server.md "Limits").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     /// The most connections at once.

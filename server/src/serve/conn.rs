@@ -1,8 +1,8 @@
 //! One client connection: read what has arrived, run every complete request in it, write all the
 //! replies at once (so a pipeline costs one read and one write per batch).
 //!
-//! What a connection may hold is bounded (README "Limits"): no read buffer until bytes arrive
-//! (and none again after a second of idleness), a half-sent request of at most
+//! What a connection may hold is bounded (docs/server.md "Limits"): no read buffer until bytes
+//! arrive (and none again after a second of idleness), a half-sent request of at most
 //! `max-request-bytes` that must be complete within `request-timeout-ms` (as must each TLS
 //! record, which rustls holds out of this loop's sight: see [`super::stream::Records`]), and at most
 //! `reply-buffer-bytes` of replies (plus one reply) before the pipeline stops running to send

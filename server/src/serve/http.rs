@@ -3,7 +3,7 @@
 //! A few lines of HTTP/1.1 on the server's own runtime instead of an HTTP framework: two fixed
 //! read-only pages, one request per connection, so the server does not carry a web stack.
 //!
-//! Bounded, and kept answering while idle connections flood the port (README "Limits"):
+//! Bounded, and kept answering while idle connections flood the port (docs/server.md "Limits"):
 //! connections are served concurrently, at most `metrics-maxclients` at once; one arriving past
 //! that closes the oldest connection still waiting for its request (a probe sends its request as
 //! soon as it connects, so an idle flood only ever evicts itself), or is closed itself when every

@@ -22,7 +22,7 @@ pub struct Shared {
     pub next_client: AtomicU64,
     /// Keeps the event loop polling for a while after each request.
     pub busy_poll: BusyPoll,
-    /// What one client may hold (README "Limits").
+    /// What one client may hold (docs/server.md "Limits").
     pub limits: Limits,
     /// TLS on the client and metrics ports (`None`: plain TCP).
     pub tls: Option<Tls>,

@@ -112,7 +112,7 @@ pub enum LogError {
     #[error(
         "guard file {path} is damaged at line {line}: {why}; with every server of the store \
          stopped, `idforge store verify` shows what can still be read and `idforge store \
-         repair` rewrites the file (same --data-dir/--store/--guard; the README's \"When the \
+         repair` rewrites the file (same --data-dir/--store/--guard; docs/server.md, \"When the \
          store goes back\")"
     )]
     Damaged {

@@ -108,7 +108,7 @@ pub fn refusal(findings: &[Finding], guard: &Path) -> String {
              continues every tag the store holds above N and every snowflake clock after the \
              repair's time; a tag or snowflake name the store lost is not known to it: name \
              each with --tag NAME or --clock NAME. Or `idforge store repair --trust-store` \
-             takes the store as it is (same --data-dir/--store/--guard); see the README, \
+             takes the store as it is (same --data-dir/--store/--guard); see docs/server.md, \
              \"When the store goes back\"",
             guard.display()
         );
@@ -118,8 +118,8 @@ pub fn refusal(findings: &[Finding], guard: &Path) -> String {
     format!(
         "the store went back or was replaced: {}{}; serving would repeat ids, so this server \
          refuses to. The guard is {}. Check with `idforge store verify`, then raise the store \
-         above the guard with `idforge store repair` (same --data-dir/--store/--guard); see the \
-         README, \"When the store goes back\"",
+         above the guard with `idforge store repair` (same --data-dir/--store/--guard); see \
+         docs/server.md, \"When the store goes back\"",
         shown.join("; "),
         if more > 0 {
             format!(" (and {more} more)")
