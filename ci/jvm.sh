@@ -12,13 +12,11 @@
 #   ci/jvm.sh --release  the same on a release build of the library
 #
 # Installs what it needs: JDK 17, JNA and Gson from Debian (ci/install-deps.sh jvm) and
-# kotlin-compiler (pinned) from the npm registry into $IDFORGE_CACHE/kotlin.
+# kotlin-compiler (pinned) from the npm registry into $IDFORGE_CACHE/kotlin (ci/install-kotlin.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
-CACHE="${IDFORGE_CACHE:-$HOME/.cache/idforge}"
-KOTLIN_VERSION=2.4.20
 PROFILE=debug
 CARGO_PROFILE=()
 if [ "${1:-}" = "--release" ]; then
@@ -27,14 +25,8 @@ if [ "${1:-}" = "--release" ]; then
 fi
 
 bash ci/install-deps.sh jvm
-KOTLIN_HOME="$CACHE/kotlin/node_modules/kotlin-compiler"
-if [ "$(cat "$KOTLIN_HOME/.idforge-version" 2>/dev/null)" != "$KOTLIN_VERSION" ]; then
-  echo "    installing kotlin-compiler@$KOTLIN_VERSION (npm)"
-  mkdir -p "$CACHE/kotlin"
-  npm install --silent --no-save --no-audit --no-fund --prefix "$CACHE/kotlin" \
-    "kotlin-compiler@$KOTLIN_VERSION" >/dev/null
-  echo "$KOTLIN_VERSION" >"$KOTLIN_HOME/.idforge-version"
-fi
+KOTLIN_HOME="$(bash ci/install-kotlin.sh)"
+KOTLIN_VERSION="$(cat "$KOTLIN_HOME/.idforge-version")"
 KOTLINC="$KOTLIN_HOME/bin/kotlinc"
 KLIB="$KOTLIN_HOME/lib"
 JNA=/usr/share/java/jna.jar
@@ -97,7 +89,7 @@ kotlin, jna = sys.argv[1], sys.argv[2]
 readme = open("README.md", encoding="utf-8").read()
 program = open("examples/java/App.java", encoding="utf-8").read()
 problems = []
-if "```java\n" + program + "```" not in readme:
+if not re.search(r"```java[^\n]*\n" + re.escape(program) + "```", readme):
     problems.append("README.md does not show examples/java/App.java as it is (a ```java block)")
 pom = open("packaging/jvm/pom.xml", encoding="utf-8").read()
 for group, artifact, version in [
