@@ -20,10 +20,12 @@
 //! - [`text`]: layouts, times and ids as text, shared by the command line and the server.
 //! - [`serve`]: the segment server.
 //! - [`error`]: the one-line error with its stable code and exit status.
+//! - [`reference`]: documentation tables made from the code's declarations (checked in tests).
 #![forbid(unsafe_code)]
 
 pub mod cli;
 pub mod error;
+pub mod reference;
 pub mod serve;
 pub mod text;
 
