@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Turns one run of the idforge benchmarks into ratios, checks the targets, and rewrites the
-generated section of BENCHMARKS.md. Called by ci/bench.sh; reads:
+generated section of BENCHMARKS.md. Called by ci/bench/bench.sh; reads:
 
   - criterion's results: <criterion dir>/**/new/{benchmark,estimates}.json (mean point estimate);
     only those written since --since (the run's start), so stale results are never reported;
   - the saturation bench's JSON (IDFORGE_SATURATION_JSON).
 
 Keeps the previous run's verdicts (read from the section it replaces) beside this run's: a
-target counts as met when both runs pass (ci/bench_verdicts.py).
+target counts as met when both runs pass (ci/bench/bench_verdicts.py).
 
 Prints the table; exits 0 whether targets pass or miss (timings are reported, not enforced).
 """
@@ -21,7 +21,7 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ci"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ci", "bench"))
 import bench_verdicts  # noqa: E402  (ci/ holds the module the three Python reports share)
 
 BEGIN = "<!-- bench:begin -->"

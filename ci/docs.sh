@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The docs step: every fenced code block of the documents a user reads (README.md, docs/*.md,
 # python/README.md, node/README.md and the READMEs inside the C and PostgreSQL tarballs) is run as
-# written, on the release artifacts of dist/ (ci/dist.sh), or is marked as a fragment with its
+# written, on the release artifacts of dist/ (ci/dist/dist.sh), or is marked as a fragment with its
 # reason (ci/docs/blocks.py says how blocks are marked; ci/docs/docs_plugin.py how each language
 # runs). pytest collects the blocks (one test each) and markdown-it-py finds them; a summary
 # counts the blocks run and the fragments.
@@ -9,9 +9,9 @@
 #   ci/docs.sh [FILE.md...] [-- PYTEST-ARGS...]     (default: every document above)
 #
 # Needs port 7379 free (the README's server) and dist/ built for this checkout's version. Installs
-# what it needs: JDK, JNA (ci/install-deps.sh jvm), PostgreSQL 15 and redis-cli (services), the
-# Kotlin compiler (ci/install-kotlin.sh), pytest and markdown-it-py (a venv under
-# $IDFORGE_CACHE), and the TypeScripts users have (ci/install-typescripts.sh).
+# what it needs: JDK, JNA (ci/install/install-deps.sh jvm), PostgreSQL 15 and redis-cli (services), the
+# Kotlin compiler (ci/install/install-kotlin.sh), pytest and markdown-it-py (a venv under
+# $IDFORGE_CACHE), and the TypeScripts users have (ci/install/install-typescripts.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 CACHE="${IDFORGE_CACHE:-$HOME/.cache/idforge}"
@@ -23,15 +23,15 @@ while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do docs+=("$1"); shift; done
 [ "${#docs[@]}" -gt 0 ] ||
   docs=(README.md docs/*.md python/README.md node/README.md packaging/c/README.md packaging/postgres/README.md)
 
-bash ci/install-deps.sh jvm services dist
-command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || bash ci/install-deps.sh node
-kotlin_home="$(bash ci/install-kotlin.sh)"
+bash ci/install/install-deps.sh jvm services dist
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || bash ci/install/install-deps.sh node
+kotlin_home="$(bash ci/install/install-kotlin.sh)"
 
 venv="$CACHE/docs-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "pytest>=8,<9" "markdown-it-py>=3,<4"
 
-typescripts="$(bash ci/install-typescripts.sh | tr '\n' :)"
+typescripts="$(bash ci/install/install-typescripts.sh | tr '\n' :)"
 
 export IDFORGE_DOCS_DIST="${IDFORGE_DOCS_DIST:-$PWD/dist}"
 export IDFORGE_DOCS_TYPESCRIPTS="$typescripts"

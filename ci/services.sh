@@ -8,7 +8,7 @@
 #                              # _REDIS_URL, _ETCD_URL, and _IDFORGE_URL (with the password in it)
 #   ci/services.sh stop DIR
 #
-# Every service also speaks TLS, with certificates of ci/tls-certs.sh in DIR/certs
+# Every service also speaks TLS, with certificates of ci/install/tls-certs.sh in DIR/certs
 # (IDFORGE_TEST_TLS_DIR): PostgreSQL and MariaDB on their port (users `tlsonly`, refused without
 # TLS, and `idforge`, who must show the client certificate), Redis on its port + 1 (client
 # certificate required), etcd on its port + 2 (https). Their URLs: IDFORGE_TEST_POSTGRES_TLS_URL,
@@ -18,7 +18,7 @@
 # $IDFORGE_SERVE_PORT (27379), $IDFORGE_ETCD_PORT (22379, and the next one for its peers): all
 # below Linux's ephemeral range (32768-60999), where a client socket or one in TIME_WAIT left by
 # an earlier run could hold the port and fail the bind. Needs the `services` group of
-# ci/install-deps.sh. PostgreSQL
+# ci/install/install-deps.sh. PostgreSQL
 # refuses to run as root, so as root it runs as user postgres.
 set -euo pipefail
 
@@ -152,7 +152,7 @@ case $cmd in
   start)
     mkdir -p "$dir"
     certs=$dir/certs
-    bash "$(dirname "${BASH_SOURCE[0]}")/tls-certs.sh" "$certs"
+    bash "$(dirname "${BASH_SOURCE[0]}")/install/tls-certs.sh" "$certs"
     echo "export IDFORGE_TEST_TLS_DIR=$certs"
     start_postgres
     start_mariadb

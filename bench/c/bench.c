@@ -4,7 +4,7 @@
  *   idforge_objectid_generate           vs bson_oid_init with its own bson_context_t
  *   idforge_snowflake_next              vs the Rust figure (criterion), in bench/report.py
  * Prints one JSON array: [{"name", "ns", "runs"}], ns the median of the runs.
- * Built and run by ci/bench.sh (or bench/c/run.sh alone). */
+ * Built and run by ci/bench/bench.sh (or bench/c/run.sh alone). */
 #define _POSIX_C_SOURCE 200809L
 #include <bson/bson.h>
 #include <stdint.h>

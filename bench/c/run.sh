@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds bench/c/bench.c against the release libidforge.a and libbson (pkg-config), runs it and
-# writes its JSON to the path given (default: stdout only). Called by ci/bench.sh.
+# writes its JSON to the path given (default: stdout only). Called by ci/bench/bench.sh.
 #
 #   bench/c/run.sh [OUT.json]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
-bash "$root/ci/install-deps.sh" bench-c
+bash "$root/ci/install/install-deps.sh" bench-c
 cargo build -p idforge-c --release --locked --manifest-path "$root/Cargo.toml"
 out="$CARGO_TARGET_DIR/idforge-bench"
 mkdir -p "$out"

@@ -96,7 +96,7 @@ class Docs:
     def artifact(self, name: str) -> Path:
         p = self.dist / name
         if not p.is_file():
-            raise pytest.UsageError(f"no {p}: build the release artifacts first (ci/dist.sh)")
+            raise pytest.UsageError(f"no {p}: build the release artifacts first (ci/dist/dist.sh)")
         return p
 
     def environ(self, cwd: Path, doc: Path) -> dict[str, str]:

@@ -2,7 +2,7 @@
 //!
 //! [`ErrorCode`] values are frozen: they are the C `idforge_status` numbers, and
 //! `core/testdata/errors.json` lists them with the C, Python and JavaScript names. That file is
-//! the one list: `ci/gen_errors.py` writes the enum (`error_code.rs`) and every binding's list
+//! the one list: `ci/gen/gen_errors.py` writes the enum (`error_code.rs`) and every binding's list
 //! from it. A new error gets a new number; an existing number never changes meaning.
 
 pub use crate::error_code::ErrorCode;

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# Installs libidforge into a temporary prefix (ci/install-c.sh) and builds, as the README's "Use
+# Installs libidforge into a temporary prefix (ci/install/install-c.sh) and builds, as the README's "Use
 # from C and C++" says, its program and examples/c with pkg-config: shared (idforge.pc; run with no
 # LD_LIBRARY_PATH: its rpath finds the library) and static (idforge-static.pc; ldd names no
 # libidforge). Runs each. Part of ci/test.sh (step ctest).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 repo="$PWD"
-command -v pkg-config >/dev/null || { echo "error: pkg-config not found (ci/install-deps.sh)" >&2; exit 1; }
+command -v pkg-config >/dev/null || { echo "error: pkg-config not found (ci/install/install-deps.sh)" >&2; exit 1; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 # The README's program and its lines as written; only the prefix and the script's path differ.
-python3 ci/doc_block.py README.md '## Use from C and C++' c >"$work/app.c"
-python3 ci/doc_block.py README.md 'From source' sh |
+python3 ci/docs/doc_block.py README.md '## Use from C and C++' c >"$work/app.c"
+python3 ci/docs/doc_block.py README.md 'From source' sh |
   sed -e "s#/opt/idforge#$work/idforge#g" -e "s#^ci/#$repo/ci/#" >"$work/lines.sh"
 (cd "$work" && env -u LD_LIBRARY_PATH sh -e lines.sh >/dev/null)
 if ldd "$work/app-static" | grep libidforge; then

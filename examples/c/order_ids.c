@@ -1,6 +1,6 @@
 /* An example C service: order numbers from a snowflake generator and a document id.
  *
- *   ci/install-c.sh /tmp/idforge
+ *   ci/install/install-c.sh /tmp/idforge
  *   export PKG_CONFIG_PATH=/tmp/idforge/lib/pkgconfig
  *   cc -std=c99 -o order_ids examples/c/order_ids.c $(pkg-config --cflags --libs idforge)
  *   ./order_ids        (idforge.pc adds an rpath to /tmp/idforge/lib)

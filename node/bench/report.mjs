@@ -20,7 +20,7 @@ const many = ns['idforge/Snowflake.nextMany(100000) per call']
 const rate = many ? (100_000 / many) * 1e9 : null
 const speedup = (v) => `${v.toFixed(2)}×`
 
-// ---- Two runs, one verdict (issue 24; the JS twin of ci/bench_verdicts.py) ------------------
+// ---- Two runs, one verdict (issue 24; the JS twin of ci/bench/bench_verdicts.py) ------------------
 
 /** Markdown table cells of one row. */
 const cellsOf = (line) => line.trim().replace(/^\||\|$/g, '').split('|').map((c) => c.trim())

@@ -1,13 +1,13 @@
 """Ratios and targets of a pyperf run of bench_ids.py; rewrites BENCHMARKS.md between
 <!-- pybench:begin --> and <!-- pybench:end -->, keeping the previous run's verdicts beside this
-run's (a target is met when both pass; ci/bench_verdicts.py)."""
+run's (a target is met when both pass; ci/bench/bench_verdicts.py)."""
 import argparse
 import json
 import os
 import re
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ci"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ci", "bench"))
 import bench_verdicts  # noqa: E402  (ci/ holds the module the three Python reports share)
 
 BEGIN, END = "<!-- pybench:begin -->", "<!-- pybench:end -->"

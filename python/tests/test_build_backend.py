@@ -11,7 +11,7 @@ import pytest
 
 BACKEND = pathlib.Path(__file__).resolve().parents[1] / "build_backend"
 # The backend is part of the source tree and the sdist, not of the wheel: the tests that run
-# against an installed wheel (ci/dist-test.sh copies only python/tests) have no backend to test.
+# against an installed wheel (ci/dist/dist-test.sh copies only python/tests) have no backend to test.
 pytestmark = pytest.mark.skipif(
     not BACKEND.is_dir(), reason="no python/build_backend beside these tests (not a source tree)"
 )

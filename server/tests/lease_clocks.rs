@@ -9,7 +9,7 @@
 //! The other processes are this test binary run again (the `child` test, which does nothing
 //! unless `IDFORGE_LEASE_CHILD` is set) under `LD_PRELOAD` of libfaketime. Without the
 //! library the test is skipped with a message (it fails instead when `IDFORGE_REQUIRE_SERVICES`
-//! is set, as in CI, where `ci/install-deps.sh faketime` installs it).
+//! is set, as in CI, where `ci/install/install-deps.sh faketime` installs it).
 
 mod common;
 
@@ -190,7 +190,7 @@ fn faketime_present() -> bool {
     if Path::new(FAKETIME).exists() {
         return true;
     }
-    let why = format!("{FAKETIME} is missing (ci/install-deps.sh faketime installs it)");
+    let why = format!("{FAKETIME} is missing (ci/install/install-deps.sh faketime installs it)");
     assert!(
         std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
         "{why}"

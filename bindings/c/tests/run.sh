@@ -81,7 +81,7 @@ run "C sources, shared library" "$out/sources_shared"
 run "C sources, static library" "$out/sources_static"
 
 if [ "$valgrind" -eq 1 ]; then
-  command -v valgrind >/dev/null || { echo "error: valgrind not found (ci/install-deps.sh)" >&2; exit 1; }
+  command -v valgrind >/dev/null || { echo "error: valgrind not found (ci/install/install-deps.sh)" >&2; exit 1; }
   # Errors and definite/indirect leaks fail; std's per-thread and process-wide caches that live
   # until exit are "still reachable" and allowed.
   run "valgrind (static)" valgrind --quiet --error-exitcode=99 --leak-check=full \

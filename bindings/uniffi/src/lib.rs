@@ -1,5 +1,5 @@
 //! idforge for the JVM: uniffi wrapper types over the runtime, so `core/` and `runtime/` stay
-//! free of uniffi. `ci/jvm.sh` generates the Kotlin sources from the built library (uniffi's
+//! free of uniffi. `ci/steps/jvm.sh` generates the Kotlin sources from the built library (uniffi's
 //! library mode) and tests them from Kotlin and Java.
 //!
 //! JVM conventions: 64-bit values are `Long` (Java has no unsigned `long`; an id of an

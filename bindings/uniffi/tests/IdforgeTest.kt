@@ -1,4 +1,4 @@
-// The JVM binding's tests (ci/jvm.sh compiles and runs this): the shared vectors and error table
+// The JVM binding's tests (ci/steps/jvm.sh compiles and runs this): the shared vectors and error table
 // of core/testdata, generators from threads, segments. A plain main with a small runner: the
 // Kotlin compiler's distribution has kotlin-test but no JUnit.
 import com.google.gson.JsonElement

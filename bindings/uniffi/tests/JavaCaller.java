@@ -1,4 +1,4 @@
-// The same API from Java (ci/jvm.sh compiles it against the Kotlin classes and runs it): Kotlin's
+// The same API from Java (ci/steps/jvm.sh compiles it against the Kotlin classes and runs it): Kotlin's
 // default arguments are not visible to Java, so every argument is passed.
 import dev.idforge.Flake128;
 import dev.idforge.Flake128Generator;

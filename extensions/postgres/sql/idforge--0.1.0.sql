@@ -1,6 +1,6 @@
 -- idforge 0.1.0: unique ids inside PostgreSQL. Written by hand (pgrx's generator needs
 -- cargo-pgrx); each function's C symbol is its Rust name with `_wrapper`, and
--- ci/pg-extension.sh calls every one of them.
+-- ci/steps/pg-extension.sh calls every one of them.
 \echo Use "CREATE EXTENSION idforge" to load this file. \quit
 
 CREATE FUNCTION idforge_snowflake(layout text DEFAULT 'twitter') RETURNS bigint

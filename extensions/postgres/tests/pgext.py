@@ -1,4 +1,4 @@
-"""Helpers of the extension's tests: psql against the throwaway cluster of ci/pg-extension.sh."""
+"""Helpers of the extension's tests: psql against the throwaway cluster of ci/steps/pg-extension.sh."""
 
 import datetime
 import os

@@ -1,4 +1,4 @@
-"""The idforge extension against a real PostgreSQL 15 (ci/pg-extension.sh starts it with the
+"""The idforge extension against a real PostgreSQL 15 (ci/steps/pg-extension.sh starts it with the
 extension preloaded and idforge.node_id = IDFORGE_PGEXT_NODE). The tests run in file order; the
 ones that restart the server come last."""
 

@@ -1,0 +1,298 @@
+#!/usr/bin/env bash
+# Tests the artifacts of ci/dist/dist.sh as their users get them: each is unpacked or installed in a
+# fresh temporary directory and run with PATH reduced to the system directories (no cargo, rustc,
+# maturin, zig), from there, not from the source tree:
+#   dist/SHA256SUMS matches;
+#   every artifact carries a README, CHANGELOG.md, LICENSE-MIT and LICENSE-APACHE, and no file in
+#           it names example.invalid;
+#   server  idforge gen; idforge serve --config (the shipped idforge.toml) answers redis-cli INCR,
+#           stops cleanly on SIGTERM (exit 0), and a restart continues the sequence without a gap;
+#           README.md's install lines, then its uninstall lines, into a scratch root: the unit's
+#           Documentation= file is installed, and nothing is left behind;
+#   c       README.md's Install lines for C, as written, with the program of "Use from C and C++":
+#           shared (it starts with no LD_LIBRARY_PATH) and static (ldd names no libidforge); the
+#           same with the tarball's README; examples/c/order_ids.c with -Wall -Werror; a copy
+#           under a prefix, used, then removed by the tarball README's uninstall line;
+#   python  the wheel installed (pip, no build) into a new venv; the Python test suite against it;
+#   node    the npm tarball installed (npm install, no build) into a new project, with the peers the
+#           interop tests compare with; the Node test suite and the type test (tsc) against it;
+#   jvm     bindings/uniffi/tests/JavaCaller.java compiled against the jar and run with the class
+#           path a user has: the jar, JNA and the Kotlin stdlib (no jna.library.path);
+#   pgext   the tarball's install.sh into the local PostgreSQL 15 (as root or with sudo), then the
+#           extension's test suite against a cluster that preloads it (ci/steps/pg-extension.sh
+#           --installed: nothing is built).
+# Artifacts absent from dist/ are reported as such, and fail the run (build them with ci/dist/dist.sh).
+#
+#   ci/dist/dist-test.sh [ARTIFACT...]     (default: server c python node jvm pgext)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+repo="$PWD"
+SYSTEM_PATH=/usr/local/bin:/usr/bin:/bin
+selected=("$@")
+[ "$#" -gt 0 ] || selected=(server c python node jvm pgext)
+version="$(sed -n 's/^#define IDFORGE_VERSION_STRING "\(.*\)"$/\1/p' include/idforge.h)"
+
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  [ -z "$server_pid" ] || kill -KILL "$server_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# user CMD...: CMD in $work with nothing of the build environment: system PATH, a scratch HOME.
+user() { (cd "$work" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" LANG=C.UTF-8 "$@"); }
+mkdir -p "$work/home"
+
+# doc_block FILE START LANG: the first LANG block after the line of FILE starting with START, with
+# VERSION replaced by this release's (ci/docs/doc_block.py): the documented text, run as written.
+doc_block() { python3 ci/docs/doc_block.py "$@" "$version"; }
+
+# carries WHAT DIR [NAME...]: DIR (an artifact, unpacked) holds files named NAME (default: README.md
+# CHANGELOG.md LICENSE-MIT LICENSE-APACHE), and none of its files names example.invalid (a
+# placeholder address where a real one was due: the project has no public web home).
+carries() {
+  local what="$1" dir="$2" name missing=() placeholders
+  shift 2
+  [ "$#" -gt 0 ] || set -- README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE
+  for name in "$@"; do
+    [ -n "$(find "$dir" -name "$name" -print -quit)" ] || missing+=("$name")
+  done
+  [ "${#missing[@]}" -eq 0 ] || { echo "error: $what lacks ${missing[*]}" >&2; return 1; }
+  placeholders="$(grep -rl example.invalid "$dir" || true)"
+  [ -z "$placeholders" ] || { echo "error: $what names example.invalid in: $placeholders" >&2; return 1; }
+  echo "$what carries $*; no example.invalid"
+}
+
+(cd dist && sha256sum --quiet -c SHA256SUMS)
+echo "==> dist/SHA256SUMS ok"
+
+# The server of the tarball is also the one the Python and Node tests start (and stop) themselves.
+server_tarball="dist/idforge-$version-x86_64-linux.tar.gz"
+server_dir="$work/idforge-$version-x86_64-linux"
+if [ -f "$server_tarball" ]; then
+  tar -xzf "$server_tarball" -C "$work"
+  export IDFORGE_BIN="$server_dir/idforge"
+fi
+
+test_server() {
+  local dir="$server_dir" port i
+  [ -f "$server_tarball" ] || { echo "error: no $server_tarball (ci/dist/dist.sh server)" >&2; return 1; }
+  carries "$(basename "$server_tarball")" "$dir"
+  user "$dir/idforge" gen snowflake --count 3 | tee "$work/ids"
+  [ "$(wc -l <"$work/ids")" -eq 3 ]
+
+  # start_server: serve with the shipped config; the data dir and port overridden by flags.
+  start_server() {
+    rm -f "$work/port"
+    (cd "$work" && exec env -i PATH="$SYSTEM_PATH" HOME="$work/home" "$dir/idforge" serve \
+      --config "$dir/idforge.toml" --data-dir "$work/data" --port 0 --port-file "$work/port" \
+      >>"$work/server.log" 2>&1) &
+    server_pid=$!
+    for i in $(seq 300); do
+      [ -s "$work/port" ] && break
+      kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log" >&2; return 1; }
+      sleep 0.1
+    done
+    port="$(cat "$work/port")"
+  }
+  # stop_server: SIGTERM, then it must exit 0 within 30 s.
+  stop_server() {
+    local rc=0
+    kill -TERM "$server_pid"
+    for i in $(seq 300); do
+      kill -0 "$server_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -0 "$server_pid" 2>/dev/null && { echo "error: idforge serve ignored SIGTERM for 30 s" >&2; return 1; }
+    wait "$server_pid" || rc=$?
+    server_pid=""
+    [ "$rc" -eq 0 ] || { echo "error: idforge serve exited $rc on SIGTERM" >&2; cat "$work/server.log" >&2; return 1; }
+  }
+  start_server
+  [ "$(user redis-cli -p "$port" INCR orders)" = 1 ]
+  [ "$(user redis-cli -p "$port" INCR orders)" = 2 ]
+  stop_server
+  start_server
+  [ "$(user redis-cli -p "$port" INCR orders)" = 3 ] # a clean stop gave its cache back: no gap
+  stop_server
+  echo "server: gen, serve --config idforge.toml, redis-cli INCR 1 2 | SIGTERM | restart, INCR 3"
+
+  # README.md's install lines and uninstall lines for the server, run into a scratch root: sudo
+  # dropped, systemctl and redis-cli skipped, /usr/local and /etc moved under the root.
+  local root="$work/root" doc left
+  install -d "$root/usr/local/bin" "$root/etc/systemd/system" "$work/srv"
+  cp "$server_tarball" "$work/srv/"
+  in_root() {
+    sed -e 's/\bsudo //g' -e 's/systemctl [^&;|]*/true /g' -e '/^redis-cli/d' \
+      -e "s#\(^\|[ \"']\)/usr/local/#\1$root/usr/local/#g" -e "s#\(^\|[ \"']\)/etc/#\1$root/etc/#g"
+  }
+  doc_block README.md '**The server**' sh | in_root >"$work/srv/install.sh"
+  doc_block README.md 'To remove the server' sh | in_root >"$work/srv/uninstall.sh"
+  (cd "$work/srv" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" sh -e install.sh)
+  "$root/usr/local/bin/idforge" --version >/dev/null
+  [ -f "$root/etc/systemd/system/idforge.service" ]
+  doc="$(sed -n 's#^Documentation=file://##p' "$root/etc/systemd/system/idforge.service")"
+  [ -n "$doc" ] || { echo "error: idforge.service has no Documentation=file:// line" >&2; return 1; }
+  [ -f "$root$doc" ] || { echo "error: idforge.service's Documentation=$doc is not installed by README.md's lines" >&2; return 1; }
+  (cd "$work/srv" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" sh -e uninstall.sh)
+  left="$(find "$root" ! -type d)"
+  [ -z "$left" ] || { echo "error: README.md's uninstall lines leave: $left" >&2; return 1; }
+  echo "server: README.md's install lines put the unit's Documentation ($doc) in place; its uninstall lines remove all"
+}
+
+test_c() {
+  local name="idforge-c-$version-x86_64-linux-gnu" dir so prefix left
+  [ -f "dist/$name.tar.gz" ] || { echo "error: no dist/$name.tar.gz (ci/dist/dist.sh c)" >&2; return 1; }
+  mkdir -p "$work/c"
+  cp "dist/$name.tar.gz" examples/c/order_ids.c "$work/c/"
+  dir="$work/c/$name"
+  # README.md's Install lines for C as written (they unpack the tarball, build app.c shared and
+  # static, and run both), in the folder that holds the tarball; app.c is the README's program.
+  doc_block README.md '## Use from C and C++' c >"$work/c/app.c"
+  doc_block README.md '**C and C++**' sh >"$work/c/install.sh"
+  user sh -ec 'cd c && sh -e install.sh'
+  carries "$name.tar.gz" "$dir"
+  # The shared build loads the tarball's library (through idforge.pc's rpath), the static none.
+  so="$(ldd "$work/c/a.out" | awk '$1 ~ /^libidforge\.so/ { print $3 }')"
+  [ -n "$so" ] && [ "$so" -ef "$dir/lib/libidforge.so.${version%%.*}" ] ||
+    { echo "error: a.out loads '$so', not the tarball's libidforge.so.${version%%.*}" >&2; return 1; }
+  if ldd "$work/c/app-static" | grep libidforge; then
+    echo "error: the idforge-static build loads a libidforge" >&2
+    return 1
+  fi
+
+  # The tarball's README, as written: its program and its build lines.
+  rm -f "$work/c/a.out" "$work/c/app-static"
+  doc_block "$dir/README.md" 'Unique ids' c >"$work/c/app.c"
+  doc_block "$dir/README.md" 'Built and run' sh >"$work/c/build.sh"
+  user sh -ec 'cd c && sh -e build.sh'
+  if ldd "$work/c/app-static" | grep libidforge; then
+    echo "error: the tarball README's static build loads a libidforge" >&2
+    return 1
+  fi
+
+  # examples/c with every warning an error, both ways, and run.
+  user env PKG_CONFIG_PATH="$dir/lib/pkgconfig" sh -ec '
+    cd c
+    cc -std=c99 -Wall -Wextra -Werror -pedantic order_ids.c -o order_ids_shared $(pkg-config --cflags --libs idforge)
+    cc -std=c99 -Wall -Wextra -Werror -pedantic order_ids.c -o order_ids_static $(pkg-config --cflags --libs idforge-static)
+    ./order_ids_shared >/dev/null
+    ./order_ids_static | tail -n 1
+  '
+  if ldd "$work/c/order_ids_static" | grep libidforge; then
+    echo "error: order_ids_static loads a libidforge" >&2
+    return 1
+  fi
+
+  # Copied under a prefix as the tarball's README says (cp -a), used there, then removed by its
+  # uninstall line: nothing of idforge stays.
+  prefix="$work/c/prefix"
+  mkdir -p "$prefix"
+  cp -a "$dir/include" "$dir/lib" "$prefix/"
+  rm -f "$work/c/a.out"
+  user env PKG_CONFIG_PATH="$prefix/lib/pkgconfig" sh -ec 'cd c && cc -std=c99 app.c $(pkg-config --cflags --libs idforge) && ./a.out'
+  doc_block "$dir/README.md" 'To uninstall' sh | sed "s#/usr/local/#$prefix/#g" >"$work/c/uninstall.sh"
+  user sh -e c/uninstall.sh
+  left="$(find "$prefix" ! -type d)"
+  [ -z "$left" ] || { echo "error: the C README's uninstall line leaves: $left" >&2; return 1; }
+  echo "c: README.md's and the tarball README's lines as written, shared (rpath) and static (no libidforge in ldd), examples/c, uninstall"
+}
+
+test_python() {
+  local wheel
+  wheel="$(ls dist/idforge-"$version"-*.whl)"
+  # The wheel: the README is its description (METADATA), the licences in .dist-info/licenses.
+  python3 -m zipfile -e "$wheel" "$work/wheel"
+  carries "$(basename "$wheel")" "$work/wheel" CHANGELOG.md LICENSE-MIT LICENSE-APACHE METADATA
+  grep -qxF "$(head -n 1 python/README.md)" "$work/wheel/idforge-$version.dist-info/METADATA" ||
+    { echo "error: the wheel's METADATA lacks python/README.md" >&2; return 1; }
+  mkdir -p "$work/sdist"
+  tar -xzf "dist/idforge-$version.tar.gz" -C "$work/sdist"
+  carries "idforge-$version.tar.gz" "$work/sdist"
+  user /usr/bin/python3 -m venv "$work/venv"
+  user "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary :all: \
+    "$repo/$wheel" "pytest>=7" "pymongo>=4"
+  # The tests, and the shared vectors they read (../../core/testdata), outside the source tree.
+  mkdir -p "$work/py/python" "$work/py/core"
+  cp -r python/tests "$work/py/python/"
+  cp -r core/testdata "$work/py/core/"
+  # The services' URLs (IDFORGE_TEST_*_URL, IDFORGE_REQUIRE_SERVICES) pass through, if set.
+  local pass=() var
+  for var in $(compgen -e | grep '^IDFORGE_' || true); do pass+=("$var=${!var}"); done
+  (cd "$work/py/python" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" "${pass[@]}" \
+    "$work/venv/bin/pytest" -q -p no:cacheprovider tests)
+}
+
+test_node() {
+  local tarball app peers
+  tarball="$repo/dist/idforge-$version.tgz"
+  [ -f "$tarball" ] || { echo "error: no $tarball (ci/dist/dist.sh node)" >&2; return 1; }
+  mkdir -p "$work/npm"
+  tar -xzf "$tarball" -C "$work/npm"
+  carries "$(basename "$tarball")" "$work/npm/package"
+  # The tests, and the shared vectors they read (../../core/testdata), outside the source tree, in
+  # a project whose version is the package's (esm.test.mjs compares them).
+  app="$work/js/node"
+  mkdir -p "$app" "$work/js/core"
+  cp -r node/test "$app/"
+  cp -r core/testdata "$work/js/core/"
+  printf '{ "name": "app", "version": "%s", "private": true }\n' "$version" >"$app/package.json"
+  # The peers at the versions node/package.json pins for development.
+  peers="$(cd node && node -e '
+    const d = require("./package.json").devDependencies
+    console.log(["bson", "@sapphire/snowflake", "typescript", "@types/node"].map((n) => `${n}@${d[n]}`).join(" "))')"
+  local pass=() var
+  for var in $(compgen -e | grep '^IDFORGE_' || true); do pass+=("$var=${!var}"); done
+  # shellcheck disable=SC2086
+  (cd "$app" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" npm_config_cache="$HOME/.npm" "${pass[@]}" \
+    sh -ec "npm install --no-audit --no-fund --silent '$tarball' $peers
+      node --test test/
+      node_modules/.bin/tsc -p test/types")
+}
+
+test_jvm() {
+  local jar="$repo/dist/idforge-jvm-$version.jar"
+  local stdlib="${IDFORGE_CACHE:-$HOME/.cache/idforge}/kotlin/node_modules/kotlin-compiler/lib/kotlin-stdlib.jar"
+  [ -f "$jar" ] || { echo "error: no $jar (ci/dist/dist.sh jvm)" >&2; return 1; }
+  python3 -m zipfile -e "$jar" "$work/jar"
+  carries "$(basename "$jar")" "$work/jar"
+  mkdir -p "$work/jvm"
+  cp "$stdlib" /usr/share/java/jna.jar "$work/jvm/"
+  cp bindings/uniffi/tests/JavaCaller.java "$work/jvm/"
+  user sh -ec "cd jvm
+    javac -cp '$jar:kotlin-stdlib.jar' JavaCaller.java
+    java -cp '$jar:jna.jar:kotlin-stdlib.jar:.' JavaCaller"
+}
+
+test_pgext() {
+  local name="idforge-postgres-$version-pg15-x86_64-linux-gnu"
+  [ -f "dist/$name.tar.gz" ] || { echo "error: no dist/$name.tar.gz (ci/dist/dist.sh pgext)" >&2; return 1; }
+  # The suite compares decoding with the idforge CLI: the server tarball's.
+  [ -n "${IDFORGE_BIN:-}" ] || { echo "error: no server tarball in dist/ (its idforge CLI is needed)" >&2; return 1; }
+  tar -xzf "dist/$name.tar.gz" -C "$work"
+  carries "$name.tar.gz" "$work/$name"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  # install.sh as a user runs it: system PATH, where Debian's pg_config is.
+  $sudo env -i PATH="$SYSTEM_PATH" PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config \
+    sh "$work/$name/install.sh"
+  bash ci/steps/pg-extension.sh --installed
+}
+
+failed=()
+for artifact in "${selected[@]}"; do
+  echo "==> $artifact"
+  # Not `(test) || failed+=…`: bash ignores set -e in a subshell whose status a || tests, so every
+  # assertion but the last would pass unseen. set -e stays on inside the subshell this way.
+  set +e
+  (set -e; "test_$artifact")
+  rc=$?
+  set -e
+  [ "$rc" -eq 0 ] || failed+=("$artifact")
+done
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "error: artifacts failed their tests: ${failed[*]}" >&2
+  exit 1
+fi
+echo "==> the artifacts work as their users get them: ${selected[*]}"

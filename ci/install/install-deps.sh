@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs the system packages the tests and benches need, only those missing (idempotent; a
+# no-op on a machine that has them). Debian/Ubuntu (apt-get); run as root or with sudo.
+#
+#   ci/install/install-deps.sh GROUP...     groups: c (C tests), bench-c (C benchmark), node (only when
+#                                   no node/npm is on PATH), services (PostgreSQL, MariaDB,
+#                                   Redis servers and clients, openssl for test certificates),
+#                                   jvm (JDK, JNA and Gson, for ci/steps/jvm.sh), dist (objdump and
+#                                   strip, a C compiler, pkg-config, redis-cli and venv: ci/dist/dist.sh
+#                                   and ci/dist/dist-test.sh), etcd (etcd server and etcdctl, for the
+#                                   HA tests and ci/harness/failover-harness.sh), pgext (PostgreSQL 15's
+#                                   server headers and libclang, for the extension's pgrx build),
+#                                   chaos (ip, iptables, ping and libfaketime: ci/harness/chaos.sh),
+#                                   faketime (libfaketime alone: server/tests/lease_clocks.rs)
+set -euo pipefail
+
+declare -A PACKAGES=(
+  [c]="gcc g++ make pkg-config valgrind python3"
+  [bench-c]="gcc pkg-config libbson-dev"
+  [node]="nodejs npm util-linux"
+  [services]="postgresql mariadb-server mariadb-client redis-server redis-tools openssl"
+  [jvm]="openjdk-17-jdk-headless libjna-java libjna-jni libgoogle-gson-java"
+  [dist]="binutils gcc pkg-config redis-tools python3-venv"
+  [etcd]="etcd-server etcd-client"
+  [pgext]="postgresql postgresql-server-dev-15 libclang-dev python3-venv"
+  [chaos]="iproute2 iptables iputils-ping faketime libfaketime"
+  [faketime]="faketime libfaketime"
+)
+
+missing=()
+for group in "$@"; do
+  [ -n "${PACKAGES[$group]+x}" ] || { echo "error: unknown group '$group'" >&2; exit 2; }
+  for pkg in ${PACKAGES[$group]}; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
+  done
+done
+[ "${#missing[@]}" -eq 0 ] && exit 0
+
+echo "    installing: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq >/dev/null
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
