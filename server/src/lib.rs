@@ -20,7 +20,7 @@
 //! - [`text`]: layouts, times and ids as text, shared by the command line and the server.
 //! - [`serve`]: the segment server.
 //! - [`error`]: the one-line error with its stable code and exit status.
-//! - [`reference`]: documentation tables made from the code's declarations (checked in tests).
+//! - [`reference`](mod@reference): documentation tables made from the code's declarations (checked in tests).
 #![forbid(unsafe_code)]
 
 pub mod cli;

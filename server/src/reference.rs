@@ -8,6 +8,33 @@
 
 use std::path::Path;
 
+/// Checks (or, with `IDFORGE_BLESS=1`, rewrites) the whole of FILE (relative to the repository
+/// root) against CONTENT, for a file made entirely from the code.
+pub fn check_file(file: &str, content: &str) -> Result<(), String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    if text == content {
+        return Ok(());
+    }
+    if blessing() {
+        return std::fs::write(&path, content).map_err(|e| format!("{file}: {e}"));
+    }
+    Err(drifted(file))
+}
+
+/// Whether the tests rewrite what drifted (`IDFORGE_BLESS=1`) instead of failing.
+fn blessing() -> bool {
+    std::env::var_os("IDFORGE_BLESS").is_some_and(|v| v == "1")
+}
+
+/// The message for a file that differs from what the code makes.
+fn drifted(what: &str) -> String {
+    format!(
+        "{what} differs from what the code declares: run the test again with IDFORGE_BLESS=1, \
+         review the diff and commit it"
+    )
+}
+
 /// Checks (or, with `IDFORGE_BLESS=1`, rewrites) the section NAME of FILE (relative to the
 /// repository root) against CONTENT. The error says which file and section drifted.
 pub fn check_section(file: &str, name: &str, content: &str) -> Result<(), String> {
@@ -33,12 +60,9 @@ pub fn check_section(file: &str, name: &str, content: &str) -> Result<(), String
     if text[start..end] == body {
         return Ok(());
     }
-    if std::env::var_os("IDFORGE_BLESS").is_some_and(|v| v == "1") {
+    if blessing() {
         let new = format!("{}{body}{}", &text[..start], &text[end..]);
         return std::fs::write(&path, new).map_err(|e| format!("{file}: {e}"));
     }
-    Err(format!(
-        "{file}, section {name}, differs from what the code declares: run the test again with \
-         IDFORGE_BLESS=1, review the diff and commit it"
-    ))
+    Err(drifted(&format!("{file}, section {name},")))
 }

@@ -58,22 +58,11 @@ pub struct Policy {
     pub max_leases: usize,
 }
 
-impl Default for Policy {
-    fn default() -> Policy {
-        Policy {
-            auto_create: true,
-            default_step: 1000,
-            max_step: 1 << 30,
-            step_interval: Duration::from_secs(1),
-            alloc_timeout: Duration::from_secs(5),
-            clock_window_ms: 10_000,
-            max_tags_per_user: 10_000,
-            max_snowflake_names_per_user: 1000,
-            tag_idle: Some(Duration::from_secs(600)),
-            max_leases_per_service: 16_384,
-            max_leases: 65_536,
-        }
-    }
+impl Policy {
+    /// Persists closer together than this double a tag's step (see `step_interval`).
+    pub const STEP_INTERVAL: Duration = Duration::from_secs(1);
+    /// How far ahead (ms) a snowflake clock's persisted time runs (see `clock_window_ms`).
+    pub const CLOCK_WINDOW_MS: u64 = 10_000;
 }
 
 /// How many sweeps a tag must sit out untouched, per [`Policy::tag_idle`], before it leaves.

@@ -33,16 +33,6 @@ pub struct ElectionConfig {
     pub probe: bool,
 }
 
-impl Default for ElectionConfig {
-    fn default() -> ElectionConfig {
-        ElectionConfig {
-            lease_ttl: 1,
-            poll: Duration::from_millis(50),
-            probe: true,
-        }
-    }
-}
-
 /// A server of the group, as clients reach it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Peer {
