@@ -35,8 +35,6 @@ import argparse
 import json
 import os
 import random
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -44,8 +42,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import failover_harness  # noqa: E402  (the same RESP framing and client)
-from failover_harness import read_reply, resp  # noqa: E402
+import cluster  # noqa: E402  (the etcd cluster, servers, RESP and client of every harness)
 
 ETCD = ["10.77.0.11", "10.77.0.12", "10.77.0.13"]
 SERVERS = ["10.77.0.21", "10.77.0.22", "10.77.0.23"]
@@ -53,7 +50,6 @@ CLIENT = "10.77.0.31"
 SUBNET = "10.77.0.0/24"
 PORT = 7379
 TTL = 1.0
-TAGS = ["orders", "users", "invoices"]
 FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
 NEMESES = ["leader-vs-etcd", "leader-vs-clients", "etcd-member", "minority",
            "slow-lossy-leader", "clock-skew"]
@@ -88,43 +84,26 @@ def heal_all():
         in_ns("idf-sw", "tc", "qdisc", "del", "dev", f"v-{ns[4:]}", "root", check=False)
 
 
-class Etcd:
-    def __init__(self, work):
-        self.work = work
-        self.procs = [None] * 3
-        self.cluster = ",".join(f"e{i + 1}=http://{ip}:2380" for i, ip in enumerate(ETCD))
-
-    def start(self, i):
-        ip = ETCD[i]
-        log = open(os.path.join(self.work, f"etcd{i + 1}.log"), "ab")
-        self.procs[i] = subprocess.Popen(
-            ["ip", "netns", "exec", ns_of(ip), "etcd", "--name", f"e{i + 1}",
-             "--data-dir", os.path.join(self.work, f"etcd{i + 1}"),
-             "--listen-client-urls", f"http://{ip}:2379",
-             "--advertise-client-urls", f"http://{ip}:2379",
-             "--listen-peer-urls", f"http://{ip}:2380",
-             "--initial-advertise-peer-urls", f"http://{ip}:2380",
-             "--initial-cluster", self.cluster, "--initial-cluster-state", "new",
-             "--heartbeat-interval", "50", "--election-timeout", "500"],
-            stdout=log, stderr=log)
-
-    def url(self):
-        return "etcd://" + ",".join(f"{ip}:2379" for ip in ETCD) + "/chaos"
-
-    def stop_all(self):
-        for p in self.procs:
-            if p and p.poll() is None:
-                p.kill()
-                p.wait()
+def etcd_cluster(work):
+    """The three members, each in its own namespace on the standard ports."""
+    return cluster.Etcd(work, ETCD, [2379] * 3, [2380] * 3,
+                        wrap=lambda i: ["ip", "netns", "exec", ns_of(ETCD[i])])
 
 
-class Server:
+class Server(cluster.Serve):
+    """A server in its own namespace, on the etcd store; it can be started with its wall clock
+    moved (libfaketime)."""
+
     def __init__(self, binary, work, i, store):
-        self.binary, self.i, self.store = binary, i, store
-        self.ip = SERVERS[i]
-        self.log = os.path.join(work, f"idforge{i + 1}.log")
-        self.data = os.path.join(work, f"idforge{i + 1}")
-        self.proc = None
+        ip = SERVERS[i]
+        super().__init__(binary, ip, PORT,
+                         ["--bind", ip, "--advertise", f"{ip}:{PORT}", "--store", store,
+                          "--data-dir", os.path.join(work, f"idforge{i + 1}"),
+                          "--default-step", "50", "--lease-ttl", "1",
+                          "--log", os.environ.get("CHAOS_LOG", "info")],
+                         log=os.path.join(work, f"idforge{i + 1}.log"),
+                         wrap=["ip", "netns", "exec", ns_of(ip)])
+        self.ip = ip
         self.skewed = False
 
     def start(self, skew=None):
@@ -134,127 +113,23 @@ class Server:
             env.update(LD_PRELOAD=FAKETIME, FAKETIME=skew, FAKETIME_DONT_FAKE_MONOTONIC="1",
                        FAKETIME_NO_CACHE="1")
         self.skewed = bool(skew)
-        self.proc = subprocess.Popen(
-            ["ip", "netns", "exec", ns_of(self.ip), self.binary, "serve",
-             "--bind", self.ip, "--port", str(PORT), "--advertise", f"{self.ip}:{PORT}",
-             "--store", self.store, "--data-dir", self.data, "--default-step", "50",
-             "--lease-ttl", "1", "--log", os.environ.get("CHAOS_LOG", "info")],
-            stdout=subprocess.DEVNULL, stderr=open(self.log, "ab"), env=env)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection((self.ip, PORT), timeout=0.2).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError(f"idforge on {self.ip} did not start")
-
-    def kill(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait()
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
+        super().start(env)
 
 
 def ask(ip, *args, timeout=0.5):
-    """One request to one server: an int, a str (a bulk or simple string), an error, or None
-    when it did not answer."""
-    try:
-        with socket.create_connection((ip, PORT), timeout=timeout) as s:
-            s.settimeout(timeout)
-            s.sendall(resp(*args))
-            f = s.makefile("rb")
-            line = f.readline()
-            if not line.endswith(b"\r\n"):
-                return None
-            kind, rest = line[:1], line[1:-2]
-            if kind == b"$":
-                return f.read(int(rest) + 2)[:-2].decode(errors="replace")
-            if kind == b":":
-                return int(rest)
-            if kind == b"+":
-                return rest.decode()
-            return RuntimeError(rest.decode(errors="replace"))
-    except (OSError, ValueError):
-        return None
-
-
-def leader_of(servers):
-    for s in servers:
-        if s.alive():
-            info = ask(s.ip, "INFO", "replication", timeout=0.3)
-            if isinstance(info, str) and "role:master" in info:
-                return s
-    return None
+    """One request to the server on `ip`: its reply, or None when it did not answer."""
+    return cluster.ask((ip, PORT), *args, timeout=timeout)
 
 
 def wait_leader(servers, timeout=20):
-    return failover_harness.wait_leader(servers, timeout, find=leader_of)
+    return cluster.wait_leader(servers, timeout, poll=0.3)
 
 
-class Client(failover_harness.Client):
-    """Sends INCR/INCRBY one at a time through whichever server serves (or, as a prober, to one
-    server only) and records each id with its send and receive times. The failover harness's
-    client, with servers named by address (each on port 7379) instead of loopback ports."""
-
-    def __init__(self, index, stop, only=None):
-        super().__init__(index, SERVERS, stop, timeout=0.5)
-        self.only = only
-        self.ip = only or SERVERS[index % 3]
-
-    def move_on(self):
-        self.close()
-        if not self.only:
-            self.ip = SERVERS[(SERVERS.index(self.ip) + 1) % 3]
-        time.sleep(0.01 if not self.only else 0.02)
-
-    def call(self, *args):
-        while not self.stop.is_set():
-            try:
-                if self.conn is None:
-                    self.conn = socket.create_connection((self.ip, PORT), timeout=0.5)
-                    self.conn.settimeout(0.5)
-                    self.file = self.conn.makefile("rb")
-                sent = time.monotonic()
-                self.conn.sendall(resp(*args))
-                reply = read_reply(self.file)
-            except (OSError, ConnectionError):
-                self.move_on()
-                continue
-            if isinstance(reply, int):
-                return reply, sent, time.monotonic(), self.ip
-            msg = str(reply)
-            if msg.startswith("MOVED"):
-                target = msg.rsplit(" ", 1)[1].rsplit(":", 1)[0]
-                if self.only:
-                    time.sleep(0.02)
-                elif target != self.ip:
-                    self.close()
-                    self.ip = target
-                continue
-            if msg.startswith(("CLUSTERDOWN", "TRYAGAIN")) or "store unavailable" in msg:
-                self.move_on()
-                continue
-            self.errors.append(msg)
-            return None
-        return None
-
-    def run(self):
-        while not self.stop.is_set():
-            if self.only:
-                tag, n = "probe", 1
-            else:
-                tag = self.rng.choice(TAGS)
-                n = self.rng.choice([1, 1, 1, 7, 100])
-            got = self.call("INCR", tag) if n == 1 else self.call("INCRBY", tag, n)
-            if got is None:
-                continue
-            last, sent, received, ip = got
-            self.replies.append((tag, last - n + 1, last, sent, received, ip))
-            if self.only:
-                time.sleep(0.02)
+def recording_client(index, stop, only=None):
+    """A recording client through any server (or, as a prober, to the one on `only`); it moves
+    on from a server that is down or has no store."""
+    return cluster.Client(index, [(ip, PORT) for ip in SERVERS], stop, timeout=0.5,
+                          only=(only, PORT) if only else None, clusterdown_moves_on=True)
 
 
 def served_since(clients, t):
@@ -265,7 +140,7 @@ def served_since(clients, t):
 class Harness:
     def __init__(self, args):
         self.args = args
-        self.etcd = Etcd(args.work)
+        self.etcd = etcd_cluster(args.work)
         self.servers = []
         self.stop = threading.Event()
         self.clients, self.probers = [], []
@@ -389,9 +264,9 @@ class Harness:
             # the minority renews leases until it notices it lost its quorum, and the majority's
             # new etcd leader extends every lease by a TTL when it takes over.
             mine = sorted((r for c in self.clients + self.probers for r in c.replies
-                           if r[5] == leader.ip and t_cut < r[3] <= t_heal), key=lambda r: r[3])
+                           if r[5] == leader.addr and t_cut < r[3] <= t_heal), key=lambda r: r[3])
             first_other = min((r[4] for c in self.clients + self.probers for r in c.replies
-                               if r[5] != leader.ip and t_cut < r[4] <= t_heal),
+                               if r[5] != leader.addr and t_cut < r[4] <= t_heal),
                               default=float("inf"))
             run["served_after_cut_ms"] = round(max([r[4] for r in mine], default=t_cut)
                                                * 1000 - t_cut * 1000)
@@ -406,10 +281,10 @@ class Harness:
                                      "after the cut)")
         if kind == "clock-skew":
             # It served the clients while skewed (INCR does not read the wall clock).
-            ip = self.skewed_leader.ip
+            ip, addr = self.skewed_leader.ip, self.skewed_leader.addr
             run["skewed_leader_ids"] = sum(r[2] - r[1] + 1 for c in self.clients
                                            for r in c.replies
-                                           if r[5] == ip and t_cut < r[4] <= t_heal)
+                                           if r[5] == addr and t_cut < r[4] <= t_heal)
             if not run["skewed_leader_ids"]:
                 self.failures.append(f"clock-skew #{index + 1}: {ip} served no client")
         self.runs.append(run)
@@ -418,17 +293,16 @@ class Harness:
         print(f"{time.strftime('%H:%M:%S')} {kind:18s} #{index + 1}: {note}; outage {run['outage_ms']} ms{extra}", flush=True)
 
     def main(self):
-        for i in range(3):
-            self.etcd.start(i)
-        self.servers = [Server(self.args.binary, self.args.work, i, self.etcd.url())
+        self.etcd.start_all()
+        self.servers = [Server(self.args.binary, self.args.work, i, self.etcd.url("chaos"))
                         for i in range(3)]
         # etcd elects its leader first; a server started before that retries for 5 s.
         time.sleep(2)
         for s in self.servers:
             s.start()
         wait_leader(self.servers)
-        self.clients = [Client(i, self.stop) for i in range(self.args.clients)]
-        self.probers = [Client(100 + i, self.stop, only=ip) for i, ip in enumerate(SERVERS)]
+        self.clients = [recording_client(i, self.stop) for i in range(self.args.clients)]
+        self.probers = [recording_client(100 + i, self.stop, only=ip) for i, ip in enumerate(SERVERS)]
         for c in self.clients + self.probers:
             c.start()
         kinds = self.args.only.split(",") if self.args.only else NEMESES
@@ -438,23 +312,10 @@ class Harness:
 
     def check(self):
         everyone = self.clients + self.probers
-        ranges = {}
+        failures, duplicates, ids = cluster.check_history(everyone)
+        self.failures.extend(failures)
         for c in everyone:
-            last_seen = {}
-            for tag, first, last, *_ in c.replies:
-                ranges.setdefault(tag, []).append((first, last))
-                if tag in last_seen and first <= last_seen[tag]:
-                    self.failures.append(
-                        f"client {c.index}: {tag} went from {last_seen[tag]} to {first}")
-                last_seen[tag] = last
             self.failures.extend(f"client {c.index}: {e}" for e in c.errors[:5])
-        duplicates = 0
-        for rs in ranges.values():
-            rs.sort()
-            duplicates += sum(1 for (_, a1), (b0, _) in zip(rs, rs[1:]) if b0 <= a1)
-        if duplicates:
-            self.failures.append(f"{duplicates} overlapping ranges (duplicate ids)")
-        ids = sum(last - first + 1 for rs in ranges.values() for first, last in rs)
         return duplicates, ids
 
 

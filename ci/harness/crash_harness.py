@@ -12,45 +12,22 @@ same data. At the end:
 """
 
 import argparse
-import os
 import random
 import signal
-import socket
-import subprocess
 import sys
 import threading
 import time
 
 import redis
-
-TAGS = ["orders", "users", "invoices"]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from cluster import TAGS, Serve, free_ports
 
 
-class Server:
+class Server(Serve):
+    """The server on its data dir, restarted on the same port; its log goes to stderr."""
+
     def __init__(self, binary, data_dir, port):
-        self.binary, self.data_dir, self.port = binary, data_dir, port
-        self.proc = None
-
-    def start(self):
-        self.proc = subprocess.Popen(
-            [self.binary, "serve", "--port", str(self.port), "--data-dir", self.data_dir,
-             "--default-step", "50", "--log", "warn"],
-            stdout=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                time.sleep(0.02)
-        raise RuntimeError("the server did not start")
+        super().__init__(binary, "127.0.0.1", port,
+                         ["--data-dir", data_dir, "--default-step", "50", "--log", "warn"])
 
     def stop(self, sig):
         self.proc.send_signal(sig)
@@ -126,7 +103,7 @@ def main():
     ap.add_argument("--clients", type=int, default=8)
     args = ap.parse_args()
     sig = signal.SIGKILL if args.signal == "KILL" else signal.SIGTERM
-    server = Server(args.binary, args.data_dir, free_port())
+    server = Server(args.binary, args.data_dir, free_ports(1)[0])
     server.start()
     stop = threading.Event()
     records = [[] for _ in range(args.clients)]

@@ -23,236 +23,24 @@ import random
 import signal
 import socket
 import statistics
-import subprocess
 import sys
 import threading
 import time
 
-TAGS = ["orders", "users", "invoices"]
+from cluster import (Client, Etcd, Serve, check_history, first_reply_after, free_ports,  # noqa: I001
+                     leader_of, resp, wait_leader)
 
 
-def free_ports(n):
-    socks, ports = [], []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-        ports.append(s.getsockname()[1])
-    for s in socks:
-        s.close()
-    return ports
+class Server(Serve):
+    """A loopback server on the harness's store; its guard lives in its data dir, so every
+    takeover also checks the store against it."""
 
-
-def wait_port(port, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.02)
-    raise RuntimeError(f"nothing listens on {port}")
-
-
-class Etcd:
-    def __init__(self, work, ports):
-        self.work, self.ports = work, ports  # [(client, peer)] per member
-        self.procs = [None] * len(ports)
-        self.cluster = ",".join(
-            f"m{i}=http://127.0.0.1:{peer}" for i, (_, peer) in enumerate(ports))
-
-    def start(self, i):
-        client, peer = self.ports[i]
-        log = open(os.path.join(self.work, f"etcd{i}.log"), "ab")
-        self.procs[i] = subprocess.Popen(
-            ["etcd", "--name", f"m{i}", "--data-dir", os.path.join(self.work, f"etcd{i}"),
-             "--listen-client-urls", f"http://127.0.0.1:{client}",
-             "--advertise-client-urls", f"http://127.0.0.1:{client}",
-             "--listen-peer-urls", f"http://127.0.0.1:{peer}",
-             "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
-             "--initial-cluster", self.cluster, "--initial-cluster-state", "new",
-             "--heartbeat-interval", "50", "--election-timeout", "500"],
-            stdout=log, stderr=log)
-
-    def wait_healthy(self, timeout=30):
-        endpoints = ",".join(f"127.0.0.1:{c}" for c, _ in self.ports)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            ok = subprocess.run(["etcdctl", "--endpoints", endpoints, "endpoint", "health"],
-                                env=dict(os.environ, ETCDCTL_API="3"),
-                                capture_output=True).returncode == 0
-            if ok:
-                return
-            time.sleep(0.2)
-        raise RuntimeError("etcd did not become healthy")
-
-    def url(self, prefix):
-        hosts = ",".join(f"127.0.0.1:{c}" for c, _ in self.ports)
-        return f"etcd://{hosts}/{prefix}"
-
-    def kill(self, i):
-        self.procs[i].send_signal(signal.SIGKILL)
-        self.procs[i].wait()
-
-    def stop_all(self):
-        for p in self.procs:
-            if p and p.poll() is None:
-                p.send_signal(signal.SIGKILL)
-                p.wait()
-
-
-class Server:
     def __init__(self, binary, work, i, port, store, probe):
-        self.binary, self.port, self.store, self.probe = binary, port, store, probe
-        self.log = os.path.join(work, f"idforge{i}.log")
-        # Each server keeps its guard here, so every takeover also checks the store against it.
-        self.data = os.path.join(work, f"idforge{i}")
-        self.proc = None
-
-    def start(self):
-        self.proc = subprocess.Popen(
-            [self.binary, "serve", "--port", str(self.port), "--store", self.store,
-             "--data-dir", self.data,
-             "--default-step", "50", "--lease-ttl", "1", "--log", os.environ.get("HARNESS_LOG", "warn"),
-             "--takeover-probe", self.probe],
-            stdout=subprocess.DEVNULL, stderr=open(self.log, "ab"))
-        wait_port(self.port)
-
-    def signal(self, sig):
-        self.proc.send_signal(sig)
-        if sig == signal.SIGKILL:
-            self.proc.wait()
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
-
-def resp(*args):
-    out = [f"*{len(args)}\r\n".encode()]
-    for a in args:
-        a = str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
-
-
-def read_reply(f):
-    line = f.readline()
-    if not line.endswith(b"\r\n"):
-        raise ConnectionError("closed")
-    kind, rest = line[:1], line[1:-2].decode()
-    if kind == b":":
-        return int(rest)
-    if kind == b"-":
-        return RuntimeError(rest)
-    raise ConnectionError(f"unexpected reply {line!r}")
-
-
-class Client(threading.Thread):
-    """Sends INCR/INCRBY one at a time through whichever server serves."""
-
-    def __init__(self, index, ports, stop, timeout):
-        super().__init__(daemon=True)
-        self.index, self.ports, self.stop, self.timeout = index, ports, stop, timeout
-        self.rng = random.Random(index)
-        self.replies = []  # (tag, first, last, time received, server port)
-        self.errors = []
-        self.conn = None
-        self.port = ports[index % len(ports)]
-
-    def connect(self, port):
-        self.close()
-        s = socket.create_connection(("127.0.0.1", port), timeout=self.timeout)
-        s.settimeout(self.timeout)
-        self.conn, self.file, self.port = s, s.makefile("rb"), port
-
-    def close(self):
-        if self.conn:
-            try:
-                self.conn.close()
-            except OSError:
-                pass
-        self.conn = None
-
-    def call(self, *args):
-        """One request: the reply, following MOVED and retrying elsewhere until served."""
-        hops = 0
-        while not self.stop.is_set():
-            try:
-                if self.conn is None:
-                    self.connect(self.port)
-                self.conn.sendall(resp(*args))
-                reply = read_reply(self.file)
-            except (OSError, ConnectionError):
-                # Dead or stalled: try the next server.
-                self.close()
-                self.port = self.ports[(self.ports.index(self.port) + 1) % len(self.ports)]
-                time.sleep(0.01)
-                continue
-            if isinstance(reply, int):
-                return reply, time.monotonic(), self.port
-            msg = str(reply)
-            if msg.startswith("MOVED"):
-                hops += 1
-                port = int(msg.rsplit(":", 1)[1])
-                if port != self.port:
-                    self.close()
-                    self.port = port
-                continue
-            if msg.startswith("CLUSTERDOWN") or "store unavailable" in msg:
-                time.sleep(0.01)
-                continue
-            self.errors.append(msg)
-            return None
-        return None
-
-    def run(self):
-        while not self.stop.is_set():
-            tag = self.rng.choice(TAGS)
-            n = self.rng.choice([1, 1, 1, 7, 100])
-            got = self.call("INCR", tag) if n == 1 else self.call("INCRBY", tag, n)
-            if got is None:
-                continue
-            last, at, port = got
-            self.replies.append((tag, last - n + 1, last, at, port))
-
-
-def leader_of(servers):
-    for s in servers:
-        if not s.alive():
-            continue
-        try:
-            c = socket.create_connection(("127.0.0.1", s.port), timeout=0.5)
-            c.settimeout(0.5)
-            c.sendall(resp("INFO", "replication"))
-            data = c.recv(4096).decode(errors="replace")
-            c.close()
-            if "role:master" in data:
-                return s
-        except OSError:
-            pass
-    return None
-
-
-def wait_leader(servers, timeout=15, find=None):
-    """The leader among `servers` (found by `find`, `leader_of` by default), waiting for one."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        s = (find or leader_of)(servers)
-        if s:
-            return s
-        time.sleep(0.02)
-    raise RuntimeError("no leader")
-
-
-def first_reply_after(clients, t, exclude_port):
-    best = None
-    for c in clients:
-        for (_, _, _, at, port) in reversed(c.replies):
-            if at <= t:
-                break
-            if port != exclude_port and (best is None or at < best):
-                best = at
-    return best
+        super().__init__(binary, "127.0.0.1", port,
+                         ["--store", store, "--data-dir", os.path.join(work, f"idforge{i}"),
+                          "--default-step", "50", "--lease-ttl", "1",
+                          "--log", os.environ.get("HARNESS_LOG", "warn"), "--takeover-probe", probe],
+                         log=os.path.join(work, f"idforge{i}.log"))
 
 
 def main():
@@ -268,15 +56,14 @@ def main():
     os.makedirs(args.work, exist_ok=True)
 
     ports = free_ports(9)
-    etcd = Etcd(args.work, [(ports[0], ports[1]), (ports[2], ports[3]), (ports[4], ports[5])])
+    etcd = Etcd(args.work, ["127.0.0.1"] * 3, ports[0:3], ports[3:6])
     servers = []
     stop = threading.Event()
     clients = []
     failures = []
     handovers = []
     try:
-        for i in range(3):
-            etcd.start(i)
+        etcd.start_all()
         etcd.wait_healthy()
         store = etcd.url(f"harness-{os.getpid()}")
         servers = [Server(args.binary, args.work, i, ports[6 + i], store, args.probe)
@@ -284,10 +71,10 @@ def main():
         for s in servers:
             s.start()
         wait_leader(servers)
-        server_ports = [s.port for s in servers]
         # The client timeout is shorter than a pause past the lease: a client stuck on a paused
         # leader gives up on it before it resumes.
-        clients = [Client(i, server_ports, stop, timeout=0.6) for i in range(args.clients)]
+        clients = [Client(i, [s.addr for s in servers], stop, timeout=0.6)
+                   for i in range(args.clients)]
         for c in clients:
             c.start()
         time.sleep(1.0)
@@ -305,7 +92,7 @@ def main():
             deadline = t_kill + 10
             took = None
             while time.monotonic() < deadline:
-                at = first_reply_after(clients, t_kill, leader.port)
+                at = first_reply_after(clients, t_kill, leader.addr)
                 if at is not None:
                     took = at - t_kill
                     break
@@ -330,13 +117,13 @@ def main():
         paused_takeover = None
         while paused_takeover is None and time.monotonic() < t_stop + 15:
             time.sleep(0.05)
-            paused_takeover = first_reply_after(clients, t_stop, leader.port)
+            paused_takeover = first_reply_after(clients, t_stop, leader.addr)
         time.sleep(0.3)
         leader.signal(signal.SIGCONT)
         t_cont = time.monotonic()
         time.sleep(1.0)
         late = [rep for c in clients for rep in c.replies
-                if rep[4] == leader.port and rep[3] > t_cont]
+                if rep[5] == leader.addr and rep[4] > t_cont]
         if late:
             failures.append(f"the paused leader handed out {len(late)} ids after it resumed")
         if paused_takeover is None:
@@ -371,7 +158,7 @@ def main():
             served = None
             while served is None and time.monotonic() < deadline:
                 time.sleep(0.002)
-                served = first_reply_after(clients, t0, leader.port)
+                served = first_reply_after(clients, t0, leader.addr)
             if served is None:
                 failures.append("no server served within 5 s of IDF.FAILOVER")
                 break
@@ -390,25 +177,10 @@ def main():
         etcd.stop_all()
 
     # Uniqueness and order.
-    ranges = {t: [] for t in TAGS}
-    total = 0
+    problems, duplicates, total = check_history(clients)
+    failures.extend(problems)
     for c in clients:
-        last_seen = {}
-        for tag, first, last, _, _ in c.replies:
-            total += last - first + 1
-            ranges[tag].append((first, last))
-            if tag in last_seen and first <= last_seen[tag]:
-                failures.append(f"client {c.index}: {tag} went from {last_seen[tag]} to {first}")
-            last_seen[tag] = last
         failures.extend(f"client {c.index}: {e}" for e in c.errors)
-    duplicates = 0
-    for tag, rs in ranges.items():
-        rs.sort()
-        for (a0, a1), (b0, b1) in zip(rs, rs[1:]):
-            if b0 <= a1:
-                duplicates += 1
-    if duplicates:
-        failures.append(f"{duplicates} overlapping ranges (duplicate ids)")
     # The store never went back here: a server whose guard says so is a false alarm.
     for srv in servers:
         with open(srv.log, errors="replace") as f:

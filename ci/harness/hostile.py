@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Adversarial suite for `idforge serve` (issue 19): hostile clients must not sink the server.
+"""Adversarial suite for `idforge serve`: hostile clients must not sink the server.
 
 Usage: python3 ci/harness/hostile.py PATH/TO/idforge [CASE ...]   (default: every case, in order)
 
@@ -24,6 +24,8 @@ import tempfile
 import threading
 import time
 
+from cluster import free_ports, resp, serve_on_port_file
+
 RSS_LIMIT_MB = 300
 MAXCLIENTS = 5100
 AUTH_TIMEOUT_MS = 3000
@@ -40,14 +42,6 @@ class CaseFailed(Exception):
 def check(cond, what):
     if not cond:
         raise CaseFailed(what)
-
-
-def resp(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
 
 
 def connect(port, source="127.0.0.1", timeout=10.0):
@@ -426,23 +420,13 @@ def wait_closed(socks, seconds):
 def side_server(ctx, name, extra):
     """Starts another server of the binary under test (its own data dir); returns (process,
     port). The caller kills it by PID."""
-    base = os.path.join(ctx.tmp, name)
-    os.makedirs(base, exist_ok=True)
-    port_file = os.path.join(base, "port")
-    proc = subprocess.Popen(
-        [ctx.binary, "serve", "--port", "0", "--port-file", port_file,
-         "--data-dir", os.path.join(base, "data"), "--log", "warn",
-         "--request-timeout-ms", str(REQUEST_TIMEOUT_MS)] + extra,
-        stdout=subprocess.DEVNULL, stderr=open(os.path.join(base, "server.log"), "w"),
-    )
-    deadline = time.monotonic() + 30
-    while not (os.path.exists(port_file) and open(port_file).read().strip()):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            proc.wait()
-            raise CaseFailed(f"the {name} server did not start (see {base}/server.log)")
-        time.sleep(0.05)
-    return proc, int(open(port_file).read())
+    try:
+        return serve_on_port_file(
+            ctx.binary, os.path.join(ctx.tmp, name),
+            ["--log", "warn", "--request-timeout-ms", str(REQUEST_TIMEOUT_MS)] + extra,
+            name=f"the {name} server")
+    except RuntimeError as e:
+        raise CaseFailed(str(e)) from None
 
 
 def stop_side_server(proc):
@@ -785,21 +769,14 @@ def case_worker_lease_flood(ctx):
     peak RSS and another client's INCR p99 there are in the note."""
     per_service, per_server = 1500, 3000
     base = tempfile.mkdtemp(prefix="idforge-hostile-leases-")
-    port_file = os.path.join(base, "port")
-    proc = subprocess.Popen(
-        [sys.argv[1], "serve", "--port", "0", "--port-file", port_file,
-         "--data-dir", os.path.join(base, "data"), "--log", "warn",
-         "--max-leases-per-service", str(per_service), "--max-leases", str(per_server)],
-        stdout=subprocess.DEVNULL, stderr=open(os.path.join(base, "server.log"), "w"),
-    )
-    deadline = time.monotonic() + 30
-    while not (os.path.exists(port_file) and open(port_file).read().strip()):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            proc.wait()
-            raise CaseFailed(f"the lease server did not start (see {base}/server.log)")
-        time.sleep(0.05)
-    port = int(open(port_file).read())
+    try:
+        proc, port = serve_on_port_file(
+            sys.argv[1], base,
+            ["--log", "warn", "--max-leases-per-service", str(per_service),
+             "--max-leases", str(per_server)],
+            name="the lease server")
+    except RuntimeError as e:
+        raise CaseFailed(str(e)) from None
     sampler = RssSampler(proc.pid)
     lat_file = os.path.join(base, "latency")
     probe = subprocess.Popen([sys.executable, "-c", LATENCY_CLIENT, str(port), lat_file, "x", "x"])
@@ -938,14 +915,6 @@ def latency(path, start, end):
     return len(lat), p99, (lat[-1] if lat else float("nan")), errors
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def main():
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -962,27 +931,18 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))  # inherited by the server
     check(want >= 2 * MAXCLIENTS + 200, f"RLIMIT_NOFILE {want} too low for {MAXCLIENTS} clients")
     tmp = tempfile.mkdtemp(prefix="idforge-hostile-")
-    metrics_port = free_port()
-    port_file = os.path.join(tmp, "port")
-    server = subprocess.Popen(
-        [binary, "serve", "--port", "0", "--port-file", port_file,
-         "--data-dir", os.path.join(tmp, "data"), "--log", "warn",
-         "--maxclients", str(MAXCLIENTS), "--auth-timeout-ms", str(AUTH_TIMEOUT_MS),
+    metrics_port = free_ports(1)[0]
+    server, port = serve_on_port_file(
+        binary, tmp,
+        ["--log", "warn", "--maxclients", str(MAXCLIENTS),
+         "--auth-timeout-ms", str(AUTH_TIMEOUT_MS),
          "--request-timeout-ms", str(REQUEST_TIMEOUT_MS),
          "--write-timeout-ms", str(WRITE_TIMEOUT_MS),
-         "--metrics-port", str(metrics_port), "--metrics-token", METRICS_TOKEN],
-        stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "server.log"), "w"),
-    )
+         "--metrics-port", str(metrics_port), "--metrics-token", METRICS_TOKEN])
     latency_client = None
     failed = []
     suite_start = time.monotonic()
     try:
-        deadline = time.monotonic() + 30
-        while not (os.path.exists(port_file) and open(port_file).read().strip()):
-            check(server.poll() is None, "the server exited at start")
-            check(time.monotonic() < deadline, "the server did not start in 30 s")
-            time.sleep(0.05)
-        port = int(open(port_file).read())
         ctx = Ctx(port, metrics_port, server.pid)
         ctx.binary, ctx.tmp = binary, tmp  # for cases that start a server of their own
         lat_file = os.path.join(tmp, "latency")
