@@ -7,13 +7,12 @@ generated section of BENCHMARKS.md. Called by ci/bench/bench.sh; reads:
   - the saturation bench's JSON (IDFORGE_SATURATION_JSON).
 
 Keeps the previous run's verdicts (read from the section it replaces) beside this run's: a
-target counts as met when both runs pass (ci/bench/bench_verdicts.py).
+target counts as met when both runs pass; the pass/fail rule is ci/bench/bench_verdicts.py's.
 
 Prints the table; exits 0 whether targets pass or miss (timings are reported, not enforced).
 """
 
 import argparse
-import datetime
 import json
 import os
 import platform
@@ -22,7 +21,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ci", "bench"))
-import bench_verdicts  # noqa: E402  (ci/ holds the module the three Python reports share)
+import bench_verdicts  # noqa: E402  (the pass/fail rule every bench report shares)
+from bench_verdicts import verdict  # noqa: E402
 
 BEGIN = "<!-- bench:begin -->"
 END = "<!-- bench:end -->"
@@ -167,25 +167,25 @@ def main():
     seg = "idforge/segments.next"
     fl = "idforge/flake128"
 
-    # (label, value, target text, passed or None for information only)
+    # (label, value, target text, verdict)
     rows = []
     r = ratio(sf, "clock/Instant::now")
-    rows.append(("snowflake.next / Instant::now", fmt_ratio(r), "≤ 1.25×", None if r is None else r <= 1.25))
+    rows.append(("snowflake.next / Instant::now", fmt_ratio(r), "≤ 1.25×", verdict(r, at_most=1.25)))
     # Wait reads the precise clock for each id: held to the floor of doing so.
     r = ratio(sf_wait, "atomic/SystemClock.now_ms then fetch_add")
     rows.append(("snowflake.next under Wait (precise clock) / (now_ms then fetch_add)", fmt_ratio(r), "≤ 1.1×",
-                 None if r is None else r <= 1.1))
+                 verdict(r, at_most=1.1)))
     r = ratio("peers/bson ObjectId::new", oid)
-    rows.append(("bson ObjectId::new / our objectid (speed-up)", fmt_ratio(r), "≥ 4×", None if r is None else r >= 4.0))
+    rows.append(("bson ObjectId::new / our objectid (speed-up)", fmt_ratio(r), "≥ 4×", verdict(r, at_least=4.0)))
     r = ratio(seg, "atomic/fetch_add (Relaxed)")
-    rows.append(("segments.next / atomic fetch_add", fmt_ratio(r), "≤ 1.5×", None if r is None else r <= 1.5))
+    rows.append(("segments.next / atomic fetch_add", fmt_ratio(r), "≤ 1.5×", verdict(r, at_most=1.5)))
     s1 = sat_rate("idforge Borrow(1 s)", 1)
     rate = None if s1 is None else s1["ids_per_sec"]
     rows.append((
         "saturated snowflake, Borrow, 1 thread (mean ids/s)",
         "—" if rate is None else f"{rate / 1e6:.3f} M/s",
         "> 4.096 M/s",
-        None if rate is None else rate > SEQ_RATE,
+        verdict(rate, above=SEQ_RATE),
     ))
     for threads in (1, 2):
         w = sat_rate("idforge Wait(1 s)", threads)
@@ -194,16 +194,16 @@ def main():
             f"saturated snowflake, Wait, {threads} thread{'s' if threads > 1 else ''} (mean ids/s)",
             "—" if rate is None else f"{rate / 1e6:.3f} M/s",
             "≥ 4.0 M/s",
-            None if rate is None else rate >= 4.0e6,
+            verdict(rate, at_least=4.0e6),
         ))
     if c:
         r = ratio("c/libbson bson_oid_init (own context)", "c/idforge_objectid_generate")
         rows.append(("C: libbson bson_oid_init / our idforge_objectid_generate (speed-up)", fmt_ratio(r),
-                     "≥ 1×", None if r is None else r >= 1.0))
+                     "≥ 1×", verdict(r, at_least=1.0)))
         x, y = ns("c/idforge_snowflake_next"), ns(sf)
         d = None if x is None or y is None else x - y
         rows.append(("C: idforge_snowflake_next − Rust snowflake.next", "—" if d is None else f"{d:+.2f} ns",
-                     "≤ +2 ns", None if d is None else d <= 2.0))
+                     "≤ +2 ns", verdict(d, at_most=2.0)))
     info = [
         ("snowflake.next_many(1024) per id / snowflake.next", ratio("idforge/snowflake.next_many(1024) per id", sf)),
         ("objectid / CLOCK_MONOTONIC_COARSE", ratio(oid, "clock/CLOCK_MONOTONIC_COARSE")),
@@ -257,12 +257,14 @@ def main():
     base = ns("clock/Instant::now")
 
     m = machine()
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    now = bench_verdicts.utc_now()
     commit = args.commit or git_state()
     text = read(args.markdown)
     previous = bench_verdicts.previous_run(bench_verdicts.old_section(text, BEGIN, END))
-    verdicts = [(label, value, "—" if ok is None else ("PASS" if ok else "MISS")) for label, value, _, ok in rows]
-    extra = [bench_verdicts.cells(label, verdict, previous) for label, _, verdict in verdicts]
+    table, verdicts = bench_verdicts.targets_table(
+        ["measure", "result", "target"], [([label, value, target], v) for label, value, target, v in rows],
+        previous)
+    extra = [bench_verdicts.cells(label, v, previous) for label, _, _, v in rows]
     md = []
     steps = ", then ".join(f"`{x}`" for x in args.steps)
     md.append(
@@ -278,10 +280,7 @@ def main():
     md.append("")
     md.append("### Targets")
     md.append("")
-    md.append("| measure | result | target | verdict " + bench_verdicts.HEADER)
-    md.append("| --- | ---: | ---: | --- " + bench_verdicts.ALIGN)
-    for (label, value, target, _), (_, _, verdict), (prev, both) in zip(rows, verdicts, extra):
-        md.append(f"| {label} | {value} | {target} | {verdict} | {prev} | {both} |")
+    md += table
     md.append("")
     md.append("### Other ratios")
     md.append("")
@@ -325,8 +324,8 @@ def main():
     # Print for the terminal.
     print()
     print("targets:")
-    for (label, value, target, _), (_, _, verdict), (prev, both) in zip(rows, verdicts, extra):
-        print(f"  {label:<52} {value:>12}  target {target:<12} {verdict:<4}  previous {prev}  both: {both}")
+    for (label, value, target, v), (prev, both) in zip(rows, extra):
+        print(f"  {label:<52} {value:>12}  target {target:<12} {v:<4}  previous {prev}  both: {both}")
     print("other ratios:")
     for label, value in info:
         print(f"  {label:<52} {fmt_ratio(value):>12}")
@@ -335,14 +334,8 @@ def main():
         if k in b:
             print(f"  {k:<52} {fmt_ns(b[k]['ns']):>12}")
 
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        text = f"{head}{BEGIN}\n{section}\n{END}{tail}"
-    else:
-        text = f"{text.rstrip()}\n\n{BEGIN}\n{section}\n{END}\n".lstrip()
     with open(args.markdown, "w") as f:
-        f.write(text)
+        f.write(bench_verdicts.replace_section(text, BEGIN, END, section))
     print(f"\nwrote {args.markdown}")
     return 0
 

@@ -2,11 +2,11 @@
 """The report of ci/bench/bench-server.sh: medians of its results CSV (one row a run:
 server,cmd,c,p,rps,client cpu%,server µs/request,p50 ms,p99 ms), the tables, the targets, and the
 section of BENCHMARKS.md between <!-- serverbench:begin/end -->. A target is met when this run and
-the previous one (read back from that section) both pass (ci/bench/bench_verdicts.py).
+the previous one (read back from that section) both pass; the pass/fail rule is
+ci/bench/bench_verdicts.py's.
 
     python3 ci/bench/bench_server_report.py RESULTS.csv BENCHMARKS.md REDIS_VERSION CPUS ROUNDS N
 """
-import re
 import statistics
 import sys
 
@@ -90,24 +90,25 @@ def main():
     res_cpu, res_p99 = res(cpu_control), res(p99_control)
     worst_cpu, worst_p99 = max(cpu_ratio), max(p99_ratio)
     worst_incr, worst_incrby = min(incr), min(incrby, default=0.0)
-    targets = [  # (target, worst ratio, the control's resolution, passed)
-        ("INCR ≥ 1.0× in-memory Redis, every setting", worst_incr, res_incr, worst_incr >= 1 - res_incr),
+    verdict = bench_verdicts.verdict
+    targets = [  # (target, worst ratio, the control's resolution, verdict)
+        ("INCR ≥ 1.0× in-memory Redis, every setting", worst_incr, res_incr,
+         verdict(worst_incr, at_least=1 - res_incr)),
         ("INCRBY 1000 ≥ 2× Redis with appendfsync always (at -c 50 -P 1 the CPU target replaces it)",
-         worst_incrby, res_incrby, worst_incrby >= 2 * (1 - res_incrby)),
+         worst_incrby, res_incrby, verdict(worst_incrby, at_least=2 * (1 - res_incrby))),
         ("server CPU per request ≤ in-memory Redis's, every setting (worst idforge ÷ Redis)", worst_cpu, res_cpu,
-         worst_cpu <= 1 + res_cpu),
+         verdict(worst_cpu, at_most=1 + res_cpu)),
         ("p99 latency ≤ in-memory Redis's at -c 50 -P 1 (worst idforge ÷ Redis)", worst_p99, res_p99,
-         worst_p99 <= 1 + res_p99),
+         verdict(worst_p99, at_most=1 + res_p99)),
     ]
     md = open(markdown).read()
     previous = bench_verdicts.previous_run(bench_verdicts.old_section(md, BEGIN, END))
     commit, now = bench_verdicts.git_commit(), bench_verdicts.utc_now()
-    verdicts = [(name, f"{value:.2f}×", "PASS" if ok else "MISS") for name, value, _, ok in targets]
-    out += ["", "| target | worst ratio | Redis against itself (±) | verdict " + bench_verdicts.HEADER,
-            "| --- | ---: | ---: | --- " + bench_verdicts.ALIGN]
-    for (name, shown, verdict), (_, _, resolution, _) in zip(verdicts, targets):
-        prev, both = bench_verdicts.cells(name, verdict, previous)
-        out.append(f"| {name} | {shown} | {resolution:.2f} | {verdict} | {prev} | {both} |")
+    table, verdicts = bench_verdicts.targets_table(
+        ["target", "worst ratio", "Redis against itself (±)"],
+        [([name, f"{value:.2f}×", f"{resolution:.2f}"], v) for name, value, resolution, v in targets],
+        previous)
+    out += ["", *table]
     out += [
         "", *cpu_table,
         "", f"redis-server {redis_version}, {ncpus} CPUs: every server pinned to the last, redis-benchmark to "
@@ -123,11 +124,7 @@ def main():
         "", bench_verdicts.comment(commit, now, verdicts)]
     text = "\n".join(out)
     print(text)
-    block = f"{BEGIN}\n{text}\n{END}"
-    if BEGIN in md:
-        md = re.sub(f"{re.escape(BEGIN)}.*{re.escape(END)}", lambda m: block, md, flags=re.S)
-    else:
-        md += "\n## Segment server (`ci/bench/bench-server.sh`)\n\n" + block + "\n"
+    md = bench_verdicts.replace_section(md, BEGIN, END, text, heading="Segment server (`ci/bench/bench-server.sh`)")
     open(markdown, "w").write(md)
 
 

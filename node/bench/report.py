@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Ratios and targets of a bench.mjs --json run; rewrites BENCHMARKS.md between
+<!-- nodebench:begin --> and <!-- nodebench:end -->, keeping the previous run's verdicts beside
+this run's (a target is met when both pass; the pass/fail rule is ci/bench/bench_verdicts.py's,
+shared by every bench report, so bench.mjs writes numbers only).
+
+    python3 bench/report.py results.json [--markdown ../BENCHMARKS.md] [--command "..."]
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ci", "bench"))
+import bench_verdicts  # noqa: E402  (the pass/fail rule every bench report shares)
+
+BEGIN, END = "<!-- nodebench:begin -->", "<!-- nodebench:end -->"
+# Speed against a peer: (measure, the peer's benchmark, ours, target text, lower bound).
+PEERS = [
+    ("@sapphire/snowflake generate() / our Snowflake.next()", "peer/@sapphire/snowflake generate()",
+     "idforge/Snowflake.next()", "≥ 2×", 2),
+    ("bson new ObjectId() / our new ObjectId()", "peer/bson new ObjectId()", "idforge/new ObjectId()", "≥ 1×", 1),
+]
+
+
+def speedup(v):
+    return f"{v:.2f}×"
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            m = re.search(r"^model name\s*:\s*(.+)$", f.read(), re.M)
+        return m.group(1).strip() if m else "unknown"
+    except OSError:
+        return "unknown"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("json")
+    ap.add_argument("--markdown")
+    ap.add_argument("--command", default="node/bench/run.sh")
+    args = ap.parse_args()
+    with open(args.json) as f:
+        data = json.load(f)
+    ns = {r["name"]: r["ns"] for r in data["rows"] if r["ns"] is not None}
+    loop_ns = {r["name"]: r["ns"] for r in data.get("loops") or []}
+
+    def ratio(a, b, source=ns):
+        return source[a] / source[b] if a in source and b in source else None
+
+    many = ns.get("idforge/Snowflake.nextMany(100000) per call")
+    rate = 100_000 / many * 1e9 if many else None
+
+    text = ""
+    if args.markdown:
+        with open(args.markdown) as f:
+            text = f.read()
+    previous = bench_verdicts.previous_run(bench_verdicts.old_section(text, BEGIN, END))
+
+    # The plain loop's figures when the run has them ("what a user's loop sees"), else mitata's;
+    # the measure's name says which, so a run is only paired with a run measured the same way.
+    by_loop = any(ratio(peer, our, loop_ns) is not None for _, peer, our, _, _ in PEERS)
+    targets = []  # (measure, value, shown, target text, lower bound)
+    for name, peer, our, target, least in PEERS:
+        value = ratio(peer, our, loop_ns) if by_loop else ratio(peer, our)
+        label = f"{name} (speed-up, plain loop)" if by_loop else f"{name} (speed-up)"
+        targets.append((label, value, None if value is None else speedup(value), target, least))
+    targets.append(("Snowflake.nextMany(100000)", rate, None if rate is None else f"{rate / 1e6:.1f} M ids/s",
+                    "≥ 50 M ids/s", 50e6))
+    lines, verdicts = bench_verdicts.targets_table(
+        ["measure", "result", "target"],
+        [([label, shown or "—", target], bench_verdicts.verdict(value, at_least=least))
+         for label, value, shown, target, least in targets],
+        previous)
+
+    loop = data.get("loop")
+    loop_desc = f"best of {loop['rounds']} × {loop['n']:,} calls, every id kept" if loop else ""
+    if by_loop:
+        def ns1(v):
+            return "n/a" if v is None else f"{v:.1f}"
+
+        def x(v):
+            return "n/a" if v is None else speedup(v)
+
+        lines += ["", f"Plain loop ({loop_desc}) beside mitata (mean ns per call):", "",
+                  "| comparison | plain loop: peer / ours (ns) | speed-up | mitata: peer / ours (ns) | speed-up |",
+                  "| --- | ---: | ---: | ---: | ---: |"]
+        for name, peer, our, _, _ in PEERS:
+            lines.append(f"| {name} | {ns1(loop_ns.get(peer))} / {ns1(loop_ns.get(our))} "
+                         f"| {x(ratio(peer, our, loop_ns))} | {ns1(ns.get(peer))} / {ns1(ns.get(our))} "
+                         f"| {x(ratio(peer, our))} |")
+    lines += ["", "| benchmark | ns per call | × no-op native call |", "| --- | ---: | ---: |"]
+    floor = ns.get("floor/no-op native call")
+    for r in data["rows"]:
+        cell = "error" if r["ns"] is None else f"{r['ns']:.1f}"
+        rel = "" if r["ns"] is None or not floor else f"{r['ns'] / floor:.2f}"
+        lines.append(f"| `{r['name']}` | {cell} | {rel} |")
+    commit, now = bench_verdicts.git_commit(), bench_verdicts.utc_now()
+    lines += ["", bench_verdicts.comment(commit, now, verdicts)]
+
+    method = (f"verdicts on speed against a peer from a plain loop, {loop_desc}; mitata's mean ns per "
+              "call, one run, beside it" if by_loop else "mitata, one run; mean ns per call")
+    head = (f"Generated by `{args.command}` ({method}) on {now}, at commit {commit}; Node {data['node']}, "
+            f"{os.cpu_count()} CPUs ({cpu_model()}).")
+    section = "\n".join([head, "", *lines])
+    print(section)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(bench_verdicts.replace_section(text, BEGIN, END, section, heading="Node (`node/bench`)"))
+
+
+if __name__ == "__main__":
+    main()
