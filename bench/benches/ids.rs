@@ -16,13 +16,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use idforge::idforge_core::objectid::ObjectIdGen;
-use idforge::idforge_core::segment::{SegmentBuffer, Take};
-use idforge::idforge_core::snowflake::SnowflakeGen;
 use idforge::{
     Clock, Flake128s, Layout, MemorySource, ObjectIds, Policy, Segment, SegmentOptions, Segments,
     Snowflake, SystemClock, WorkerId,
 };
+use idforge_core::objectid::ObjectIdGen;
+use idforge_core::segment::{SegmentBuffer, Take};
+use idforge_core::snowflake::SnowflakeGen;
 
 /// Ids taken from one snowflake generator before a fresh one is built (one tick holds 4,096).
 const SNOWFLAKE_CHUNK: u64 = 4_000;

@@ -5,7 +5,7 @@ use std::fmt;
 use std::io;
 
 use idforge::ErrorCode;
-use idforge::idforge_core::Error as CoreError;
+use idforge_core::Error as CoreError;
 
 /// Exit status of a run that succeeded (or whose reader went away, as with `| head -1`).
 pub const EXIT_OK: u8 = 0;

@@ -2,8 +2,8 @@
 
 use std::cell::RefCell;
 
-use idforge::idforge_core::snowflake::SnowflakeGen;
-use idforge::idforge_core::tick::Next;
+use idforge_core::snowflake::SnowflakeGen;
+use idforge_core::tick::Next;
 use idforge::{Clock, ErrorCode};
 use pgrx::prelude::*;
 

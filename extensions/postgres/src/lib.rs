@@ -13,7 +13,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use idforge::idforge_core::tick::Next;
+use idforge_core::tick::Next;
 use idforge::{Clock, ErrorCode, Layout, SystemClock};
 use pgrx::prelude::*;
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting, PgAtomic, pg_shmem_init};

@@ -3,8 +3,8 @@
 use std::io::Write;
 
 use clap::{Subcommand, ValueEnum};
-use idforge::idforge_core::encode::decimal;
 use idforge::{Flake128, Flake128s, Layout, ObjectId, ObjectIds, Snowflake, WorkerId};
+use idforge_core::encode::decimal;
 
 use crate::cli::{parse_count, parse_node};
 use crate::error::CliError;

@@ -18,8 +18,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use idforge::Clock;
-use idforge::idforge_core::snowflake::SnowflakeGen;
-use idforge::idforge_core::tick::Next;
+use idforge_core::snowflake::SnowflakeGen;
+use idforge_core::tick::Next;
 
 use super::engine::Engine;
 use super::lock::lock;

@@ -1,8 +1,8 @@
 //! Ids as text: reading a snowflake, ObjectId or flake-128 id (detecting which it is), its fields
 //! as text and JSON, and the UUID form of a flake-128 (`idforge decode` and `IDF.DECODE`).
 
-use idforge::idforge_core::encode::{base62, decimal};
 use idforge::{ErrorCode, Flake128, Layout, ObjectId};
+use idforge_core::encode::{base62, decimal};
 use serde_json::{Value, json};
 
 use crate::error::CliError;
