@@ -2,9 +2,9 @@
 
 use std::cell::RefCell;
 
+use idforge::{Clock, ErrorCode};
 use idforge_core::snowflake::SnowflakeGen;
 use idforge_core::tick::Next;
-use idforge::{Clock, ErrorCode};
 use pgrx::prelude::*;
 
 use crate::error::{PgError, Result, or_raise};

@@ -13,8 +13,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use idforge_core::tick::Next;
 use idforge::{Clock, ErrorCode, Layout, SystemClock};
+use idforge_core::tick::Next;
 use pgrx::prelude::*;
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting, PgAtomic, pg_shmem_init};
 

@@ -11,10 +11,10 @@ use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
+use idforge::{Clock, CoreError, ErrorCode, Layout, Order, SystemClock};
 use idforge_core::flake128::Flake128Gen;
 use idforge_core::objectid::ObjectIdGen;
 use idforge_core::snowflake::SnowflakeGen;
-use idforge::{Clock, CoreError, ErrorCode, Layout, Order, SystemClock};
 
 use crate::error::{PgError, Result};
 
