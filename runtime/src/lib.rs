@@ -53,7 +53,8 @@ pub use idforge_core::snowflake::{Layout, Order, Parts, Spec as LayoutSpec};
 pub use lease::{DEFAULT_LEASE_TTL, DEFAULT_MAX_SKEW, WorkerLease};
 pub use objectid::{ObjectIds, object_id, object_id_with};
 pub use policy::{DEFAULT_LEAD, Policy};
-pub use segments::{EngineStats, SegmentOptions, SegmentStats, Segments};
+pub use segments::options as segment_options;
+pub use segments::{EngineStats, SegmentOptions, SegmentOptionsInput, SegmentStats, Segments};
 pub use snowflake::{Snowflake, SnowflakeBuilder};
 #[cfg(feature = "sql")]
 pub use source::SqlSource;

@@ -9,6 +9,7 @@
 //! permanent one (see [`Error::is_transient`]).
 
 mod engine;
+pub mod options;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering, fence};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -24,38 +25,7 @@ use crate::reseed::ForkGuard;
 use crate::source::{self, SegmentSource};
 use engine::Engine;
 pub use engine::EngineStats;
-
-/// Options of a [`Segments`] generator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SegmentOptions {
-    /// The first step, and the smallest one (default 1000).
-    pub step: u64,
-    /// The largest step dynamic sizing may reach (default 1,000,000, Leaf's).
-    pub max_step: u64,
-    /// Double or halve the step to keep a segment lasting about `target` (Leaf's dynamic
-    /// step); when false, every fetch asks for `step`.
-    pub dynamic_step: bool,
-    /// How long a segment should last (default 15 min).
-    pub target: Duration,
-    /// Percentage of a segment used before the next one is fetched (default 10).
-    pub prefetch_pct: u8,
-    /// The longest a call waits for a range when both buffers are empty (default 3 s), through
-    /// transient failures; also each request's budget unless the URL sets `timeout_ms`.
-    pub timeout: Duration,
-}
-
-impl Default for SegmentOptions {
-    fn default() -> Self {
-        SegmentOptions {
-            step: 1000,
-            max_step: 1_000_000,
-            dynamic_step: true,
-            target: Duration::from_secs(15 * 60),
-            prefetch_pct: SegmentBuffer::DEFAULT_PREFETCH_PCT,
-            timeout: Duration::from_secs(3),
-        }
-    }
-}
+pub use options::{SegmentOptions, SegmentOptionsInput};
 
 /// Counters of a [`Segments`] generator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -183,9 +153,7 @@ impl Segments {
         options: SegmentOptions,
     ) -> Result<Segments> {
         source::validate_tag(tag)?;
-        if options.step == 0 || options.max_step < options.step {
-            return Err(CoreError::InvalidArgument("need 1 <= step <= max_step").into());
-        }
+        options.check()?;
         let mark = if source.ordered() {
             Some(marks::mark_for(source.as_ref(), tag)?)
         } else {
@@ -217,6 +185,11 @@ impl Segments {
     /// The tag.
     pub fn tag(&self) -> &str {
         &self.shared.tag
+    }
+
+    /// The options in effect.
+    pub fn options(&self) -> SegmentOptions {
+        self.shared.options
     }
 
     /// The next id.
