@@ -396,35 +396,38 @@ typedef struct idforge_parts {
 } idforge_parts;
 
 /**
- * Options of `idforge_segments_new`. Every field left 0 (or `false`) takes its default, so
- * `idforge_segment_options opts = {0};` is the default set.
+ * Options of `idforge_segments_new`. A field left 0 (or `false`) is not given: its default
+ * applies, so `idforge_segment_options opts = {0};` is the default set. The defaults and bounds
+ * are the same in every language: the table in the README's "Segment sources". A field out of
+ * its bounds fails with `INVALID_ARGUMENT` and a message naming the option.
  */
 typedef struct idforge_segment_options {
   /**
-   * The first and smallest step (default 1000).
+   * The first and smallest step.
    */
   uint64_t step;
   /**
-   * The largest step dynamic sizing may reach (default 1,000,000).
+   * The largest step dynamic sizing may reach: at least `step` (when 0, the default or
+   * `step`, whichever is larger).
    */
   uint64_t max_step;
   /**
-   * Always ask for `step` ids (default false: grow or shrink the step to keep a segment
-   * lasting about `target_ms`, as Leaf does).
+   * Always ask for `step` ids (false: grow or shrink the step to keep a segment lasting
+   * about `target_ms`, as Leaf does).
    */
   bool fixed_step;
   /**
-   * How long a segment should last, in ms (default 15 min).
+   * How long a segment should last, in ms.
    */
   uint64_t target_ms;
   /**
-   * Percent of a segment used before the next one is fetched, 1..=99 (default 10).
+   * Percent of a segment used before the next one is fetched, 1..=99.
    */
   uint8_t prefetch_pct;
   /**
-   * The longest a call waits for a range when both buffers are empty, in ms (default 3000):
-   * through transient failures (a server restarting, a refused connection, a busy database);
-   * a permanent one (authentication refused, an unknown tag) returns at once.
+   * The longest a call waits for a range when both buffers are empty, in ms (up to one
+   * day): through transient failures (a server restarting, a refused connection, a busy
+   * database); a permanent one (authentication refused, an unknown tag) returns at once.
    */
   uint64_t timeout_ms;
 } idforge_segment_options;
@@ -821,6 +824,16 @@ idforge_status idforge_segments_next_many(const struct idforge_segments *handle,
  */
 idforge_status idforge_segments_stats(const struct idforge_segments *handle,
                                       struct idforge_segment_stats *out);
+
+/**
+ * The options in effect, into `*out`: every field set (none 0), as `idforge_segments_new`
+ * resolved them.
+ *
+ * # Safety
+ * `handle` is NULL or a live generator; `out` is NULL or writable.
+ */
+idforge_status idforge_segments_options(const struct idforge_segments *handle,
+                                        struct idforge_segment_options *out);
 
 /**
  * The figures of the refill engine serving the generator's source, into `*out`: one engine

@@ -1,33 +1,35 @@
 //! Segment ids (Leaf style): ranges of one tag fetched from a source, refilled in the background.
 
 use std::ffi::c_char;
-use std::time::Duration;
 
-use runtime::{CoreError, SegmentOptions, Segments};
+use runtime::{CoreError, SegmentOptions, SegmentOptionsInput, Segments};
 
 use crate::error::{FfiError, guard};
 use crate::ptr;
 use crate::status::idforge_status;
 
-/// Options of `idforge_segments_new`. Every field left 0 (or `false`) takes its default, so
-/// `idforge_segment_options opts = {0};` is the default set.
+/// Options of `idforge_segments_new`. A field left 0 (or `false`) is not given: its default
+/// applies, so `idforge_segment_options opts = {0};` is the default set. The defaults and bounds
+/// are the same in every language: the table in the README's "Segment sources". A field out of
+/// its bounds fails with `INVALID_ARGUMENT` and a message naming the option.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct idforge_segment_options {
-    /// The first and smallest step (default 1000).
+    /// The first and smallest step.
     pub step: u64,
-    /// The largest step dynamic sizing may reach (default 1,000,000).
+    /// The largest step dynamic sizing may reach: at least `step` (when 0, the default or
+    /// `step`, whichever is larger).
     pub max_step: u64,
-    /// Always ask for `step` ids (default false: grow or shrink the step to keep a segment
-    /// lasting about `target_ms`, as Leaf does).
+    /// Always ask for `step` ids (false: grow or shrink the step to keep a segment lasting
+    /// about `target_ms`, as Leaf does).
     pub fixed_step: bool,
-    /// How long a segment should last, in ms (default 15 min).
+    /// How long a segment should last, in ms.
     pub target_ms: u64,
-    /// Percent of a segment used before the next one is fetched, 1..=99 (default 10).
+    /// Percent of a segment used before the next one is fetched, 1..=99.
     pub prefetch_pct: u8,
-    /// The longest a call waits for a range when both buffers are empty, in ms (default 3000):
-    /// through transient failures (a server restarting, a refused connection, a busy database);
-    /// a permanent one (authentication refused, an unknown tag) returns at once.
+    /// The longest a call waits for a range when both buffers are empty, in ms (up to one
+    /// day): through transient failures (a server restarting, a refused connection, a busy
+    /// database); a permanent one (authentication refused, an unknown tag) returns at once.
     pub timeout_ms: u64,
 }
 
@@ -80,29 +82,29 @@ pub struct idforge_segments {
 }
 
 impl idforge_segment_options {
-    fn to_options(self) -> SegmentOptions {
-        let d = SegmentOptions::default();
-        let or = |v: u64, default: u64| if v == 0 { default } else { v };
-        SegmentOptions {
-            step: or(self.step, d.step),
-            max_step: or(self.max_step, d.max_step.max(self.step)),
-            dynamic_step: !self.fixed_step,
-            target: or_duration(self.target_ms, d.target),
-            prefetch_pct: if self.prefetch_pct == 0 {
-                d.prefetch_pct
-            } else {
-                self.prefetch_pct
-            },
-            timeout: or_duration(self.timeout_ms, d.timeout),
-        }
+    /// The options in effect for these fields: a zero field is C's spelling of "not given".
+    fn resolve(self) -> runtime::Result<SegmentOptions> {
+        let given = |v: u64| (v != 0).then_some(v);
+        SegmentOptions::resolve(SegmentOptionsInput {
+            step: given(self.step),
+            max_step: given(self.max_step),
+            dynamic_step: self.fixed_step.then_some(false),
+            target_ms: given(self.target_ms),
+            prefetch_pct: (self.prefetch_pct != 0).then_some(self.prefetch_pct.into()),
+            timeout_ms: given(self.timeout_ms),
+        })
     }
-}
 
-fn or_duration(ms: u64, default: Duration) -> Duration {
-    if ms == 0 {
-        default
-    } else {
-        Duration::from_millis(ms)
+    /// The fields for options in effect (every one set).
+    fn of(o: SegmentOptions) -> idforge_segment_options {
+        idforge_segment_options {
+            step: o.step,
+            max_step: o.max_step,
+            fixed_step: !o.dynamic_step,
+            target_ms: o.target_ms(),
+            prefetch_pct: o.prefetch_pct,
+            timeout_ms: o.timeout_ms(),
+        }
     }
 }
 
@@ -138,8 +140,10 @@ pub unsafe extern "C" fn idforge_segments_new(
             )
         };
         // SAFETY: the caller's guarantee (NULL is allowed and means the defaults).
-        let options =
-            unsafe { options.as_ref() }.map_or_else(SegmentOptions::default, |o| o.to_options());
+        let options = unsafe { options.as_ref() }.map_or_else(
+            || SegmentOptions::resolve(SegmentOptionsInput::default()),
+            |o| o.resolve(),
+        )?;
         let url = url
             .to_str()
             .map_err(|_| CoreError::InvalidUrl("the URL is not UTF-8"))?;
@@ -226,6 +230,24 @@ pub unsafe extern "C" fn idforge_segments_stats(
             step: s.step,
             buffered: s.buffered,
         });
+        Ok(())
+    })
+}
+
+/// The options in effect, into `*out`: every field set (none 0), as `idforge_segments_new`
+/// resolved them.
+///
+/// # Safety
+/// `handle` is NULL or a live generator; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn idforge_segments_options(
+    handle: *const idforge_segments,
+    out: *mut idforge_segment_options,
+) -> idforge_status {
+    guard(|| {
+        // SAFETY: the caller's guarantees.
+        let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out, "out")?) };
+        out.write(idforge_segment_options::of(h.inner.options()));
         Ok(())
     })
 }

@@ -51,6 +51,21 @@ def layout(spec):
         order, "true" if p["unsigned"] else "false")
 
 
+def segment_options(given):
+    """An idforge_segment_options: a field not given is 0 (false for fixed_step)."""
+    g = lambda key: u64(given.get(key, 0))
+    fixed = "true" if given.get("dynamic_step") is False else "false"
+    return "{%s, %s, %s, %s, %d, %s}" % (g("step"), g("max_step"), fixed, g("target_ms"),
+                                         given.get("prefetch_pct", 0), g("timeout_ms"))
+
+
+def c_can_give(row):
+    """Whether C can pass a row's options: a 0 is C's "not given", and prefetch_pct is 8 bits."""
+    given = row["given"]
+    zero = any(v == 0 for v in given.values() if not isinstance(v, bool))
+    return not zero and given.get("prefetch_pct", 0) <= 255
+
+
 def table(lines, ctype, name, rows):
     lines.append("static const %s %s[] = {" % (ctype, name))
     lines.extend("  {%s}," % ", ".join(r) for r in rows)
@@ -81,7 +96,10 @@ def main(out):
           "typedef struct { uint64_t time_ms, worker; uint16_t seq; const char *error; } v_flake_invalid_parts;",
           "typedef struct { uint32_t code; const char *name, *c; int c_only; } v_error;",
           "typedef struct { const char *text; idforge_layout layout; } v_layout_text;",
-          "typedef struct { const char *text, *message; } v_layout_text_invalid;", ""]
+          "typedef struct { const char *text, *message; } v_layout_text_invalid;",
+          "typedef struct { idforge_segment_options given, resolved; } v_segment_options;",
+          "typedef struct { idforge_segment_options given; const char *error, *message; } v_segment_options_invalid;",
+          ""]
     table(L, "v_preset", "V_PRESETS", [[cstr(p["name"]), layout(p)] for p in snow["presets"]])
     table(L, "v_preset_name", "V_PRESET_NAMES", [[cstr(r["input"]), cstr(r["preset"])] for r in snow["preset_names"]])
     table(L, "v_layout", "V_VALID_LAYOUTS", [[layout(r)] for r in snow["valid_layouts"]])
@@ -129,6 +147,12 @@ def main(out):
     table(L, "v_error", "V_ERRORS", [["UINT32_C(%d)" % errors["ok"]["code"], cstr("OK"), cstr(errors["ok"]["c"]), "0"]]
           + [["UINT32_C(%d)" % r["code"], cstr(r["name"]), cstr(r["c"]), "1" if r["c_only"] else "0"]
              for r in errors["errors"]])
+    seg = load("segment_options.json")
+    table(L, "v_segment_options", "V_SEGMENT_OPTIONS",
+          [[segment_options(r["given"]), segment_options(r["resolved"])] for r in seg["valid"] if c_can_give(r)])
+    table(L, "v_segment_options_invalid", "V_SEGMENT_OPTIONS_INVALID",
+          [[segment_options(r["given"]), status(r["error"]), cstr(r["message"])]
+           for r in seg["invalid"] if c_can_give(r)])
     pathlib.Path(out).write_text("\n".join(L) + "\n")
 
 

@@ -426,6 +426,52 @@ static void test_segments_memory(void) {
   idforge_segments_free(s);
 }
 
+static int same_segment_options(const idforge_segment_options *a, const idforge_segment_options *b) {
+  return a->step == b->step && a->max_step == b->max_step && a->fixed_step == b->fixed_step &&
+         a->target_ms == b->target_ms && a->prefetch_pct == b->prefetch_pct &&
+         a->timeout_ms == b->timeout_ms;
+}
+
+/* The shared vectors of segment_options.json (the rows C can pass), then C's own spelling of
+ * "not given": a zero-filled struct and NULL are the defaults. */
+static void test_segment_options(void) {
+  char message[256];
+  size_t i, needed = 0;
+  for (i = 0; i < V_SEGMENT_OPTIONS_LEN; i++) {
+    idforge_segments *s = NULL;
+    idforge_segment_options got;
+    CHECK_OK(idforge_segments_new("memory:", "t", &V_SEGMENT_OPTIONS[i].given, &s));
+    if (!s) continue;
+    CHECK_OK(idforge_segments_options(s, &got));
+    CHECK(same_segment_options(&got, &V_SEGMENT_OPTIONS[i].resolved));
+    idforge_segments_free(s);
+  }
+  for (i = 0; i < V_SEGMENT_OPTIONS_INVALID_LEN; i++) {
+    idforge_segments *s = NULL;
+    CHECK_STATUS(idforge_segments_new("memory:", "t", &V_SEGMENT_OPTIONS_INVALID[i].given, &s),
+                 V_SEGMENT_OPTIONS_INVALID[i].error);
+    CHECK(s == NULL);
+    CHECK_OK(idforge_last_error(message, sizeof message, &needed));
+    CHECK(strncmp(message, "invalid argument: ", 18) == 0);
+    CHECK(strcmp(message + 18, V_SEGMENT_OPTIONS_INVALID[i].message) == 0);
+  }
+  {
+    idforge_segments *zeros = NULL, *null = NULL;
+    idforge_segment_options none, a, b;
+    memset(&none, 0, sizeof none);
+    CHECK_OK(idforge_segments_new("memory:", "t", &none, &zeros));
+    CHECK_OK(idforge_segments_new("memory:", "t", NULL, &null));
+    if (!zeros || !null) return;
+    CHECK_OK(idforge_segments_options(zeros, &a));
+    CHECK_OK(idforge_segments_options(null, &b));
+    /* Row 0 gives nothing. */
+    CHECK(same_segment_options(&a, &V_SEGMENT_OPTIONS[0].resolved));
+    CHECK(same_segment_options(&b, &V_SEGMENT_OPTIONS[0].resolved));
+    idforge_segments_free(zeros);
+    idforge_segments_free(null);
+  }
+}
+
 static void test_segments_file_shared(void) {
   char dir[64], url[96];
   idforge_segments *a = NULL, *b = NULL;
@@ -769,6 +815,7 @@ static void test_null_arguments(void) {
   CHECK_STATUS(idforge_segments_next_many(NULL, &u, 1), N);
   CHECK_STATUS(idforge_segments_stats(NULL, NULL), N);
   CHECK_STATUS(idforge_segments_engine_stats(NULL, NULL), N);
+  CHECK_STATUS(idforge_segments_options(NULL, NULL), N);
   CHECK(s == NULL);
 }
 
@@ -800,6 +847,7 @@ int main(void) {
    * leaked in the child (its exit status 99). */
   RUN(test_fork);
   RUN(test_segments_memory);
+  RUN(test_segment_options);
   RUN(test_segments_file_shared);
   return SUMMARY();
 }
