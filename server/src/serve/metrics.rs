@@ -8,7 +8,7 @@ use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
-use super::cmd::Cmd;
+use super::commands::spec::Cmd;
 
 /// Why a request failed, for `idforge_errors_total{kind}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +78,7 @@ pub struct Metrics {
 
 impl Metrics {
     /// Counts a request.
-    pub fn request(&self, cmd: Cmd) {
+    pub(crate) fn request(&self, cmd: Cmd) {
         self.requests[cmd as usize].fetch_add(1, Relaxed);
     }
 

@@ -4,11 +4,13 @@
 //!
 //! - [`config`]: settings (flags, environment, TOML).
 //! - [`resp`]: the Redis protocol.
-//! - [`conn`], [`stream`], [`tls`]: one connection (plain or TLS); [`commands`], [`idf`],
-//!   [`info`]: what it runs; [`cursor`]: `IDF.TAG SCAN`'s sealed cursors.
+//! - [`conn`], [`stream`], [`tls`]: one connection (plain or TLS); [`commands`]: what it runs
+//!   (one table row per command, the dispatcher, the handlers); [`cursor`]: `IDF.TAG SCAN`'s
+//!   sealed cursors.
 //! - [`engine`], [`tags`], [`clocks`]: the allocator and its persister.
 //! - [`store`]: SQLite, PostgreSQL, MySQL, etcd.
-//! - [`ha`], [`cluster`]: leader election on etcd, `-MOVED` and `CLUSTER SLOTS` for clients.
+//! - [`ha`], [`commands::cluster`]: leader election on etcd, `-MOVED` and `CLUSTER SLOTS` for
+//!   clients.
 //! - [`workers`]: worker-id leases (`IDF.WORKER`).
 //! - [`auth`], [`glob`]: users and permissions; [`metrics`], [`http`]: observability.
 //! - [`busy_poll`]: the event loop polls for a short while after requests instead of sleeping.
@@ -16,8 +18,6 @@
 pub mod auth;
 pub mod busy_poll;
 pub mod clocks;
-pub mod cluster;
-pub mod cmd;
 pub mod commands;
 pub mod config;
 pub mod conn;
@@ -27,8 +27,6 @@ pub mod glob;
 pub mod guard;
 pub mod ha;
 pub mod http;
-pub mod idf;
-pub mod info;
 pub mod lock;
 pub mod metrics;
 pub mod request;

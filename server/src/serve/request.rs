@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::auth::{Perms, Right};
-use super::cluster::redirect;
+use super::commands::cluster::redirect;
 use super::metrics::ErrorKind;
 use super::shared::Shared;
 use super::tags::AllocError;

@@ -3,10 +3,10 @@
 //! clients (redis-cli `-c`, redis-py `RedisCluster`, ioredis `Cluster`) find the leader and
 //! follow a failover.
 
-use super::ha::Peer;
-use super::metrics::ErrorKind;
-use super::resp::Reply;
-use super::shared::Shared;
+use crate::serve::ha::Peer;
+use crate::serve::metrics::ErrorKind;
+use crate::serve::resp::Reply;
+use crate::serve::shared::Shared;
 
 /// The number of hash slots.
 pub const SLOTS: u16 = 16384;
@@ -43,7 +43,7 @@ pub fn key_slot(key: &[u8]) -> u16 {
 
 /// The reply to a data command on a server that does not serve: `MOVED` to the leader it
 /// knows, else `CLUSTERDOWN` (clients retry after a short wait).
-pub fn redirect(shared: &Shared, key: Option<&[u8]>) -> (ErrorKind, String) {
+pub(crate) fn redirect(shared: &Shared, key: Option<&[u8]>) -> (ErrorKind, String) {
     let slot = key.map_or(0, key_slot);
     let leadership = shared.engine.leadership();
     match leadership.leader() {
@@ -58,18 +58,13 @@ pub fn redirect(shared: &Shared, key: Option<&[u8]>) -> (ErrorKind, String) {
 }
 
 /// `CLUSTER subcommand …`.
-pub fn command(
+pub(super) fn command(
     shared: &Shared,
     args: &[&[u8]],
     out: &mut Reply,
 ) -> Result<(), (ErrorKind, String)> {
     let usage = |m: String| (ErrorKind::Usage, m);
-    let Some(sub) = args.get(1) else {
-        return Err(usage(
-            "ERR wrong number of arguments for 'cluster' command".into(),
-        ));
-    };
-    let sub = sub.to_ascii_uppercase();
+    let sub = args[1].to_ascii_uppercase();
     let leadership = shared.engine.leadership();
     let me = leadership.me();
     let leader = leadership.leader();

@@ -1,12 +1,15 @@
 //! The `IDF.*` commands: tags, server-side snowflakes, decoding and users.
 
-use super::auth::{Perms, Right, UserChangeError};
-use super::cmd::{Cmd, MAX_SNOWFLAKE_COUNT};
-use super::metrics::ErrorKind;
-use super::request::{Session, alloc_error, int, require, tag as name, text as arg_text, usage};
-use super::resp::Reply;
-use super::shared::Shared;
-use super::tags::AllocError;
+use super::spec::{Cmd, MAX_SNOWFLAKE_COUNT};
+use crate::serve::auth::{Perms, Right, UserChangeError};
+use crate::serve::cursor;
+use crate::serve::metrics::ErrorKind;
+use crate::serve::request::{
+    Session, alloc_error, int, require, tag as name, text as arg_text, usage,
+};
+use crate::serve::resp::Reply;
+use crate::serve::shared::Shared;
+use crate::serve::tags::AllocError;
 use crate::text::id::{fields, parse_id};
 use crate::text::layout::parse_layout;
 
@@ -37,21 +40,21 @@ fn positive(arg: &[u8], what: &str, max: i64) -> Result<i64, Failure> {
 }
 
 /// The most tag names one `IDF.TAG SCAN` reads (its `COUNT`) and `IDF.TAG LIST` reads at all.
-pub const MAX_TAG_PAGE: usize = 1000;
+const MAX_TAG_PAGE: usize = 1000;
 
 /// The `IDF.TAG SCAN` page size without `COUNT`.
 const DEFAULT_TAG_PAGE: usize = 100;
 
-/// A `SCAN` cursor: `0` (the start, and the end), or one [`super::cursor::seal`] made, which
-/// opens to the last name of the page before (see [`super::cursor`] for why it is sealed).
+/// A `SCAN` cursor: `0` (the start, and the end), or one [`cursor::seal`] made, which
+/// opens to the last name of the page before (see [`cursor`] for why it is sealed).
 fn parse_cursor(arg: &[u8]) -> Result<String, Failure> {
     if arg == b"0" {
         return Ok(String::new());
     }
-    let after = super::cursor::open(arg).map_err(|e| usage(e.to_string()))?;
+    let after = cursor::open(arg).map_err(|e| usage(e.to_string()))?;
     // Sealed by this process from a name it read: valid unless something is badly wrong.
     idforge::source::validate_tag(&after)
-        .map_err(|_| usage(super::cursor::CursorError::Invalid.to_string()))?;
+        .map_err(|_| usage(cursor::CursorError::Invalid.to_string()))?;
     Ok(after)
 }
 
@@ -69,17 +72,14 @@ fn visible_names(s: &Session, names: &[String], out: &mut Reply) {
 
 /// `IDF.TAG CREATE tag [STEP n] [START n] [DESC text] | INFO tag | LIST [pattern] |
 /// SCAN cursor [MATCH pattern] [COUNT n] | DROP tag`.
-pub async fn tag_command(
+pub(super) async fn tag_command(
     shared: &Shared,
     s: &Session,
     args: &[&[u8]],
     out: &mut Reply,
 ) -> Result<(), Failure> {
     let engine = &shared.engine;
-    let Some(sub) = args.get(1) else {
-        return Err(usage("ERR wrong number of arguments for 'idf.tag' command"));
-    };
-    let sub = sub.to_ascii_uppercase();
+    let sub = args[1].to_ascii_uppercase();
     match (sub.as_slice(), args.len()) {
         (b"CREATE", 3..) => {
             let tag = name(args[2])?;
@@ -163,7 +163,7 @@ pub async fn tag_command(
             }
             let (tags, next) = engine.scan(&after, pattern, count).await.map_err(store)?;
             let cursor = match next {
-                Some(last) => super::cursor::seal(&last).map_err(|e| usage(e.to_string()))?,
+                Some(last) => cursor::seal(&last).map_err(|e| usage(e.to_string()))?,
                 None => "0".to_owned(),
             };
             out.array(2);
@@ -188,7 +188,7 @@ pub async fn tag_command(
 }
 
 /// `IDF.SNOWFLAKE name [COUNT n]`: one id (an integer) or an array of n.
-pub async fn snowflake(
+pub(super) async fn snowflake(
     shared: &Shared,
     s: &Session,
     args: &[&[u8]],
@@ -199,11 +199,7 @@ pub async fn snowflake(
         4 if args[2].eq_ignore_ascii_case(b"COUNT") => {
             Some(positive(args[3], "COUNT", MAX_SNOWFLAKE_COUNT)? as usize)
         }
-        _ => {
-            return Err(usage(
-                "ERR wrong number of arguments for 'idf.snowflake' command (name [COUNT n])",
-            ));
-        }
+        _ => return Err(usage(Cmd::IdfSnowflake.wrong_args())),
     };
     let name = name(args[1])?;
     require(s, Some(Right::Alloc), name, Cmd::IdfSnowflake.name())?;
@@ -236,17 +232,13 @@ fn put_id(out: &mut Reply, id: u64) {
 }
 
 /// `IDF.DECODE id [LAYOUT name|spec]`: the id's fields as a map of text values.
-pub fn decode(shared: &Shared, args: &[&[u8]], out: &mut Reply) -> Result<(), Failure> {
+pub(super) fn decode(shared: &Shared, args: &[&[u8]], out: &mut Reply) -> Result<(), Failure> {
     let layout = match args.len() {
         2 => shared.engine_layout(),
         4 if args[2].eq_ignore_ascii_case(b"LAYOUT") => {
             parse_layout(arg_text(args[3])?).map_err(|e| usage(format!("ERR {}", e.message())))?
         }
-        _ => {
-            return Err(usage(
-                "ERR wrong number of arguments for 'idf.decode' command (id [LAYOUT spec])",
-            ));
-        }
+        _ => return Err(usage(Cmd::IdfDecode.wrong_args())),
     };
     let id =
         parse_id(arg_text(args[1])?, None).map_err(|e| usage(format!("ERR {}", e.message())))?;
@@ -260,17 +252,14 @@ pub fn decode(shared: &Shared, args: &[&[u8]], out: &mut Reply) -> Result<(), Fa
 }
 
 /// `IDF.USER SET name password [perm…] | DEL name | LIST`.
-pub async fn user(
+pub(super) async fn user(
     shared: &Shared,
     s: &Session,
     args: &[&[u8]],
     out: &mut Reply,
 ) -> Result<(), Failure> {
-    require(s, None, "", "idf.user")?;
-    let sub = args
-        .get(1)
-        .map(|a| a.to_ascii_uppercase())
-        .unwrap_or_default();
+    require(s, None, "", Cmd::IdfUser.name())?;
+    let sub = args[1].to_ascii_uppercase();
     let store = shared.engine.store();
     match (sub.as_slice(), args.len()) {
         (b"SET", 4..) => {
@@ -304,30 +293,15 @@ pub async fn user(
                 out.bulk(perms.as_bytes());
             }
         }
-        _ => {
-            return Err(usage(
-                "ERR unknown subcommand or wrong number of arguments for 'idf.user' \
-                 (SET name password [admin|alloc:PATTERN|read:PATTERN …] | DEL name | LIST)",
-            ));
-        }
+        _ => return Err(usage(Cmd::IdfUser.wrong_args())),
     }
     Ok(())
 }
 
 /// `IDF.FAILOVER`: the leader stops serving, gives back its unused cached ids and resigns, so a
 /// standby takes over within one poll; replies once it has resigned. Administrators only.
-pub async fn failover(
-    shared: &Shared,
-    s: &Session,
-    args: &[&[u8]],
-    out: &mut Reply,
-) -> Result<(), Failure> {
-    require(s, None, "", "idf.failover")?;
-    if args.len() != 1 {
-        return Err(usage(
-            "ERR wrong number of arguments for 'idf.failover' command",
-        ));
-    }
+pub(super) async fn failover(shared: &Shared, s: &Session, out: &mut Reply) -> Result<(), Failure> {
+    require(s, None, "", Cmd::IdfFailover.name())?;
     let leadership = shared.engine.leadership();
     if !leadership.is_elected() {
         return Err(usage(
@@ -354,14 +328,14 @@ const MAX_WORKERS: i64 = 1 << 24;
 
 /// `IDF.WORKER ACQUIRE service ttl-ms [MAX n] [CLOCK] | RENEW service id token [TIME ms]
 /// [CLOCK] | RELEASE service id token [TIME ms] | LIST service [CURSOR c] [COUNT n]` (see
-/// [`super::workers`]).
-pub async fn worker(
+/// [`crate::serve::workers`]).
+pub(super) async fn worker(
     shared: &Shared,
     s: &Session,
     args: &[&[u8]],
     out: &mut Reply,
 ) -> Result<(), Failure> {
-    use super::workers::{LIST_DEFAULT, LIST_MAX, LeaseError};
+    use crate::serve::workers::{LIST_DEFAULT, LIST_MAX, LeaseError};
     let lease = |e: LeaseError| {
         let kind = match e {
             LeaseError::Store(_) => ErrorKind::Store,
@@ -370,17 +344,8 @@ pub async fn worker(
         };
         (kind, e.to_string())
     };
-    let wrong = || {
-        usage(
-            "ERR wrong arguments for 'idf.worker' (ACQUIRE service ttl-ms [MAX n] [CLOCK] | \
-             RENEW service id token [TIME ms] [CLOCK] | RELEASE service id token [TIME ms] | \
-             LIST service [CURSOR c] [COUNT n])",
-        )
-    };
-    let sub = args
-        .get(1)
-        .map(|a| a.to_ascii_uppercase())
-        .unwrap_or_default();
+    let wrong = || usage(Cmd::IdfWorker.wrong_args());
+    let sub = args[1].to_ascii_uppercase();
     let service = name(args.get(2).ok_or_else(wrong)?)?;
     let engine = &shared.engine;
     match (sub.as_slice(), args.len()) {
@@ -466,7 +431,7 @@ pub async fn worker(
             if !rest.is_empty() {
                 return Err(syntax());
             }
-            let row = |out: &mut Reply, r: &super::store::WorkerRow| {
+            let row = |out: &mut Reply, r: &crate::serve::store::WorkerRow| {
                 out.array(4);
                 out.int(r.id);
                 out.int(i64::from(!r.token.is_empty()));

@@ -2,10 +2,10 @@
 
 use std::fmt::Write;
 
-use super::shared::Shared;
+use crate::serve::shared::Shared;
 
 /// The `INFO` text of `section` (all sections when `None`, `all` or `everything`).
-pub fn text(shared: &Shared, section: Option<&[u8]>) -> String {
+pub(super) fn text(shared: &Shared, section: Option<&[u8]>) -> String {
     let want = |name: &str| match section {
         None => true,
         Some(s) => {

@@ -1,15 +1,32 @@
-//! The commands: connection and server commands in Redis's shape, the id commands, and `IDF.*`.
+//! The commands: how a request becomes a reply.
+//!
+//! A connection ([`super::conn`]) parses a request into words and calls [`execute`]. The first
+//! word names the command; its row in the table ([`spec`]) decides the rest before any handler
+//! runs: a command other than `AUTH`, `HELLO`, `PING` and `QUIT` needs an authenticated client
+//! (`NOAUTH`); a data command on a server that does not serve gets `-MOVED` to the leader
+//! ([`cluster::redirect`]); a wrong number of words gets the row's arity error. Then the handler
+//! runs and appends its reply, or returns an error that is counted (by kind) and sent.
+//!
+//! - [`spec`]: the table: names, arity, keys, routing, flags, docs.
+//! - [`connection`]: `AUTH`, `HELLO`, `CLIENT`; [`command`]: `COMMAND`, from the table.
+//! - [`idf`]: the `IDF.*` commands; [`cluster`]: `CLUSTER` and redirects; [`info`]: `INFO`.
 
-use super::auth::{Checked, DEFAULT_USER, Right};
-use super::cluster::redirect;
-use super::cmd::Cmd;
+pub mod cluster;
+mod command;
+mod connection;
+mod idf;
+mod info;
+pub(crate) mod spec;
+
+use super::auth::Right;
 use super::metrics::ErrorKind;
-use super::request::{Outcome, Session, alloc_error, int, require, tag, text, usage};
+use super::request::{Outcome, Session, alloc_error, int, require, tag, usage};
 use super::resp::Reply;
 use super::shared::Shared;
+use spec::{Cmd, Flag};
 
 /// Runs one command, appending its reply to `out`.
-pub async fn execute(shared: &Shared, s: &mut Session, args: &[&[u8]], out: &mut Reply) {
+pub(crate) async fn execute(shared: &Shared, s: &mut Session, args: &[&[u8]], out: &mut Reply) {
     let cmd = Cmd::parse(args[0]);
     let metrics = shared.engine.metrics();
     metrics.request(cmd);
@@ -19,11 +36,9 @@ pub async fn execute(shared: &Shared, s: &mut Session, args: &[&[u8]], out: &mut
     }
 }
 
+/// The error for a wrong number of arguments to `cmd`.
 fn arity(cmd: Cmd) -> (ErrorKind, String) {
-    usage(format!(
-        "ERR wrong number of arguments for '{}' command",
-        cmd.name()
-    ))
+    usage(cmd.wrong_args())
 }
 
 async fn run(
@@ -33,21 +48,20 @@ async fn run(
     args: &[&[u8]],
     out: &mut Reply,
 ) -> Outcome {
-    let n = args.len();
-    if s.perms.is_none() && !matches!(cmd, Cmd::Auth | Cmd::Hello | Cmd::Ping | Cmd::Quit) {
+    let spec = cmd.spec();
+    if s.perms.is_none() && !spec.has(Flag::NoAuth) {
         return Err((ErrorKind::Auth, "NOAUTH Authentication required.".into()));
     }
-    if let Some(key) = cmd.routed(args) {
+    if let Some(key) = spec.routed(args) {
         if !shared.engine.leadership().serving() {
-            return Err(redirect(shared, key.map(|i| args[i])));
+            return Err(cluster::redirect(shared, key.map(|i| args[i])));
         }
+    }
+    if !spec.arity_fits(args.len()) {
+        return Err(arity(cmd));
     }
     match cmd {
         Cmd::Incr | Cmd::IncrBy => {
-            let want = if cmd == Cmd::Incr { 2 } else { 3 };
-            if n != want {
-                return Err(arity(cmd));
-            }
             let tag = tag(args[1])?;
             let count = if cmd == Cmd::Incr { 1 } else { int(args[2])? };
             if count < 1 {
@@ -61,9 +75,6 @@ async fn run(
             out.int(first + (count - 1));
         }
         Cmd::Get => {
-            if n != 2 {
-                return Err(arity(cmd));
-            }
             let tag = tag(args[1])?;
             require(s, Some(Right::Read), tag, cmd.name())?;
             match (shared.engine.last(tag).await).map_err(|e| alloc_error(shared, args[1], e))? {
@@ -71,262 +82,68 @@ async fn run(
                 None => out.null(),
             }
         }
-        Cmd::Ping => match n {
-            1 => out.simple("PONG"),
-            2 => out.bulk(args[1]),
+        Cmd::Ping => match args {
+            [_] => out.simple("PONG"),
+            [_, message] => out.bulk(message),
             _ => return Err(arity(cmd)),
         },
-        Cmd::Echo => {
-            if n != 2 {
-                return Err(arity(cmd));
-            }
-            out.bulk(args[1]);
-        }
+        Cmd::Echo => out.bulk(args[1]),
         Cmd::Quit => {
             s.quit = true;
             out.ok();
         }
         Cmd::Select => {
-            if n != 2 {
-                return Err(arity(cmd));
-            }
             if int(args[1])? != 0 {
                 return Err(usage("ERR DB index is out of range"));
             }
             out.ok();
         }
-        Cmd::Auth => {
-            let (user, pass) = match n {
-                2 => (DEFAULT_USER, text(args[1])?),
-                3 => (text(args[1])?, text(args[2])?),
-                _ => return Err(arity(cmd)),
-            };
-            authenticate(shared, s, user, pass).await?;
-            out.ok();
-        }
-        Cmd::Hello => hello(shared, s, args, out).await?,
-        Cmd::Client => client(s, args, out)?,
-        Cmd::Command => command(args, out),
-        Cmd::Info => out.bulk(super::info::text(shared, args.get(1).copied()).as_bytes()),
+        Cmd::Auth => connection::auth(shared, s, args, out).await?,
+        Cmd::Hello => connection::hello(shared, s, args, out).await?,
+        Cmd::Client => connection::client(s, args, out)?,
+        Cmd::Command => command::command(args, out),
+        Cmd::Info => out.bulk(info::text(shared, args.get(1).copied()).as_bytes()),
         Cmd::Config => {
             // Enough for tools that read settings (redis-benchmark asks for `save` and
             // `appendonly`): each asked-for name with an empty value; nothing can be set.
-            if n < 3 || !args[1].eq_ignore_ascii_case(b"GET") {
-                return Err(usage("ERR CONFIG supports only GET here"));
+            if args.len() < 3 || !args[1].eq_ignore_ascii_case(b"GET") {
+                return Err(arity(cmd));
             }
-            out.map(n - 2);
+            out.map(args.len() - 2);
             for name in &args[2..] {
                 out.bulk(name);
                 out.bulk(b"");
             }
         }
-        Cmd::IdfTag => super::idf::tag_command(shared, s, args, out).await?,
-        Cmd::IdfSnowflake => super::idf::snowflake(shared, s, args, out).await?,
-        Cmd::IdfDecode => super::idf::decode(shared, args, out)?,
-        Cmd::IdfUser => super::idf::user(shared, s, args, out).await?,
-        Cmd::IdfFailover => super::idf::failover(shared, s, args, out).await?,
-        Cmd::IdfWorker => super::idf::worker(shared, s, args, out).await?,
-        Cmd::Cluster => super::cluster::command(shared, args, out)?,
-        // Cluster clients send these to pick replicas for reads; every read goes to the
-        // leader here, so both are accepted and change nothing.
-        Cmd::ReadOnly | Cmd::ReadWrite => {
-            if n != 1 {
-                return Err(arity(cmd));
-            }
-            out.ok();
-        }
-        Cmd::Unknown => {
-            let mut message = format!(
-                "ERR unknown command '{}', with args beginning with:",
-                String::from_utf8_lossy(args[0])
-            );
-            for a in args[1..].iter().take(8) {
-                message.push_str(&format!(" '{}'", String::from_utf8_lossy(a)));
-            }
-            return Err(usage(message));
-        }
+        Cmd::IdfTag => idf::tag_command(shared, s, args, out).await?,
+        Cmd::IdfSnowflake => idf::snowflake(shared, s, args, out).await?,
+        Cmd::IdfDecode => idf::decode(shared, args, out)?,
+        Cmd::IdfUser => idf::user(shared, s, args, out).await?,
+        Cmd::IdfFailover => idf::failover(shared, s, out).await?,
+        Cmd::IdfWorker => idf::worker(shared, s, args, out).await?,
+        Cmd::Cluster => cluster::command(shared, args, out)?,
+        // Cluster clients send these to pick replicas for reads (see their rows).
+        Cmd::ReadOnly | Cmd::ReadWrite => out.ok(),
+        Cmd::Unknown => return Err(unknown(args)),
     }
     Ok(())
 }
 
-async fn authenticate(shared: &Shared, s: &mut Session, user: &str, pass: &str) -> Outcome {
-    if !shared.auth.required() {
-        return Err((
-            ErrorKind::Auth,
-            "ERR AUTH <password> called without any password configured for the default \
-             user. Are you sure your configuration is correct?"
-                .into(),
-        ));
-    }
-    let failed = match shared.auth.check(s.peer, user, pass).await {
-        Checked::Ok(perms) => {
-            s.perms = Some(perms);
-            s.user = user.to_owned();
-            return Ok(());
-        }
-        Checked::Wrong => "WRONGPASS invalid username-password pair or user is disabled.",
-        Checked::Throttled => {
-            "ERR too many failed AUTH attempts from this address; try again in a few seconds"
-        }
-    };
-    // Slows guessing on one connection to a few tries a second, for the cost of a timer.
-    tokio::time::sleep(shared.limits.auth_fail_delay).await;
-    Err((ErrorKind::Auth, failed.into()))
-}
-
-async fn hello(shared: &Shared, s: &mut Session, args: &[&[u8]], out: &mut Reply) -> Outcome {
-    let mut resp3 = out.resp3;
-    let mut i = 1;
-    if let Some(v) = args.get(1) {
-        resp3 = match int(v) {
-            Ok(2) => false,
-            Ok(3) => true,
-            _ => {
-                return Err(usage("NOPROTO unsupported protocol version"));
-            }
-        };
-        i = 2;
-    }
-    while i < args.len() {
-        let opt = args[i];
-        if opt.eq_ignore_ascii_case(b"AUTH") && i + 2 < args.len() {
-            let (user, pass) = (text(args[i + 1])?, text(args[i + 2])?);
-            authenticate(shared, s, user, pass).await?;
-            i += 3;
-        } else if opt.eq_ignore_ascii_case(b"SETNAME") && i + 1 < args.len() {
-            s.name = Some(args[i + 1].to_vec());
-            i += 2;
-        } else {
-            return Err(usage(format!(
-                "ERR Syntax error in HELLO option '{}'",
-                String::from_utf8_lossy(opt)
-            )));
-        }
-    }
-    if s.perms.is_none() {
-        return Err((
-            ErrorKind::Auth,
-            "NOAUTH HELLO must be called with the client already authenticated, otherwise the \
-             HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and \
-             select the RESP protocol version at the same time"
-                .into(),
-        ));
-    }
-    out.resp3 = resp3;
-    out.map(7);
-    out.bulk(b"server");
-    out.bulk(b"idforge");
-    out.bulk(b"version");
-    out.bulk(env!("CARGO_PKG_VERSION").as_bytes());
-    out.bulk(b"proto");
-    out.int(if resp3 { 3 } else { 2 });
-    out.bulk(b"id");
-    out.int(s.id as i64);
-    let leadership = shared.engine.leadership();
-    out.bulk(b"mode");
-    out.bulk(if leadership.is_elected() {
-        b"cluster".as_slice()
-    } else {
-        b"standalone"
-    });
-    out.bulk(b"role");
-    out.bulk(if leadership.serving() {
-        b"master".as_slice()
-    } else {
-        b"replica"
-    });
-    out.bulk(b"modules");
-    out.array(0);
-    Ok(())
-}
-
-fn client(s: &mut Session, args: &[&[u8]], out: &mut Reply) -> Outcome {
-    let Some(sub) = args.get(1) else {
-        return Err(arity(Cmd::Client));
-    };
-    let is = |name: &str| sub.eq_ignore_ascii_case(name.as_bytes());
-    match args.len() {
-        2 if is("ID") => out.int(s.id as i64),
-        2 if is("GETNAME") => match &s.name {
-            Some(name) => out.bulk(name),
-            None => out.null(),
-        },
-        3 if is("SETNAME") => {
-            if args[2].iter().any(|b| *b <= b' ' || *b > b'~') {
-                return Err(usage(
-                    "ERR Client names cannot contain spaces, newlines or special characters.",
-                ));
-            }
-            s.name = (!args[2].is_empty()).then(|| args[2].to_vec());
-            out.ok();
-        }
-        // Client libraries announce themselves (redis-py, go-redis); accepted and ignored.
-        4 if is("SETINFO") => out.ok(),
-        _ => {
-            return Err(usage(format!(
-                "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
-                String::from_utf8_lossy(sub)
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// `COMMAND`, `COMMAND COUNT`, `COMMAND INFO name…`, `COMMAND DOCS` (empty: no docs to give).
-fn command(args: &[&[u8]], out: &mut Reply) {
-    let known = &Cmd::ALL[..Cmd::COUNT - 1];
-    let sub = args.get(1).map(|a| a.to_ascii_uppercase());
-    match sub.as_deref() {
-        None => {
-            out.array(known.len());
-            for c in known {
-                command_info(*c, out);
-            }
-        }
-        Some(b"COUNT") => out.int(known.len() as i64),
-        Some(b"INFO") => {
-            out.array(args.len() - 2);
-            for name in &args[2..] {
-                match Cmd::parse(name) {
-                    Cmd::Unknown => out.null(),
-                    c => command_info(c, out),
-                }
-            }
-        }
-        _ => out.map(0),
-    }
-}
-
-fn command_info(c: Cmd, out: &mut Reply) {
-    let (arity, first, last) = c.shape();
-    out.array(6);
-    out.bulk(c.name().as_bytes());
-    out.int(arity);
-    out.array(1);
-    out.simple(
-        if matches!(c, Cmd::Incr | Cmd::IncrBy | Cmd::IdfSnowflake) {
-            "write"
-        } else {
-            "readonly"
-        },
+/// Redis's error for a name it does not know, with the first arguments.
+fn unknown(args: &[&[u8]]) -> (ErrorKind, String) {
+    let mut message = format!(
+        "ERR unknown command '{}', with args beginning with:",
+        String::from_utf8_lossy(args[0])
     );
-    out.int(first);
-    out.int(last);
-    out.int(i64::from(first != 0));
+    for a in args[1..].iter().take(8) {
+        message.push_str(&format!(" '{}'", String::from_utf8_lossy(a)));
+    }
+    usage(message)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    #[test]
-    fn command_names_round_trip() {
-        for c in &Cmd::ALL[..Cmd::COUNT - 1] {
-            assert_eq!(Cmd::parse(c.name().to_uppercase().as_bytes()), *c);
-        }
-        assert_eq!(Cmd::parse(b"DECR"), Cmd::Unknown);
-        assert_eq!(Cmd::ALL.len(), Cmd::COUNT);
-    }
+    use super::super::request::{int, tag};
 
     #[test]
     fn integers_and_tags_are_checked() {
