@@ -36,7 +36,7 @@ pub(crate) async fn execute(shared: &Shared, s: &mut Session, args: &[&[u8]], ou
     }
 }
 
-/// The error for a wrong number of arguments to `cmd`.
+/// The arity error of `cmd`.
 fn arity(cmd: Cmd) -> (ErrorKind, String) {
     usage(cmd.wrong_args())
 }

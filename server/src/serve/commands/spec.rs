@@ -26,7 +26,7 @@ pub(crate) enum Route {
     Key(usize),
 }
 
-/// The reply to a wrong number of arguments.
+/// How a command answers a wrong number of words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WrongArgs {
     /// Redis's: `ERR wrong number of arguments for 'NAME' command`.
@@ -60,7 +60,7 @@ pub(crate) struct Spec {
     pub summary: &'static str,
     /// The arguments after the name: `UPPER` tokens, `a|b` choices, `[optional]`, `x …`.
     pub synopsis: &'static str,
-    /// The reply to a wrong number of arguments.
+    /// The arity error.
     pub wrong_args: WrongArgs,
     /// README.md's rows: (command, reply) in Markdown (read by its test).
     #[cfg_attr(not(test), allow(dead_code))]
@@ -453,7 +453,7 @@ impl Cmd {
         self.spec().name
     }
 
-    /// The reply to a wrong number of arguments.
+    /// The arity error.
     pub(crate) fn wrong_args(self) -> String {
         self.spec().wrong_args()
     }
@@ -470,7 +470,7 @@ impl Spec {
         }
     }
 
-    /// The reply to a wrong number of arguments.
+    /// The arity error.
     pub(crate) fn wrong_args(&self) -> String {
         let redis = format!("ERR wrong number of arguments for '{}' command", self.name);
         match self.wrong_args {
