@@ -187,7 +187,13 @@ class Segments(_native.Segments):
       table (``?table=...``, ``?auto_create=false`` to use an existing table as it is);
     - ``"file:///dir"`` (one host) and ``"memory:"`` (this process).
 
-    ``timeout`` (seconds) is the longest a call waits for a range when none is buffered: it
+    The options are keyword-only: ``step``, ``max_step``, ``dynamic_step``, ``target``
+    (seconds), ``prefetch_pct``, ``timeout`` (seconds); one left out (or ``None``) takes its
+    default. Their defaults and bounds are the same in every language (the table in the README's
+    "Segment sources"); one out of bounds raises ``InvalidArgumentError`` naming it.
+    ``options()`` gives the options in effect.
+
+    ``timeout`` is the longest a call waits for a range when none is buffered: it
     waits through transient failures (a server restarting or failing over, a refused
     connection, a busy database; retried with backoff) and raises before it only for permanent
     ones (authentication refused, an unknown tag with ``auto_create=false``, an overflow, a

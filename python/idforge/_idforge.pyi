@@ -37,6 +37,14 @@ class _SegmentStats(TypedDict):
     buffered: int
     engine: _EngineStats
 
+class _SegmentOptions(TypedDict):
+    step: int
+    max_step: int
+    dynamic_step: bool
+    target: float
+    prefetch_pct: int
+    timeout: float
+
 def error_codes() -> List[Tuple[int, str]]: ...
 def _noop() -> None: ...  # the floor of a native call, for python/bench
 @final
@@ -164,12 +172,12 @@ class Segments:
         url: str,
         tag: str,
         *,
-        step: int = 1000,
-        max_step: int = 1000000,
-        dynamic_step: bool = True,
-        target: float = 900.0,
-        prefetch_pct: int = 10,
-        timeout: float = 3.0,
+        step: Optional[int] = None,
+        max_step: Optional[int] = None,
+        dynamic_step: Optional[bool] = None,
+        target: Optional[float] = None,
+        prefetch_pct: Optional[int] = None,
+        timeout: Optional[float] = None,
     ) -> Segments: ...
     def next(self) -> int: ...
     def try_next(self) -> Optional[int]: ...
@@ -178,3 +186,4 @@ class Segments:
     @property
     def tag(self) -> str: ...
     def stats(self) -> _SegmentStats: ...
+    def options(self) -> _SegmentOptions: ...

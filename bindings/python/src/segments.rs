@@ -1,10 +1,8 @@
 //! `Segments`: ids of one tag from a segment source, refilled in the background.
 
-use std::time::Duration;
-
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
-use runtime::{SegmentOptions, Segments as RtSegments};
+use runtime::{SegmentOptions, SegmentOptionsInput, Segments as RtSegments};
 
 use crate::error::OrRaise;
 
@@ -16,42 +14,63 @@ pub(crate) struct Segments {
     inner: RtSegments,
 }
 
-fn seconds(value: f64, what: &'static str) -> PyResult<Duration> {
-    if value.is_finite() && value > 0.0 {
-        Ok(Duration::from_secs_f64(value))
-    } else {
-        Err(runtime::CoreError::InvalidArgument(what)).or_raise()
-    }
+/// Whole ms of `seconds`, saturating: NaN and negatives give 0 and infinity the largest value,
+/// both out of every bound, so the runtime refuses them with its message for the option.
+fn ms(seconds: f64) -> u64 {
+    (seconds * 1000.0).round() as u64
+}
+
+/// A Python int in the runtime's range, saturating: a negative gives 0 and a huge one the
+/// largest value, both out of every bound, so the runtime refuses them with its message.
+fn saturate(v: i128) -> u64 {
+    u64::try_from(v).unwrap_or(if v < 0 { 0 } else { u64::MAX })
 }
 
 #[pymethods]
 impl Segments {
+    /// Every option not given (`None`) takes the default that every language shares; the
+    /// runtime checks the bounds.
     #[new]
-    #[pyo3(signature = (url, tag, *, step = 1000, max_step = 1_000_000, dynamic_step = true, target = 900.0, prefetch_pct = 10, timeout = 3.0))]
+    #[pyo3(signature = (url, tag, *, step = None, max_step = None, dynamic_step = None, target = None, prefetch_pct = None, timeout = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         url: &str,
         tag: &str,
-        step: u64,
-        max_step: u64,
-        dynamic_step: bool,
-        target: f64,
-        prefetch_pct: u8,
-        timeout: f64,
+        step: Option<i128>,
+        max_step: Option<i128>,
+        dynamic_step: Option<bool>,
+        target: Option<f64>,
+        prefetch_pct: Option<i128>,
+        timeout: Option<f64>,
     ) -> PyResult<Self> {
-        let options = SegmentOptions {
-            step,
-            max_step,
+        let options = SegmentOptions::resolve(SegmentOptionsInput {
+            step: step.map(saturate),
+            max_step: max_step.map(saturate),
             dynamic_step,
-            target: seconds(target, "target must be a positive number of seconds")?,
-            prefetch_pct,
-            timeout: seconds(timeout, "timeout must be a positive number of seconds")?,
-        };
+            target_ms: target.map(ms),
+            prefetch_pct: prefetch_pct.map(|v| u32::try_from(saturate(v)).unwrap_or(u32::MAX)),
+            timeout_ms: timeout.map(ms),
+        })
+        .or_raise()?;
         let inner = py
             .allow_threads(|| RtSegments::open(url, tag, options))
             .or_raise()?;
         Ok(Segments { inner })
+    }
+
+    /// The options in effect, under the constructor's names (`target` and `timeout` in
+    /// seconds).
+    fn options<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let o = self.inner.options();
+        let d = PyDict::new(py);
+        d.set_item("step", o.step)?;
+        d.set_item("max_step", o.max_step)?;
+        d.set_item("dynamic_step", o.dynamic_step)?;
+        d.set_item("target", o.target_ms() as f64 / 1000.0)?;
+        d.set_item("prefetch_pct", o.prefetch_pct)?;
+        d.set_item("timeout", o.timeout_ms() as f64 / 1000.0)?;
+        Ok(d)
     }
 
     /// The next id. The GIL is released: the call may wait for a refill.
