@@ -5,7 +5,7 @@
 
 // The parser is one self-contained file; including it keeps the fuzz build free of the server's
 // runtime dependencies (tokio, sqlx).
-#[path = "../../server/src/serve/resp.rs"]
+#[path = "../../server/src/serve/net/resp.rs"]
 #[allow(dead_code)]
 mod resp;
 

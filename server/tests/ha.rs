@@ -300,7 +300,7 @@ fn a_paused_leader_serves_nothing_after_it_resumes(backend: &str) {
     assert!(
         e == format!(
             "MOVED {} 127.0.0.1:{}",
-            idforge_server::serve::commands::cluster::key_slot(b"orders"),
+            idforge_server::serve::key_slot(b"orders"),
             b.port
         ) || e.starts_with("CLUSTERDOWN"),
         "{e}"

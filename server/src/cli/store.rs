@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::serve::guard::{self, Finding, Fix, Log, LogError};
+use crate::serve::engine::guard::{self, Finding, Fix, Log, LogError};
 use crate::serve::store::Store;
 use crate::serve::{Config, ServeArgs};
 

@@ -1,43 +1,30 @@
 //! `idforge serve`: the segment server. Any Redis client can `INCR tag` and `INCRBY tag n`
 //! against it; ids are strictly increasing per tag and never handed out twice, even across a
-//! `kill -9` (see [`engine`] for how).
+//! `kill -9` (see `engine` for how).
 //!
-//! - [`config`]: settings (flags, environment, TOML).
-//! - [`resp`]: the Redis protocol.
-//! - [`conn`], [`stream`], [`tls`]: one connection (plain or TLS); [`commands`]: what it runs
-//!   (one table row per command, the dispatcher, the handlers); [`cursor`]: `IDF.TAG SCAN`'s
-//!   sealed cursors.
-//! - [`engine`], [`tags`], [`clocks`]: the allocator and its persister.
-//! - [`store`]: SQLite, PostgreSQL, MySQL, etcd.
-//! - [`ha`], [`commands::cluster`]: leader election on etcd, `-MOVED` and `CLUSTER SLOTS` for
-//!   clients.
-//! - [`workers`]: worker-id leases (`IDF.WORKER`).
-//! - [`auth`], [`glob`]: users and permissions; [`metrics`], [`http`]: observability.
-//! - [`busy_poll`]: the event loop polls for a short while after requests instead of sleeping.
+//! The rooms, each a folder with its own module doc:
+//!
+//! - [`config`]: the settings, declared once (flags, environment, TOML, docs).
+//! - `net`: one client connection: the socket or TLS stream, the Redis protocol, the loop.
+//! - `commands`: the command table, the dispatcher and the handlers.
+//! - `engine`: the allocation engine: tags, snowflake clocks, worker-id leases, stripes, the
+//!   guard and the persister.
+//! - [`store`]: the durable stores (SQLite, PostgreSQL, MySQL, etcd).
+//! - `ha`: leader election among servers sharing a store.
+//! - `auth`: users, passwords and permissions.
+//! - `metrics`: counters, `/metrics` and `/healthz`.
+//! - `shared`: what every connection shares; `lock`: the one way a mutex is taken.
 
-pub mod auth;
-pub mod busy_poll;
-pub mod clocks;
-pub mod commands;
+pub(crate) mod auth;
+pub(crate) mod commands;
 pub mod config;
-pub mod conn;
-pub mod cursor;
-pub mod engine;
-pub mod glob;
-pub mod guard;
-pub mod ha;
-pub mod http;
-pub mod lock;
-pub mod metrics;
-pub mod request;
-pub mod resp;
-pub mod shared;
+pub(crate) mod engine;
+pub(crate) mod ha;
+pub(crate) mod lock;
+pub(crate) mod metrics;
+pub(crate) mod net;
+pub(crate) mod shared;
 pub mod store;
-pub mod stream;
-pub mod stripe;
-pub mod tags;
-pub mod tls;
-pub mod workers;
 
 use std::io::Write;
 use std::sync::Arc;
@@ -48,6 +35,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
 
+pub use commands::cluster::key_slot;
 pub use config::{Config, ServeArgs};
 pub use engine::Engine;
 pub use shared::Shared;
@@ -113,11 +101,13 @@ pub async fn serve(config: Config) -> Result<(), String> {
     let store = Store::open(&config.store)
         .await
         .map_err(|e| format!("cannot open the store: {e}"))?;
-    stripe::check_store(&store, config.stripe, config.stripe_takeover).await?;
+    engine::stripe::check_store(&store, config.stripe, config.stripe_takeover).await?;
     let guard = match &config.guard {
         Some(path) => {
             let alone = store.etcd().is_none() && !config.ha;
-            Some(Arc::new(guard::Guard::attach(&store, path, alone).await?))
+            Some(Arc::new(
+                engine::guard::Guard::attach(&store, path, alone).await?,
+            ))
         }
         None => {
             tracing::warn!(
@@ -127,7 +117,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
             None
         }
     };
-    let tls = config.tls.clone().map(tls::Tls::load).transpose()?;
+    let tls = config.tls.clone().map(net::tls::Tls::load).transpose()?;
     let auth = Auth::load(&store, config.requirepass.clone(), &config.limits)
         .await
         .map_err(|e| format!("cannot load users: {e}"))?;
@@ -167,7 +157,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
         // Only on the one-thread event loop: on the work-stealing scheduler the polling task
         // holds a worker that the connections and the client need (measured: -c 50 -P 16 fell
         // from 1.1-1.4 M to 0.9 M requests/s on 2 cores).
-        busy_poll: busy_poll::BusyPoll::new(if config.threads == Some(1) {
+        busy_poll: net::busy_poll::BusyPoll::new(if config.threads == Some(1) {
             config.busy_poll
         } else {
             Duration::ZERO
@@ -185,7 +175,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
                 .await
                 .map_err(|e| format!("cannot listen on metrics port {port}: {e}"))?;
             tracing::info!(addr = %l.local_addr().map_err(|e| e.to_string())?, "metrics listening");
-            Some(tokio::spawn(http::serve(l, shared.clone())))
+            Some(tokio::spawn(metrics::http::serve(l, shared.clone())))
         }
         None => None,
     };
@@ -240,7 +230,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
             signal = signals.next() => {
                 if signal == "SIGHUP" {
-                    match shared.tls.as_ref().map(tls::Tls::reload) {
+                    match shared.tls.as_ref().map(net::tls::Tls::reload) {
                         None => tracing::info!("SIGHUP: nothing to reload (no TLS)"),
                         Some(Ok(())) => tracing::info!("SIGHUP: TLS certificate and key reloaded"),
                         Some(Err(e)) => {
@@ -286,14 +276,14 @@ pub async fn serve(config: Config) -> Result<(), String> {
 /// request would).
 async fn accept(shared: Arc<Shared>, tcp: tokio::net::TcpStream, stop: watch::Receiver<bool>) {
     let stream = match &shared.tls {
-        None => stream::Stream::Plain(tcp),
+        None => net::stream::Stream::Plain(tcp),
         Some(tls) => {
             // Under rustls, a TLS record (of the handshake or later) that stays incomplete for
             // `request-timeout-ms` fails the read, as a half-sent request would.
-            let records = stream::Records::new(tcp, shared.limits.request_timeout);
+            let records = net::stream::Records::new(tcp, shared.limits.request_timeout);
             let handshake = tls.acceptor().accept(records);
             match tokio::time::timeout(shared.limits.request_timeout, handshake).await {
-                Ok(Ok(s)) => stream::Stream::Tls(Box::new(s)),
+                Ok(Ok(s)) => net::stream::Stream::Tls(Box::new(s)),
                 Ok(Err(e)) => {
                     tracing::debug!(error = %e, "TLS handshake failed");
                     shared.engine.metrics().error(metrics::ErrorKind::Protocol);
@@ -307,7 +297,7 @@ async fn accept(shared: Arc<Shared>, tcp: tokio::net::TcpStream, stop: watch::Re
             }
         }
     };
-    conn::serve(shared, stream, stop).await;
+    net::conn::serve(shared, stream, stop).await;
 }
 
 /// SIGTERM and SIGINT end the server; SIGHUP reloads the TLS files.

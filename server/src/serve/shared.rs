@@ -4,10 +4,10 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use super::auth::Auth;
-use super::busy_poll::BusyPoll;
 use super::config::Limits;
 use super::engine::Engine;
-use super::tls::Tls;
+use crate::serve::net::busy_poll::BusyPoll;
+use crate::serve::net::tls::Tls;
 
 /// What every connection shares.
 #[derive(Debug)]

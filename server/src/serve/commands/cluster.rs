@@ -5,7 +5,7 @@
 
 use crate::serve::ha::Peer;
 use crate::serve::metrics::ErrorKind;
-use crate::serve::resp::Reply;
+use crate::serve::net::resp::Reply;
 use crate::serve::shared::Shared;
 
 /// The number of hash slots.

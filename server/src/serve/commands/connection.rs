@@ -1,11 +1,11 @@
 //! The connection commands with more to them than a line: `AUTH`, `HELLO`, `CLIENT`.
 
 use super::arity;
+use super::request::{Outcome, Session, int, text, usage};
 use super::spec::Cmd;
 use crate::serve::auth::{Checked, DEFAULT_USER};
 use crate::serve::metrics::ErrorKind;
-use crate::serve::request::{Outcome, Session, int, text, usage};
-use crate::serve::resp::Reply;
+use crate::serve::net::resp::Reply;
 use crate::serve::shared::Shared;
 
 /// `AUTH [user] password`.

@@ -1,15 +1,13 @@
 //! The `IDF.*` commands: tags, server-side snowflakes, decoding and users.
 
+use super::cursor;
+use super::request::{Session, alloc_error, int, require, tag as name, text as arg_text, usage};
 use super::spec::{Cmd, MAX_SNOWFLAKE_COUNT};
 use crate::serve::auth::{Perms, Right, UserChangeError};
-use crate::serve::cursor;
+use crate::serve::engine::tags::AllocError;
 use crate::serve::metrics::ErrorKind;
-use crate::serve::request::{
-    Session, alloc_error, int, require, tag as name, text as arg_text, usage,
-};
-use crate::serve::resp::Reply;
+use crate::serve::net::resp::Reply;
 use crate::serve::shared::Shared;
-use crate::serve::tags::AllocError;
 use crate::text::id::{fields, parse_id};
 use crate::text::layout::parse_layout;
 
@@ -328,14 +326,14 @@ const MAX_WORKERS: i64 = 1 << 24;
 
 /// `IDF.WORKER ACQUIRE service ttl-ms [MAX n] [CLOCK] | RENEW service id token [TIME ms]
 /// [CLOCK] | RELEASE service id token [TIME ms] | LIST service [CURSOR c] [COUNT n]` (see
-/// [`crate::serve::workers`]).
+/// [`crate::serve::engine::workers`]).
 pub(super) async fn worker(
     shared: &Shared,
     s: &Session,
     args: &[&[u8]],
     out: &mut Reply,
 ) -> Result<(), Failure> {
-    use crate::serve::workers::{LIST_DEFAULT, LIST_MAX, LeaseError};
+    use crate::serve::engine::workers::{LIST_DEFAULT, LIST_MAX, LeaseError};
     let lease = |e: LeaseError| {
         let kind = match e {
             LeaseError::Store(_) => ErrorKind::Store,

@@ -1,6 +1,6 @@
 //! The commands: how a request becomes a reply.
 //!
-//! A connection ([`super::conn`]) parses a request into words and calls [`execute`]. The first
+//! A connection ([`crate::serve::net::conn`]) parses a request into words and calls [`execute`]. The first
 //! word names the command; its row in the table ([`spec`]) decides the rest before any handler
 //! runs: a command other than `AUTH`, `HELLO`, `PING` and `QUIT` needs an authenticated client
 //! (`NOAUTH`); a data command on a server that does not serve gets `-MOVED` to the leader
@@ -14,15 +14,17 @@
 pub mod cluster;
 mod command;
 mod connection;
+pub(crate) mod cursor;
 mod idf;
 mod info;
+pub(crate) mod request;
 pub(crate) mod spec;
 
 use super::auth::Right;
 use super::metrics::ErrorKind;
-use super::request::{Outcome, Session, alloc_error, int, require, tag, usage};
-use super::resp::Reply;
 use super::shared::Shared;
+use crate::serve::net::resp::Reply;
+use request::{Outcome, Session, alloc_error, int, require, tag, usage};
 use spec::{Cmd, Flag};
 
 /// Runs one command, appending its reply to `out`.
@@ -143,7 +145,7 @@ fn unknown(args: &[&[u8]]) -> (ErrorKind, String) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::request::{int, tag};
+    use super::request::{int, tag};
 
     #[test]
     fn integers_and_tags_are_checked() {

@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use super::engine::Policy;
 use super::ha::ElectionConfig;
-use super::stripe::Stripe;
-use super::tls::{ClientAuth, TlsFiles};
+use crate::serve::engine::stripe::Stripe;
+use crate::serve::net::tls::{ClientAuth, TlsFiles};
 use crate::text::layout::parse_layout;
 
 pub use declare::Setting;
@@ -44,7 +44,7 @@ pub struct Config {
     pub store: String,
     /// The data directory to create (the embedded store's, or the guard's).
     pub data_dir: Option<PathBuf>,
-    /// The guard file (see [`super::guard`]).
+    /// The guard file (see `engine::guard`).
     pub guard: Option<PathBuf>,
     /// The `default` user's password.
     pub requirepass: Option<String>,
@@ -342,7 +342,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             (c.stripe.block, c.node_id),
-            (crate::serve::stripe::DEFAULT_BLOCK, 7)
+            (crate::serve::engine::stripe::DEFAULT_BLOCK, 7)
         );
         for (stripe, block, why) in [
             (Some("2/2"), None, "not K/N"),

@@ -71,7 +71,7 @@ settings! {
     ["Stripes"] stripe: String = [], "K/N", "IDFORGE_STRIPE";
     /// With --stripe: ids per stripe block, the same on every server of the stripes; one
     /// `INCRBY` may ask for at most this many.
-    ["Stripes"] stripe_block: i64 = {crate::serve::stripe::DEFAULT_BLOCK}, "N", "IDFORGE_STRIPE_BLOCK";
+    ["Stripes"] stripe_block: i64 = {crate::serve::engine::stripe::DEFAULT_BLOCK}, "N", "IDFORGE_STRIPE_BLOCK";
     /// With --stripe: take over a store used without stripes (run once, when no server
     /// without --stripe uses it any more).
     ["Stripes"] stripe_takeover: bool = {false}, "BOOL", "IDFORGE_STRIPE_TAKEOVER", bare true;

@@ -1,6 +1,6 @@
 //! Durable storage of high-water marks, users and snowflake clocks: SQL databases ([`sql`]:
 //! SQLite, PostgreSQL, MySQL/MariaDB on Meituan Leaf's table) or etcd ([`etcd`]: keys moved by
-//! compare-and-swap transactions, fenced by the leader key of [`super::ha`]).
+//! compare-and-swap transactions, fenced by the leader key of `serve::ha`).
 //!
 //! Whatever the store, every id below a tag's `max_id` may have been handed out and none at or
 //! above it has been.

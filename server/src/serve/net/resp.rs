@@ -34,6 +34,7 @@ impl std::error::Error for ProtocolError {}
 /// On success returns how many bytes it took, with `args` holding each argument's range in
 /// `buf` (empty for a blank inline line or `*0`, which are skipped); `Ok(None)` when `buf` holds
 /// only part of a request.
+#[allow(dead_code)] // the tests' and the fuzz target's entry (fuzz/fuzz_targets/resp.rs)
 pub fn parse(buf: &[u8], args: &mut Vec<Range<usize>>) -> Result<Option<usize>, ProtocolError> {
     parse_limited(buf, args, MAX_REQUEST)
 }

@@ -41,6 +41,8 @@
 //!   would let passwords used in the last [`VERIFIED_FOR`] be tried at HMAC speed rather than
 //!   argon2's (the dump holds the key); the argon2 hashes of every user are in memory anyway.
 
+pub mod glob;
+
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -53,9 +55,9 @@ use tokio::sync::oneshot;
 
 use super::config::Limits;
 
-use super::glob::glob_match;
 use super::lock::lock;
 use super::store::{Store, StoreError, UserRow};
+use glob::glob_match;
 
 /// What a permission allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,14 +2,14 @@
 
 use std::time::Instant;
 
-use super::engine::Engine;
-use super::glob::glob_match;
-use super::lock::lock;
-use super::store::{StoreError, TagMove, TagRow};
+use super::Engine;
+use crate::serve::auth::glob::glob_match;
+use crate::serve::lock::lock;
+use crate::serve::store::{StoreError, TagMove, TagRow};
 
 /// One loaded tag.
 #[derive(Debug, Clone)]
-pub(super) struct Tag {
+pub(crate) struct Tag {
     /// The next id to hand out.
     pub next: i64,
     /// The persisted `max_id`: ids below it may be handed out.
@@ -122,7 +122,7 @@ impl Engine {
     }
 
     /// [`Engine::alloc`] on behalf of `owner` (a non-admin user, `None` for an admin): a tag it
-    /// creates counts towards the owner's [`Policy::max_tags_per_user`](super::engine::Policy).
+    /// creates counts towards the owner's `Policy::max_tags_per_user`.
     pub async fn alloc_for(
         &self,
         tag: &str,
@@ -366,7 +366,7 @@ impl Engine {
     }
 
     /// Takes the tags that asked for a persist: their new marks, with the dynamic step adjusted.
-    pub(super) fn tag_moves(&self, now: Instant) -> Vec<TagMove> {
+    pub(crate) fn tag_moves(&self, now: Instant) -> Vec<TagMove> {
         let policy = &self.policy;
         let mut moves = Vec::new();
         for (name, t) in lock(&self.tags).iter_mut() {
@@ -396,7 +396,7 @@ impl Engine {
     }
 
     /// Applies committed moves (all but `conflicts`).
-    pub(super) fn tags_persisted(&self, moves: &[TagMove], conflicts: &[String], now: Instant) {
+    pub(crate) fn tags_persisted(&self, moves: &[TagMove], conflicts: &[String], now: Instant) {
         let mut tags = lock(&self.tags);
         for m in moves {
             let Some(t) = tags.get_mut(m.tag.as_str()) else {
@@ -411,7 +411,7 @@ impl Engine {
     }
 
     /// Puts back moves whose transaction failed, to be retried.
-    pub(super) fn tags_unpersisted(&self, moves: &[TagMove]) {
+    pub(crate) fn tags_unpersisted(&self, moves: &[TagMove]) {
         let mut tags = lock(&self.tags);
         for m in moves {
             if let Some(t) = tags.get_mut(m.tag.as_str()) {
@@ -423,7 +423,7 @@ impl Engine {
 
     /// A tag's row changed under us (another writer, or it was deleted): continue above both
     /// what we handed out and what the store holds.
-    pub(super) async fn reload_conflict(&self, tag: &str) {
+    pub(crate) async fn reload_conflict(&self, tag: &str) {
         tracing::warn!(
             tag,
             "the tag's max_id changed outside this server; reloading"

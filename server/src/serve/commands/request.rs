@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use super::auth::{Perms, Right};
-use super::commands::cluster::redirect;
-use super::metrics::ErrorKind;
-use super::shared::Shared;
-use super::tags::AllocError;
+use crate::serve::auth::{Perms, Right};
+use crate::serve::commands::cluster::redirect;
+use crate::serve::engine::tags::AllocError;
+use crate::serve::metrics::ErrorKind;
+use crate::serve::shared::Shared;
 
 /// One connection's state.
 #[derive(Debug)]
@@ -26,13 +26,13 @@ pub struct Session {
     pub peer: Option<std::net::IpAddr>,
 }
 
-pub(super) type Outcome = Result<(), (ErrorKind, String)>;
+pub(crate) type Outcome = Result<(), (ErrorKind, String)>;
 
-pub(super) fn usage(message: impl Into<String>) -> (ErrorKind, String) {
+pub(crate) fn usage(message: impl Into<String>) -> (ErrorKind, String) {
     (ErrorKind::Usage, message.into())
 }
 
-pub(super) fn alloc_error(shared: &Shared, key: &[u8], e: AllocError) -> (ErrorKind, String) {
+pub(crate) fn alloc_error(shared: &Shared, key: &[u8], e: AllocError) -> (ErrorKind, String) {
     let kind = match e {
         AllocError::Overflow => ErrorKind::Overflow,
         AllocError::NoTag(_) => ErrorKind::NoTag,
@@ -45,19 +45,19 @@ pub(super) fn alloc_error(shared: &Shared, key: &[u8], e: AllocError) -> (ErrorK
     (kind, e.to_string())
 }
 
-pub(super) fn text(arg: &[u8]) -> Result<&str, (ErrorKind, String)> {
+pub(crate) fn text(arg: &[u8]) -> Result<&str, (ErrorKind, String)> {
     std::str::from_utf8(arg).map_err(|_| usage("ERR argument is not valid UTF-8"))
 }
 
 /// A tag or snowflake name, by the runtime's rule for tags (safe as a file name and a key).
-pub(super) fn tag(arg: &[u8]) -> Result<&str, (ErrorKind, String)> {
+pub(crate) fn tag(arg: &[u8]) -> Result<&str, (ErrorKind, String)> {
     let name = text(arg)?;
     idforge::source::validate_tag(name).map_err(|e| usage(format!("ERR invalid tag: {e}")))?;
     Ok(name)
 }
 
 /// A decimal integer as Redis reads it.
-pub(super) fn int(arg: &[u8]) -> Result<i64, (ErrorKind, String)> {
+pub(crate) fn int(arg: &[u8]) -> Result<i64, (ErrorKind, String)> {
     std::str::from_utf8(arg)
         .ok()
         .filter(|s| !s.starts_with('+') && !s.is_empty())
@@ -67,7 +67,7 @@ pub(super) fn int(arg: &[u8]) -> Result<i64, (ErrorKind, String)> {
 
 /// Checks the session's rights: `right` on `tag`, or administrator rights when `right` is
 /// `None`. `cmd` names the command in the `NOPERM` error.
-pub(super) fn require(s: &Session, right: Option<Right>, tag: &str, cmd: &str) -> Outcome {
+pub(crate) fn require(s: &Session, right: Option<Right>, tag: &str, cmd: &str) -> Outcome {
     let ok = match (&s.perms, right) {
         (Some(p), Some(r)) => p.allows(r, tag),
         (Some(p), None) => p.is_admin(),

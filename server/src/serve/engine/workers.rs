@@ -33,9 +33,9 @@ use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::oneshot;
 
-use super::engine::Engine;
-use super::lock::lock;
-use super::store::{StoreError, WorkerRow};
+use super::Engine;
+use crate::serve::lock::lock;
+use crate::serve::store::{StoreError, WorkerRow};
 
 /// Why a lease call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -173,7 +173,7 @@ fn floor_of(row: &WorkerRow) -> i64 {
 
 /// This server's count of leases held, over every service (see [`Leases`]'s `held`).
 #[derive(Debug, Default)]
-pub(super) struct LeaseCount {
+pub(crate) struct LeaseCount {
     /// Leases held or not yet free, and ids being written, over every copy in memory.
     held: Arc<AtomicUsize>,
     /// When (Unix ms) the copies were last swept for leases that became free.
@@ -185,7 +185,7 @@ const SWEEP_EVERY_MS: i64 = 100;
 
 /// One service's leases as this server last read or wrote them.
 #[derive(Debug)]
-pub(super) struct Leases {
+pub(crate) struct Leases {
     /// Which reading of the store this is (see `Engine::lease_generation`).
     generation: u64,
     /// The rows, by id.
@@ -201,9 +201,9 @@ pub(super) struct Leases {
     /// Ids an ACQUIRE in flight is writing (in none of the sets above meanwhile).
     taken: HashSet<i64>,
     /// Used since the last idle sweep (see `Engine::evict_idle`).
-    pub(super) used: bool,
+    pub(crate) used: bool,
     /// Idle sweeps in a row that found it unused.
-    pub(super) idle_sweeps: u32,
+    pub(crate) idle_sweeps: u32,
     /// What this copy adds to `count`: its rows not known to be free, and its ids being
     /// written. Kept by [`recount`](Self::recount); given back when the copy is dropped.
     held: usize,
@@ -302,7 +302,7 @@ impl Leases {
     }
 
     /// Whether an ACQUIRE of this service is writing.
-    pub(super) fn busy(&self) -> bool {
+    pub(crate) fn busy(&self) -> bool {
         !self.taken.is_empty()
     }
 
@@ -342,7 +342,7 @@ impl Leases {
 
 /// A lease write waiting for its group's commit.
 #[derive(Debug)]
-pub(super) struct LeaseWrite {
+pub(crate) struct LeaseWrite {
     service: String,
     row: WorkerRow,
     done: oneshot::Sender<Result<bool, StoreError>>,
@@ -352,7 +352,7 @@ pub(super) struct LeaseWrite {
 const GROUP: usize = 256;
 
 impl Engine {
-    /// Compare-and-sets one lease (see [`super::store::Store::put_worker`]), committed with
+    /// Compare-and-sets one lease (see [`crate::serve::store::Store::put_worker`]), committed with
     /// the other writes waiting at the time.
     async fn put_lease(&self, service: &str, row: &WorkerRow) -> Result<bool, StoreError> {
         let (done, mut result) = oneshot::channel();

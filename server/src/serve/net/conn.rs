@@ -16,13 +16,13 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::auth::{DEFAULT_USER, Perms};
-use super::commands::execute;
-use super::metrics::ErrorKind;
-use super::request::Session;
 use super::resp::{Reply, parse_limited};
-use super::shared::Shared;
 use super::stream::Stream;
+use crate::serve::auth::{DEFAULT_USER, Perms};
+use crate::serve::commands::execute;
+use crate::serve::commands::request::Session;
+use crate::serve::metrics::ErrorKind;
+use crate::serve::shared::Shared;
 
 /// What one read asks the socket for.
 const READ_CHUNK: usize = 16 * 1024;

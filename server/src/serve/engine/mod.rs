@@ -6,10 +6,23 @@
 //! that needs it in one transaction. A request waits only when its tag's cache is exhausted. After
 //! a crash the next id is the persisted `max_id`: a gap, never a duplicate.
 //!
-//! One `impl Engine` is split by concern on purpose: [`super::tags`], [`super::clocks`] and
-//! [`super::workers`] each add the engine's methods for their commands and hold their own state,
-//! which the engine's persister writes together. Those four modules import each other; no
-//! other module of `serve` is in a cycle.
+//! One `impl Engine` is split by concern on purpose, and these are all its parts:
+//!
+//! - here: making an engine, the persister, giving cached ids back, idle eviction;
+//! - [`tags`]: `INCR`/`INCRBY` (`Engine::alloc_for`) and `IDF.TAG`;
+//! - [`clocks`]: `IDF.SNOWFLAKE`'s persisted clocks;
+//! - [`workers`]: worker-id leases (`IDF.WORKER`).
+//!
+//! Each holds its own state, which the persister writes together; those four modules import
+//! each other, and no other module of `serve` is in a cycle. [`stripe`] cuts ids into the
+//! stripes of active-active servers, and [`guard`] keeps, outside the store, the least mark
+//! the store must hold.
+
+pub mod clocks;
+pub mod guard;
+pub mod stripe;
+pub mod tags;
+pub mod workers;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -18,14 +31,14 @@ use std::time::{Duration, Instant};
 use idforge::SystemClock;
 use tokio::sync::Notify;
 
-use super::clocks::ClockState;
-use super::guard::{Guard, Mark};
 use super::ha::Leadership;
 use super::lock::lock;
 use super::metrics::Metrics;
 use super::store::{Store, StoreError, TagMove};
-use super::stripe::Stripe;
-use super::tags::Tag;
+use clocks::ClockState;
+use guard::{Guard, Mark};
+use stripe::Stripe;
+use tags::Tag;
 
 /// How tags are created and how far ahead they persist.
 #[derive(Debug, Clone)]
@@ -91,30 +104,30 @@ pub struct Engine {
     /// Held by each persist and by role changes, so a persist of one term never lands in the
     /// next term's cache.
     pub(super) persist_gate: tokio::sync::Mutex<()>,
-    /// The record outside the store of what it must hold (see [`super::guard`]).
+    /// The record outside the store of what it must hold (see [`guard`]).
     pub(super) guard: Option<Arc<Guard>>,
     /// Why this server refuses to lead (its store went back), once it found out.
     pub(super) refusal: Mutex<Option<String>>,
-    /// What this server knows of each service's worker leases (see [`super::workers`]).
-    pub(super) workers: Mutex<HashMap<Box<str>, super::workers::Leases>>,
+    /// What this server knows of each service's worker leases (see [`workers`]).
+    pub(super) workers: Mutex<HashMap<Box<str>, workers::Leases>>,
     /// Held while a service's leases are read in, so concurrent ACQUIREs read them once.
     pub(super) lease_load: tokio::sync::Mutex<()>,
     /// Numbers each reading of a service's leases (a write that began under an older one does
     /// not touch the newer copy).
     pub(super) lease_generation: std::sync::atomic::AtomicU64,
     /// Lease writes waiting for the next group commit (see `Engine::put_lease`).
-    pub(super) lease_queue: Mutex<std::collections::VecDeque<super::workers::LeaseWrite>>,
+    pub(super) lease_queue: Mutex<std::collections::VecDeque<workers::LeaseWrite>>,
     /// Held by the request committing a group of lease writes.
     pub(super) lease_writer: tokio::sync::Mutex<()>,
     /// The leases held over every service (the bound `Policy::max_leases`).
-    pub(super) lease_count: super::workers::LeaseCount,
+    pub(super) lease_count: workers::LeaseCount,
     /// Tags created by each non-admin user's requests on this server (the quota's count).
     pub(super) tags_created: Mutex<HashMap<String, usize>>,
     /// Tags evicted from memory for being idle.
     pub(super) tags_evicted: std::sync::atomic::AtomicU64,
-    /// Snowflake names started per user, and evicted (see [`super::clocks`]).
-    pub(super) clock_names: super::clocks::ClockNames,
-    /// This server's stripe: which ids of each tag are its own (see [`super::stripe`]).
+    /// Snowflake names started per user, and evicted (see [`clocks`]).
+    pub(super) clock_names: clocks::ClockNames,
+    /// This server's stripe: which ids of each tag are its own (see [`stripe`]).
     pub(super) stripe: Stripe,
 }
 
@@ -149,15 +162,15 @@ impl Engine {
             lease_generation: std::sync::atomic::AtomicU64::new(0),
             lease_queue: Mutex::new(std::collections::VecDeque::new()),
             lease_writer: tokio::sync::Mutex::new(()),
-            lease_count: super::workers::LeaseCount::default(),
+            lease_count: workers::LeaseCount::default(),
             tags_created: Mutex::new(HashMap::new()),
             tags_evicted: std::sync::atomic::AtomicU64::new(0),
-            clock_names: super::clocks::ClockNames::default(),
+            clock_names: clocks::ClockNames::default(),
             stripe: Stripe::NONE,
         }
     }
 
-    /// Hands out only the ids of `stripe` (see [`super::stripe`]).
+    /// Hands out only the ids of `stripe` (see `engine::stripe`).
     pub fn with_stripe(mut self, stripe: Stripe) -> Engine {
         self.stripe = stripe;
         self

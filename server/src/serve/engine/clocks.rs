@@ -6,9 +6,9 @@
 //! clock that stepped back across the restart cannot repeat an id.
 //!
 //! Names are bounded as tags are: a user without `admin` may start at most
-//! [`Policy::max_snowflake_names_per_user`](super::engine::Policy) names on a server (a name
+//! [`Policy::max_snowflake_names_per_user`](super::Policy) names on a server (a name
 //! the store already holds costs nothing), and a name left untouched for
-//! [`Policy::tag_idle`](super::engine::Policy) leaves memory. Leaving memory loses nothing: its
+//! [`Policy::tag_idle`](super::Policy) leaves memory. Leaving memory loses nothing: its
 //! persisted time stays in the store, and the next request reloads the name and resumes after
 //! it, exactly as after a restart. A name leaves only once that time has passed, so a reload
 //! never waits for the clock to catch up.
@@ -21,16 +21,16 @@ use idforge::Clock;
 use idforge_core::snowflake::SnowflakeGen;
 use idforge_core::tick::Next;
 
-use super::engine::Engine;
-use super::lock::lock;
+use super::Engine;
 use super::tags::AllocError;
+use crate::serve::lock::lock;
 
 /// How far (ms) a generator may run ahead of the clock when a tick's sequence is used up.
 const LEAD_MS: u64 = 1000;
 
 /// One name's generator.
 #[derive(Debug)]
-pub(super) struct ClockState {
+pub(crate) struct ClockState {
     generator: SnowflakeGen,
     /// Ids are made only in ticks starting before this persisted time (Unix ms).
     covered_ms: u64,
@@ -45,7 +45,7 @@ pub(super) struct ClockState {
 /// The bookkeeping of snowflake names: each non-admin user's count of names started (the
 /// quota's), and how many names left memory.
 #[derive(Debug, Default)]
-pub(super) struct ClockNames {
+pub(crate) struct ClockNames {
     started: Mutex<HashMap<String, usize>>,
     evicted: AtomicU64,
 }
@@ -63,7 +63,7 @@ impl Engine {
 
     /// [`Engine::snowflakes`] on behalf of `owner` (a non-admin user, `None` for an admin): a
     /// name it starts counts towards the owner's
-    /// [`Policy::max_snowflake_names_per_user`](super::engine::Policy).
+    /// `Policy::max_snowflake_names_per_user`.
     pub async fn snowflakes_for(
         &self,
         name: &str,
@@ -219,7 +219,7 @@ impl Engine {
     /// One idle sweep over the snowflake names (run under the persist gate, so no persist of
     /// them is in flight): a name untouched for `sweeps` sweeps in a row, with no persist asked
     /// for and its persisted time passed, leaves memory.
-    pub(super) fn evict_idle_clocks(&self, sweeps: u32) {
+    pub(crate) fn evict_idle_clocks(&self, sweeps: u32) {
         let now = self.clock.now_ms();
         let mut clocks = lock(&self.clocks);
         let before = clocks.len();
@@ -254,7 +254,7 @@ impl Engine {
     }
 
     /// Takes the clocks that asked for a persist: (name, new persisted time).
-    pub(super) fn clock_moves(&self) -> Vec<(String, i64)> {
+    pub(crate) fn clock_moves(&self) -> Vec<(String, i64)> {
         let now = self.clock.now_ms();
         let mut moves = Vec::new();
         for (name, c) in lock(&self.clocks).iter_mut() {
@@ -270,7 +270,7 @@ impl Engine {
     }
 
     /// Applies committed clock moves.
-    pub(super) fn clocks_persisted(&self, moves: &[(String, i64)]) {
+    pub(crate) fn clocks_persisted(&self, moves: &[(String, i64)]) {
         let mut clocks = lock(&self.clocks);
         for (name, target) in moves {
             if let Some(c) = clocks.get_mut(name.as_str()) {
@@ -281,7 +281,7 @@ impl Engine {
     }
 
     /// Puts back clock moves whose transaction failed.
-    pub(super) fn clocks_unpersisted(&self, moves: &[(String, i64)]) {
+    pub(crate) fn clocks_unpersisted(&self, moves: &[(String, i64)]) {
         let mut clocks = lock(&self.clocks);
         for (name, _) in moves {
             if let Some(c) = clocks.get_mut(name.as_str()) {

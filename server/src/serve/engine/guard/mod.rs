@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 
 pub use log::{Fix, Found, Log, LogError, Mark, Marks};
 
-use super::store::{Store, StoreError, StoreResult};
+use crate::serve::store::{Store, StoreError, StoreResult};
 
 /// A difference between the store and its guard.
 #[derive(Debug, Clone, PartialEq, Eq)]

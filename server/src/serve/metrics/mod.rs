@@ -2,7 +2,9 @@
 //!
 //! Written out by hand rather than through a metrics crate: a handful of atomics, read at scrape
 //! time together with the allocator's live per-tag cache levels (which a registry would need a
-//! second copy of).
+//! second copy of). [`http`] serves them (and `/healthz`) on the metrics port.
+
+pub mod http;
 
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

@@ -23,9 +23,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::task::AbortHandle;
 
-use super::lock::lock;
-use super::metrics::ErrorKind;
-use super::shared::Shared;
+use super::ErrorKind;
+use crate::serve::lock::lock;
+use crate::serve::shared::Shared;
 
 /// The longest a metrics connection lasts, answer included.
 pub const CONNECTION_TIMEOUT: Duration = Duration::from_secs(5);

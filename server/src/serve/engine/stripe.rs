@@ -14,7 +14,7 @@
 
 use std::fmt;
 
-use super::store::Store;
+use crate::serve::store::Store;
 
 /// The default `--stripe-block`: ten million ids, so ids of stripe K start at `K·10^7 + 1`.
 pub const DEFAULT_BLOCK: i64 = 10_000_000;
@@ -164,7 +164,8 @@ impl Stripe {
 /// every id already handed out stays below the stripe's.
 pub async fn check_store(store: &Store, stripe: Stripe, takeover: bool) -> Result<(), String> {
     let ours = stripe.to_string();
-    let failed = |e: super::store::StoreError| format!("cannot read the store's stripe: {e}");
+    let failed =
+        |e: crate::serve::store::StoreError| format!("cannot read the store's stripe: {e}");
     let held = store.claim_stripe(&ours).await.map_err(failed)?;
     if held == ours {
         return Ok(());

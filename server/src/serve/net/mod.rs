@@ -1,0 +1,13 @@
+//! The network side of the server: one client connection from its socket to its replies.
+//!
+//! - [`conn`]: a connection's loop: read requests, run them, write replies, within its limits.
+//! - [`stream`], [`tls`]: the byte stream, plain or TLS (rustls), with the record timeout.
+//! - [`resp`]: the Redis protocol (RESP2 and RESP3), parsing bounded in size and depth.
+//! - [`busy_poll`]: the single-threaded event loop polls briefly after requests instead of
+//!   sleeping.
+
+pub mod busy_poll;
+pub mod conn;
+pub mod resp;
+pub mod stream;
+pub mod tls;
