@@ -56,7 +56,8 @@ def main():
             if ctl is not None:
                 incr_control.append(ctl / mem)
         elif (c, p) != ("50", "1"):
-            # At -c 50 -P 1 the CPU target replaces this one (issue 24).
+            # At -c 50 -P 1 the CPU-per-request target judges instead: one client at a time makes the
+            # throughput ratio a measure of round trips, not of the server.
             incrby.append(ours / fs)
             if ctl is not None:
                 incrby_control.append(ctl / mem)

@@ -34,7 +34,7 @@ ARTIFACTS=(server c python node jvm pgext)
 TARGET=x86_64-unknown-linux-gnu
 GLIBC=2.17
 # Size targets (bytes): the server binary, the C shared library, the wheel. The C library was
-# 3.74 MB before TLS clients (rustls, ring, and sqlx's TLS) added 1.45 MB (issue 23).
+# 3.74 MB before TLS clients (rustls, ring, and sqlx's TLS) added 1.45 MB.
 MAX_SERVER=15000000
 MAX_C_SO=6000000
 MAX_WHEEL=3000000

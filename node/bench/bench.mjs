@@ -58,7 +58,7 @@ bench('peer/flake-idgen next()', () => do_not_optimize(flakeIdgenNext()))
 bench('peer/nodejs-snowflake getUniqueID()', () => do_not_optimize(nodejsSnowflake.getUniqueID()))
 bench('clock/Date.now()', () => do_not_optimize(Date.now()))
 
-// The plain loop (issue 24): each case is its own `for` loop storing every id into a
+// The plain loop (the cross-check of the harness's ratios): each case is its own `for` loop storing every id into a
 // preallocated array, as a user's code would. mitata said our ObjectId was 1.45x bson's while
 // such a loop measured it slower (72 against 61 ns): a loop that keeps 2 M ids pays for keeping
 // them (heap growth, GC), which mitata's short batches may not show.

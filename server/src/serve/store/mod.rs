@@ -6,11 +6,11 @@
 //! above it has been.
 
 pub mod etcd;
-mod etcd_meta;
-pub mod meta;
+mod etcd_integrity;
+pub mod integrity;
 pub mod sql;
 
-pub use meta::redacted;
+pub use integrity::redacted;
 
 pub use etcd::EtcdStore;
 pub use sql::SqlStore;

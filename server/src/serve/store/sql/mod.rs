@@ -14,7 +14,7 @@ use sqlx::{Any, AnyConnection, AnyPool, Connection, Row};
 use super::{Kind, StoreError, StoreResult, TagMove, TagRow, UserRow, WorkerRow};
 
 mod leader;
-mod meta;
+mod integrity;
 pub use leader::LeaderRow;
 
 /// Whether this server's writes of marks, clocks and leases are fenced by a leader term.
@@ -124,7 +124,7 @@ impl SqlStore {
         } else {
             &[]
         };
-        meta::first_connection(url, pragmas).await?;
+        integrity::first_connection(url, pragmas).await?;
         let pool = options.connect(url).await?;
         let store = SqlStore {
             pool,

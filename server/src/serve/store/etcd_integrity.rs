@@ -1,4 +1,4 @@
-//! The etcd side of [`super::meta`]: the identity and stripe under `meta/`, clocks under `clock/`,
+//! The etcd side of [`super::integrity`]: the identity and stripe under `meta/`, clocks under `clock/`,
 //! and unfenced compare-and-swap raises for a repair.
 
 use etcd_client::{Compare, CompareOp, Txn, TxnOp};
