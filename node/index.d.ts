@@ -15,6 +15,7 @@ export {
   SnowflakeParts,
   IdBounds,
   SegmentOptions,
+  SegmentOptionsInEffect,
   SegmentStats,
   Flake128Parts,
   ErrorCodeInfo,

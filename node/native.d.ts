@@ -93,6 +93,8 @@ export declare class Segments {
   constructor(url: string, tag: string, options?: SegmentOptions | undefined | null)
   /** The tag. */
   get tag(): string
+  /** The options in effect. */
+  options(): SegmentOptionsInEffect
   /**
    * The next buffered id; never blocks: throws `IDFORGE_TIMEOUT` when none is buffered (a
    * refill is under way; use `nextAsync`).
@@ -295,20 +297,40 @@ export declare function objectIdFromHex(hex: string, out: Uint8Array): void
 /** The creation time of an ObjectId, in Unix seconds. */
 export declare function objectIdTimestamp(bytes: Uint8Array): number
 
-/** Options of a `Segments` generator (all optional). */
+/**
+ * Options of a `Segments` generator, each optional: one left out takes the default every
+ * language shares (the README's "Segment sources"); one out of bounds throws
+ * `IDFORGE_INVALID_ARGUMENT` naming it.
+ */
 export interface SegmentOptions {
-  /** The first and smallest step (ids per fetched range), default 1000. */
+  /** The first and smallest step (ids per fetched range). */
   step?: number
-  /** The largest step dynamic sizing may reach, default 1,000,000. */
+  /** The largest step dynamic sizing may reach. */
   maxStep?: number
-  /** Grow or shrink the step so a range lasts about `targetMs` (default true). */
+  /** Grow or shrink the step so a range lasts about `targetMs`. */
   dynamicStep?: boolean
-  /** How long a range should last, in ms (default 15 minutes). */
+  /** How long a range should last, in ms. */
   targetMs?: number
-  /** Percentage of a range used before the next is fetched (default 10). */
+  /** Percentage of a range used before the next is fetched, 1..=99. */
   prefetchPct?: number
-  /** The longest an async call waits for a range, in ms (default 3000), through transient failures. */
+  /** The longest an async call waits for a range, in ms, through transient failures. */
   timeoutMs?: number
+}
+
+/** The options a `Segments` generator runs with (`options()`): every one set. */
+export interface SegmentOptionsInEffect {
+  /** The first and smallest step. */
+  step: number
+  /** The largest step dynamic sizing may reach. */
+  maxStep: number
+  /** Whether the step grows or shrinks so a range lasts about `targetMs`. */
+  dynamicStep: boolean
+  /** How long a range should last, in ms. */
+  targetMs: number
+  /** Percentage of a range used before the next is fetched. */
+  prefetchPct: number
+  /** The longest an async call waits for a range, in ms. */
+  timeoutMs: number
 }
 
 /** Counters of a `Segments` generator. */

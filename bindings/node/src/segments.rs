@@ -3,31 +3,50 @@
 //! `IDFORGE_TIMEOUT` at once, and the `…Async` calls and `ready()` wait off the event loop.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use napi::bindgen_prelude::{AsyncTask, BigInt, BigUint64Array};
 use napi_derive::napi;
-use runtime::{SegmentOptions as RtOptions, Segments as RtSegments};
+use runtime::{SegmentOptions as RtOptions, SegmentOptionsInput, Segments as RtSegments};
 
-use crate::args::{count, uint};
+use crate::args::count;
 use crate::error::{OrThrow, Result, invalid_argument, to_js};
 use crate::task::{self, Waiting};
 
-/// Options of a `Segments` generator (all optional).
+/// Options of a `Segments` generator, each optional: one left out takes the default every
+/// language shares (the README's "Segment sources"); one out of bounds throws
+/// `IDFORGE_INVALID_ARGUMENT` naming it.
 #[napi(object)]
+#[derive(Default)]
 pub struct SegmentOptions {
-    /// The first and smallest step (ids per fetched range), default 1000.
+    /// The first and smallest step (ids per fetched range).
     pub step: Option<f64>,
-    /// The largest step dynamic sizing may reach, default 1,000,000.
+    /// The largest step dynamic sizing may reach.
     pub max_step: Option<f64>,
-    /// Grow or shrink the step so a range lasts about `targetMs` (default true).
+    /// Grow or shrink the step so a range lasts about `targetMs`.
     pub dynamic_step: Option<bool>,
-    /// How long a range should last, in ms (default 15 minutes).
+    /// How long a range should last, in ms.
     pub target_ms: Option<f64>,
-    /// Percentage of a range used before the next is fetched (default 10).
-    pub prefetch_pct: Option<u32>,
-    /// The longest an async call waits for a range, in ms (default 3000), through transient failures.
+    /// Percentage of a range used before the next is fetched, 1..=99.
+    pub prefetch_pct: Option<f64>,
+    /// The longest an async call waits for a range, in ms, through transient failures.
     pub timeout_ms: Option<f64>,
+}
+
+/// The options a `Segments` generator runs with (`options()`): every one set.
+#[napi(object, object_from_js = false)]
+pub struct SegmentOptionsInEffect {
+    /// The first and smallest step.
+    pub step: f64,
+    /// The largest step dynamic sizing may reach.
+    pub max_step: f64,
+    /// Whether the step grows or shrinks so a range lasts about `targetMs`.
+    pub dynamic_step: bool,
+    /// How long a range should last, in ms.
+    pub target_ms: f64,
+    /// Percentage of a range used before the next is fetched.
+    pub prefetch_pct: f64,
+    /// The longest an async call waits for a range, in ms.
+    pub timeout_ms: f64,
 }
 
 /// Counters of a `Segments` generator.
@@ -71,31 +90,31 @@ pub struct EngineStats {
     pub queued: f64,
 }
 
+/// A `number` option as the runtime takes it: a negative integer is 0 and one past 2^64 the
+/// largest value, both out of every bound, so the runtime refuses them with its message for the
+/// option. A fraction, NaN or an infinity is no integer at all.
+fn integer(v: Option<f64>) -> Result<Option<u64>> {
+    match v {
+        Some(v) if v.fract() != 0.0 || !v.is_finite() => Err(invalid_argument(
+            "segment options must be integers (ids, ms or percent)",
+        )),
+        // Saturating: a negative integer gives 0.
+        Some(v) => Ok(Some(v as u64)),
+        None => Ok(None),
+    }
+}
+
 fn options_of(o: Option<SegmentOptions>) -> Result<RtOptions> {
-    let mut out = RtOptions::default();
-    let Some(o) = o else { return Ok(out) };
-    let ms =
-        |v: f64| uint(v, "times must be non-negative integers of ms").map(Duration::from_millis);
-    if let Some(v) = o.step {
-        out.step = uint(v, "step must be a positive safe integer")?;
-    }
-    if let Some(v) = o.max_step {
-        out.max_step = uint(v, "maxStep must be a positive safe integer")?;
-    }
-    if let Some(v) = o.dynamic_step {
-        out.dynamic_step = v;
-    }
-    if let Some(v) = o.target_ms {
-        out.target = ms(v)?;
-    }
-    if let Some(v) = o.prefetch_pct {
-        out.prefetch_pct =
-            u8::try_from(v).map_err(|_| invalid_argument("prefetchPct must be 1..=99"))?;
-    }
-    if let Some(v) = o.timeout_ms {
-        out.timeout = ms(v)?;
-    }
-    Ok(out)
+    let o = o.unwrap_or_default();
+    RtOptions::resolve(SegmentOptionsInput {
+        step: integer(o.step)?,
+        max_step: integer(o.max_step)?,
+        dynamic_step: o.dynamic_step,
+        target_ms: integer(o.target_ms)?,
+        prefetch_pct: integer(o.prefetch_pct)?.map(|v| u32::try_from(v).unwrap_or(u32::MAX)),
+        timeout_ms: integer(o.timeout_ms)?,
+    })
+    .or_throw()
 }
 
 fn nothing_buffered() -> crate::error::JsErr {
@@ -130,6 +149,20 @@ impl Segments {
     #[napi(getter)]
     pub fn tag(&self) -> String {
         self.inner.tag().to_owned()
+    }
+
+    /// The options in effect.
+    #[napi]
+    pub fn options(&self) -> SegmentOptionsInEffect {
+        let o = self.inner.options();
+        SegmentOptionsInEffect {
+            step: o.step as f64,
+            max_step: o.max_step as f64,
+            dynamic_step: o.dynamic_step,
+            target_ms: o.target_ms() as f64,
+            prefetch_pct: o.prefetch_pct.into(),
+            timeout_ms: o.timeout_ms() as f64,
+        }
     }
 
     /// The next buffered id; never blocks: throws `IDFORGE_TIMEOUT` when none is buffered (a

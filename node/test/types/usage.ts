@@ -8,6 +8,7 @@ import idforge, {
   Layout,
   ObjectId,
   Segments,
+  type SegmentOptionsInEffect,
   Snowflake,
   type SnowflakeParts,
 } from 'idforge'
@@ -37,6 +38,8 @@ const seg = new Segments('memory:', 'orders', { step: 100 })
 const connected: Promise<Segments> = Segments.connect('memory:', 'orders', { step: 100 })
 void connected
 const ready: Promise<void> = seg.ready()
+const inEffect: SegmentOptionsInEffect = seg.options()
+const prefetch: number = inEffect.prefetchPct
 
 function codeOf(e: unknown): string | undefined {
   const err = e as IdforgeError
