@@ -9,11 +9,14 @@
 //!
 //! Prints Markdown. Usage: `sources LABEL=URL [LABEL=URL…]`.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use idforge::{SegmentOptions, Segments};
+
+// The server tests' delaying proxy, shared rather than copied.
+#[path = "../../server/tests/common/delay_proxy.rs"]
+mod delay_proxy;
+use delay_proxy::DelayProxy;
 
 const STEPS: [u64; 4] = [1, 100, 1000, 10_000];
 
@@ -47,44 +50,18 @@ fn rate(url: &str, step: u64, window: Duration) -> f64 {
     n as f64 / start.elapsed().as_secs_f64()
 }
 
-/// A loopback proxy to `target` that holds every reply for `delay`.
-fn delaying_proxy(target: &str, delay: Duration) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let target = target.to_owned();
-    std::thread::spawn(move || {
-        for client in listener.incoming() {
-            let Ok(mut client) = client else { continue };
-            let mut upstream = TcpStream::connect(&target).unwrap();
-            let mut back = upstream.try_clone().unwrap();
-            let mut to_client = client.try_clone().unwrap();
-            std::thread::spawn(move || std::io::copy(&mut client, &mut upstream));
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                while let Ok(n @ 1..) = back.read(&mut buf) {
-                    std::thread::sleep(delay);
-                    if to_client.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    port
-}
-
 fn stalled(url: &str) {
     // host:port of the URL (after any user:pass@), scheme and options kept.
     let (scheme, rest) = url.split_once("://").expect("a network URL");
     let (auth, hostport) = rest.rsplit_once('@').map_or(("", rest), |(a, h)| (a, h));
     let hostport = hostport.split(['/', '?']).next().unwrap();
-    let proxy = delaying_proxy(hostport, Duration::from_millis(50));
+    let proxy = DelayProxy::start(hostport, Duration::from_millis(50));
     let at = if auth.is_empty() {
         String::new()
     } else {
         format!("{auth}@")
     };
-    let slow = format!("{scheme}://{at}127.0.0.1:{proxy}");
+    let slow = format!("{scheme}://{at}127.0.0.1:{}", proxy.port);
     let options = SegmentOptions {
         step: 100,
         timeout: Duration::from_secs(10),

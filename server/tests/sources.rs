@@ -8,12 +8,13 @@ mod common;
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use common::delay_proxy::DelayProxy;
 use common::{Client, Server, Value, free_port, service_url};
 use idforge::{ErrorCode, SegmentOptions, SegmentSource, Segments, SqlSource};
 
@@ -204,44 +205,15 @@ fn moved_is_followed_a_loop_is_refused_and_dead_hosts_are_skipped() {
     assert_eq!(source.fetch("moved", 10).unwrap().start(), 21);
 }
 
-/// A proxy to `target` that holds every reply for `delay`: a slow allocator.
-fn delaying_proxy(target: u16, delay: Duration) -> (u16, Arc<AtomicBool>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let stop = Arc::new(AtomicBool::new(false));
-    let stopping = stop.clone();
-    listener.set_nonblocking(true).unwrap();
-    std::thread::spawn(move || {
-        while !stopping.load(Ordering::Relaxed) {
-            let Ok((mut client, _)) = listener.accept() else {
-                std::thread::sleep(Duration::from_millis(5));
-                continue;
-            };
-            client.set_nonblocking(false).unwrap();
-            let mut upstream = TcpStream::connect(("127.0.0.1", target)).unwrap();
-            let mut back = upstream.try_clone().unwrap();
-            let mut to_client = client.try_clone().unwrap();
-            std::thread::spawn(move || std::io::copy(&mut client, &mut upstream));
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                while let Ok(n @ 1..) = back.read(&mut buf) {
-                    std::thread::sleep(delay);
-                    if to_client.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    (port, stop)
-}
-
 #[test]
 fn a_slow_allocator_makes_no_caller_wait_once_the_step_adapted() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path(), &[]);
-    let (proxy, stop) = delaying_proxy(server.port, Duration::from_millis(50));
-    let url = format!("idforge://127.0.0.1:{proxy}");
+    let proxy = DelayProxy::start(
+        &format!("127.0.0.1:{}", server.port),
+        Duration::from_millis(50),
+    );
+    let url = format!("idforge://127.0.0.1:{}", proxy.port);
     let options = SegmentOptions {
         step: 100,
         max_step: 1_000_000,
@@ -271,7 +243,7 @@ fn a_slow_allocator_makes_no_caller_wait_once_the_step_adapted() {
         waits_after_warmup,
         "a call waited after the step adapted: {stats:?}"
     );
-    stop.store(true, Ordering::Relaxed);
+    drop(proxy);
 }
 
 #[test]

@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses its own part
 
 pub mod cut_proxy;
+pub mod delay_proxy;
 pub mod tls;
 pub mod tmpfs;
 
