@@ -1,11 +1,10 @@
 //! `Segments`: ids from ranges of a segment source (Leaf-style double buffer).
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use runtime::{SegmentOptions, Segments as RtSegments};
+use runtime::{SegmentOptions as RtOptions, SegmentOptionsInput, Segments as RtSegments};
 
-use crate::error::{IdforgeError, Result};
+use crate::error::Result;
 use crate::snowflake::count;
 
 /// Counters of a `Segments` generator.
@@ -57,8 +56,27 @@ pub struct Segments {
     inner: RtSegments,
 }
 
-fn non_negative(v: i64, what: &str) -> Result<u64> {
-    u64::try_from(v).map_err(|_| IdforgeError::argument(&format!("{what} cannot be negative")))
+/// Options of a `Segments` generator as in effect (see `Segments.options`).
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct SegmentOptions {
+    /// The first and smallest step.
+    pub step: i64,
+    /// The largest step dynamic sizing may reach.
+    pub max_step: i64,
+    /// Whether the step grows or shrinks to keep a range lasting about `target_ms`.
+    pub dynamic_step: bool,
+    /// How long a range should last, in ms.
+    pub target_ms: i64,
+    /// Percentage of a range used before the next is fetched.
+    pub prefetch_pct: i32,
+    /// The longest a call waits for a range, in ms.
+    pub timeout_ms: i64,
+}
+
+/// A Kotlin integer in the runtime's range: a negative is 0, out of every option's bounds, so
+/// the runtime refuses it with its message for the option.
+fn unsigned<T: TryFrom<i64> + Default>(v: Option<impl Into<i64>>) -> Option<T> {
+    v.map(|v| T::try_from(v.into()).unwrap_or_default())
 }
 
 #[uniffi::export]
@@ -66,38 +84,52 @@ impl Segments {
     /// Opens `url` for `tag`. `step` is the first (and smallest) range, `max_step` the largest
     /// the dynamic step may reach, `target_ms` how long a range should last, `prefetch_pct` how
     /// much of a range is used before the next is fetched, `timeout_ms` the longest a call waits
-    /// (through transient failures; a permanent one throws at once).
+    /// (through transient failures; a permanent one throws at once). An option left null takes
+    /// the default every language shares (the README's "Segment sources"); one out of bounds
+    /// throws `INVALID_ARGUMENT` naming it.
     #[uniffi::constructor(default(
-        step = 1000,
-        max_step = 1000000,
-        dynamic_step = true,
-        target_ms = 900000,
-        prefetch_pct = 10,
-        timeout_ms = 3000
+        step = None,
+        max_step = None,
+        dynamic_step = None,
+        target_ms = None,
+        prefetch_pct = None,
+        timeout_ms = None
     ))]
     #[allow(clippy::too_many_arguments)] // one per option, each with a default
     pub fn new(
         url: String,
         tag: String,
-        step: i64,
-        max_step: i64,
-        dynamic_step: bool,
-        target_ms: i64,
-        prefetch_pct: i32,
-        timeout_ms: i64,
+        step: Option<i64>,
+        max_step: Option<i64>,
+        dynamic_step: Option<bool>,
+        target_ms: Option<i64>,
+        prefetch_pct: Option<i32>,
+        timeout_ms: Option<i64>,
     ) -> Result<Arc<Segments>> {
-        let options = SegmentOptions {
-            step: non_negative(step, "step")?,
-            max_step: non_negative(max_step, "maxStep")?,
+        let options = RtOptions::resolve(SegmentOptionsInput {
+            step: unsigned(step),
+            max_step: unsigned(max_step),
             dynamic_step,
-            target: Duration::from_millis(non_negative(target_ms, "targetMs")?),
-            prefetch_pct: u8::try_from(prefetch_pct)
-                .map_err(|_| IdforgeError::argument("prefetchPct must be between 0 and 100"))?,
-            timeout: Duration::from_millis(non_negative(timeout_ms, "timeoutMs")?),
-        };
+            target_ms: unsigned(target_ms),
+            prefetch_pct: unsigned(prefetch_pct),
+            timeout_ms: unsigned(timeout_ms),
+        })?;
         Ok(Arc::new(Segments {
             inner: RtSegments::open(&url, &tag, options)?,
         }))
+    }
+
+    /// The options in effect.
+    pub fn options(&self) -> SegmentOptions {
+        let o = self.inner.options();
+        SegmentOptions {
+            step: o.step as i64,
+            max_step: o.max_step as i64,
+            dynamic_step: o.dynamic_step,
+            target_ms: o.target_ms() as i64,
+            prefetch_pct: o.prefetch_pct.into(),
+            timeout_ms: o.timeout_ms() as i64,
+        }
     }
 
     /// The next id; waits (at most `timeout_ms`) when no range is buffered.

@@ -308,6 +308,33 @@ val tests = linkedMapOf<String, () -> Unit>(
         // A source that is down: the typed error, within the timeout.
         throwsCode("SOURCE_UNAVAILABLE") { Segments("idforge://127.0.0.1:9", "t", timeoutMs = 500).next() }
     },
+    "segment options: the shared vectors" to {
+        val vectors = load("segment_options.json")
+        fun open(given: JsonObject): Segments {
+            fun long(key: String) = if (given.has(key)) given.get(key).asLong else null
+            return Segments(
+                "memory:", "t", step = long("step"), maxStep = long("max_step"),
+                dynamicStep = if (given.has("dynamic_step")) given.get("dynamic_step").asBoolean else null,
+                targetMs = long("target_ms"), prefetchPct = long("prefetch_pct")?.toInt(), timeoutMs = long("timeout_ms"),
+            )
+        }
+        for (row in vectors.rows("valid")) {
+            val want = row.getAsJsonObject("resolved")
+            val expected = SegmentOptions(
+                want.get("step").asLong, want.get("max_step").asLong, want.get("dynamic_step").asBoolean,
+                want.get("target_ms").asLong, want.get("prefetch_pct").asInt, want.get("timeout_ms").asLong,
+            )
+            assertEquals(expected, open(row.getAsJsonObject("given")).options(), row.toString())
+        }
+        for (row in vectors.rows("invalid") + vectors.rows("invalid_negative")) {
+            val e = assertFailsWith<IdforgeException> { open(row.getAsJsonObject("given")) }
+            assertEquals(row.str("error"), e.code, row.toString())
+            assertEquals("invalid argument: " + row.str("message"), e.message, row.toString())
+        }
+        // Null is "not given": the defaults.
+        val d = vectors.getAsJsonObject("defaults")
+        assertEquals(d.get("step").asLong, Segments("memory:", "t", step = null).options().step)
+    },
     "leased snowflakes" to {
         val remote = System.getenv("IDFORGE_TEST_IDFORGE_URL")
         if (remote == null) {
