@@ -90,7 +90,8 @@ impl StoreTarget {
             guard: self.guard.clone(),
             ..ServeArgs::default()
         }
-        .resolve()?;
+        .resolve()
+        .map_err(|e| e.to_string())?;
         let guard = config
             .guard
             .clone()

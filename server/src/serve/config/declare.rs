@@ -18,6 +18,8 @@
 //! `[]` (unset). `example` is set in the packaged `idforge.toml`, `sample` shown there commented
 //! out. `bare true` lets a boolean flag go without a value (`--ha` means `--ha true`).
 
+use super::error::SettingError;
+
 /// One setting, as the documentation shows it.
 #[derive(Debug, Clone, Copy)]
 pub struct Setting {
@@ -78,14 +80,25 @@ pub(super) fn check_bounds<T: PartialOrd + std::fmt::Display>(
     value: T,
     min: Option<T>,
     max: Option<T>,
-) -> Result<T, String> {
+) -> Result<T, SettingError> {
     let name = field.replace('_', "-");
     match (min, max) {
-        (Some(lo), Some(hi)) if value < lo || value > hi => {
-            Err(format!("{name} {value} is out of range ({lo} to {hi})"))
-        }
-        (Some(lo), None) if value < lo => Err(format!("{name} {value} is below {lo}")),
-        (None, Some(hi)) if value > hi => Err(format!("{name} {value} is above {hi}")),
+        (Some(lo), Some(hi)) if value < lo || value > hi => Err(SettingError::OutOfRange {
+            name,
+            value: value.to_string(),
+            min: lo.to_string(),
+            max: hi.to_string(),
+        }),
+        (Some(lo), None) if value < lo => Err(SettingError::Below {
+            name,
+            value: value.to_string(),
+            min: lo.to_string(),
+        }),
+        (None, Some(hi)) if value > hi => Err(SettingError::Above {
+            name,
+            value: value.to_string(),
+            max: hi.to_string(),
+        }),
         _ => Ok(value),
     }
 }
@@ -159,13 +172,13 @@ macro_rules! settings {
     (@described $other:tt) => { false };
     (@getter $field:ident: $ty:ty = {$e:expr}, [], []) => {
         /// The setting as given, else its default.
-        pub fn $field(&self) -> Result<$ty, String> {
+        pub fn $field(&self) -> Result<$ty, SettingError> {
             Ok(self.$field.clone().unwrap_or_else(|| ($e).into()))
         }
     };
     (@getter $field:ident: $ty:ty = {$e:expr}, [$($min:literal)?], [$($max:literal)?]) => {
         /// The setting as given, else its default; refused outside its bounds.
-        pub fn $field(&self) -> Result<$ty, String> {
+        pub fn $field(&self) -> Result<$ty, SettingError> {
             let value: $ty = self.$field.clone().unwrap_or_else(|| ($e).into());
             check_bounds(stringify!($field), value, settings!(@opt_v $($min)?), settings!(@opt_v $($max)?))
         }

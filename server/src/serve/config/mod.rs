@@ -8,6 +8,7 @@
 //! - [`reference`](mod@reference): the documentation made from the rows (docs/server.md, `idforge.toml`).
 
 mod declare;
+mod error;
 pub mod reference;
 mod settings;
 
@@ -21,6 +22,7 @@ use crate::serve::net::tls::{ClientAuth, TlsFiles};
 use crate::text::layout::parse_layout;
 
 pub use declare::Setting;
+pub use error::SettingError;
 pub use settings::{DEFAULT_PORT, SETTINGS, ServeArgs};
 
 /// The help text of the setting FIELD (its doc and default), for clap.
@@ -127,7 +129,7 @@ fn ms(v: u64) -> Duration {
 
 impl ServeArgs {
     /// The limits on what clients can make the server hold.
-    fn limits(&self) -> Result<Limits, String> {
+    fn limits(&self) -> Result<Limits, SettingError> {
         Ok(Limits {
             maxclients: self.maxclients()?,
             idle_timeout: Some(self.timeout()?)
@@ -149,7 +151,7 @@ impl ServeArgs {
     }
 
     /// The allocation engine's policy.
-    fn policy(&self) -> Result<Policy, String> {
+    fn policy(&self) -> Result<Policy, SettingError> {
         let tag_idle = self.tag_idle_secs()?;
         Ok(Policy {
             auto_create: self.auto_create()?,
@@ -167,7 +169,7 @@ impl ServeArgs {
     }
 
     /// The leader election's settings.
-    fn election(&self) -> Result<ElectionConfig, String> {
+    fn election(&self) -> Result<ElectionConfig, SettingError> {
         Ok(ElectionConfig {
             lease_ttl: i64::from(self.lease_ttl()?),
             poll: ms(self.ha_poll_ms()?),
@@ -196,16 +198,18 @@ impl Default for ElectionConfig {
 
 impl ServeArgs {
     /// The TLS files, checked for completeness (their contents are read when serving starts).
-    fn tls(&self) -> Result<Option<TlsFiles>, String> {
+    fn tls(&self) -> Result<Option<TlsFiles>, SettingError> {
         let (cert, key) = match (&self.tls_cert, &self.tls_key) {
             (None, None) => {
                 if self.tls_ca_cert.is_some() || self.tls_auth_clients.is_some() {
-                    return Err("tls-ca-cert and tls-auth-clients need tls-cert and tls-key".into());
+                    return Err(SettingError::Together(
+                        "tls-ca-cert and tls-auth-clients need tls-cert and tls-key",
+                    ));
                 }
                 return Ok(None);
             }
             (Some(c), Some(k)) => (c.clone(), k.clone()),
-            _ => return Err("tls-cert and tls-key go together".into()),
+            _ => return Err(SettingError::Together("tls-cert and tls-key go together")),
         };
         let clients = match &self.tls_auth_clients {
             Some(text) => ClientAuth::parse(text)?,
@@ -213,7 +217,9 @@ impl ServeArgs {
             None => ClientAuth::No,
         };
         if clients != ClientAuth::No && self.tls_ca_cert.is_none() {
-            return Err("tls-auth-clients yes or optional needs tls-ca-cert".into());
+            return Err(SettingError::Together(
+                "tls-auth-clients yes or optional needs tls-ca-cert",
+            ));
         }
         Ok(Some(TlsFiles {
             cert,
@@ -225,17 +231,22 @@ impl ServeArgs {
 
     /// The settings the server runs with: flags and environment over the file over the
     /// defaults, each within its bounds, and those that depend on each other checked together.
-    pub fn resolve(self) -> Result<Config, String> {
+    pub fn resolve(self) -> Result<Config, SettingError> {
         let file = match &self.config {
             Some(path) => read_file(path)?,
             None => ServeArgs::default(),
         };
         let a = self.or(file);
-        let layout = parse_layout(&a.snowflake_layout()?).map_err(|e| e.message().to_owned())?;
+        let layout = parse_layout(&a.snowflake_layout()?).map_err(|e| SettingError::Invalid {
+            name: "snowflake-layout",
+            reason: e.message().to_owned(),
+        })?;
         let stripe = match &a.stripe {
             Some(text) => Stripe::parse(text, a.stripe_block()?)?,
             None if a.stripe_block.is_some() || a.stripe_takeover == Some(true) => {
-                return Err("stripe-block and stripe-takeover need --stripe".into());
+                return Err(SettingError::Together(
+                    "stripe-block and stripe-takeover need --stripe",
+                ));
             }
             None => Stripe::NONE,
         };
@@ -243,9 +254,16 @@ impl ServeArgs {
         let node_id = a.node_id.unwrap_or(stripe.index as u64);
         layout
             .check_node(node_id)
-            .map_err(|e| format!("node-id: {e}"))?;
+            .map_err(|e| SettingError::Invalid {
+                name: "node-id",
+                reason: e.to_string(),
+            })?;
         if a.threads == Some(0) {
-            return Err("threads must be at least 1".into());
+            return Err(SettingError::Below {
+                name: "threads".into(),
+                value: "0".into(),
+                min: "1".into(),
+            });
         }
         let advertise = match &a.advertise {
             Some(text) => {
@@ -253,7 +271,10 @@ impl ServeArgs {
                     .rsplit_once(':')
                     .and_then(|(h, p)| Some((h, p.parse::<u16>().ok()?)))
                     .filter(|(h, p)| !h.is_empty() && *p != 0)
-                    .ok_or_else(|| format!("advertise {text:?} is not HOST:PORT"))?;
+                    .ok_or_else(|| SettingError::Invalid {
+                        name: "advertise",
+                        reason: format!("{text:?} is not HOST:PORT"),
+                    })?;
                 Some((host.trim_matches(['[', ']']).to_owned(), port))
             }
             None => None,
@@ -270,7 +291,12 @@ impl ServeArgs {
         };
         let guard = match a.guard.as_deref() {
             Some("none") => None,
-            Some("") => return Err("guard: give a file, or none".into()),
+            Some("") => {
+                return Err(SettingError::Invalid {
+                    name: "guard",
+                    reason: "is empty: give a file, or none".into(),
+                });
+            }
             Some(path) => Some(PathBuf::from(path)),
             None => data_dir.as_ref().map(|d| d.join("idforge.guard")),
         };
@@ -300,10 +326,15 @@ impl ServeArgs {
     }
 }
 
-fn read_file(path: &Path) -> Result<ServeArgs, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
-    toml::from_str(&text).map_err(|e| format!("config {}: {e}", path.display()))
+fn read_file(path: &Path) -> Result<ServeArgs, SettingError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SettingError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    toml::from_str(&text).map_err(|e| SettingError::Parse {
+        path: path.to_owned(),
+        source: Box::new(e),
+    })
 }
 
 /// The sqlx URL of an SQLite file, created when missing.
@@ -357,7 +388,7 @@ mod tests {
             }
             .resolve()
             .unwrap_err();
-            assert!(e.contains(why), "{e}");
+            assert!(e.to_string().contains(why), "{e}");
         }
     }
 
@@ -413,7 +444,11 @@ mod tests {
             config: Some(file),
             ..ServeArgs::default()
         };
-        assert!(with_file.resolve().unwrap_err().contains("prot"));
+        let e = with_file.resolve().unwrap_err();
+        assert!(
+            matches!(e, SettingError::Parse { .. }) && e.to_string().contains("prot"),
+            "{e}"
+        );
         for bad in [
             ServeArgs {
                 default_step: Some(0),

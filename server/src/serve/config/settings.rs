@@ -3,6 +3,7 @@
 //! do the settings tables of docs/server.md and the packaged `idforge.toml`.
 
 use super::declare::{Setting, check_bounds, settings};
+use super::error::SettingError;
 
 /// The default client port (Redis's 6379 plus 1000, so both can run side by side).
 pub const DEFAULT_PORT: u16 = 7379;
@@ -71,7 +72,8 @@ settings! {
     ["Stripes"] stripe: String = [], "K/N", "IDFORGE_STRIPE";
     /// With --stripe: ids per stripe block, the same on every server of the stripes; one
     /// `INCRBY` may ask for at most this many.
-    ["Stripes"] stripe_block: i64 = {crate::serve::engine::stripe::DEFAULT_BLOCK}, "N", "IDFORGE_STRIPE_BLOCK";
+    ["Stripes"] stripe_block: i64 = {crate::serve::engine::stripe::DEFAULT_BLOCK}, "N",
+        "IDFORGE_STRIPE_BLOCK", min 1, max 1099511627776;
     /// With --stripe: take over a store used without stripes (run once, when no server
     /// without --stripe uses it any more).
     ["Stripes"] stripe_takeover: bool = {false}, "BOOL", "IDFORGE_STRIPE_TAKEOVER", bare true;

@@ -12,6 +12,7 @@
 //!
 //! Without `--stripe` the stripe is `0/1`: local and global are the same.
 
+use crate::serve::config::SettingError;
 use std::fmt;
 
 use crate::serve::store::Store;
@@ -56,8 +57,11 @@ impl Stripe {
     };
 
     /// `K/N` with `block` ids per block, checked.
-    pub fn parse(text: &str, block: i64) -> Result<Stripe, String> {
-        let bad = || format!("stripe {text:?} is not K/N (0 <= K < N <= {MAX_STRIPES})");
+    pub fn parse(text: &str, block: i64) -> Result<Stripe, SettingError> {
+        let bad = || SettingError::Invalid {
+            name: "stripe",
+            reason: format!("{text:?} is not K/N (0 <= K < N <= {MAX_STRIPES})"),
+        };
         let (k, n) = text.split_once('/').ok_or_else(bad)?;
         let (index, count) = (
             k.trim().parse::<i64>().map_err(|_| bad())?,
@@ -67,7 +71,12 @@ impl Stripe {
             return Err(bad());
         }
         if !(1..=MAX_BLOCK).contains(&block) {
-            return Err(format!("stripe-block {block} is out of range (1 to 2^40)"));
+            return Err(SettingError::OutOfRange {
+                name: "stripe-block".into(),
+                value: block.to_string(),
+                min: "1".into(),
+                max: MAX_BLOCK.to_string(),
+            });
         }
         Ok(Stripe {
             index,

@@ -5,6 +5,7 @@
 //! the settings it had, so a bad rotation never takes it down. Each new connection uses the
 //! settings current when it arrives; open connections keep theirs.
 
+use crate::serve::config::SettingError;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
@@ -31,14 +32,15 @@ pub enum ClientAuth {
 
 impl ClientAuth {
     /// `yes`, `no` or `optional` (as Redis's `tls-auth-clients`).
-    pub fn parse(text: &str) -> Result<ClientAuth, String> {
+    pub fn parse(text: &str) -> Result<ClientAuth, SettingError> {
         match text.to_ascii_lowercase().as_str() {
             "yes" | "true" => Ok(ClientAuth::Yes),
             "no" | "false" => Ok(ClientAuth::No),
             "optional" => Ok(ClientAuth::Optional),
-            _ => Err(format!(
-                "tls-auth-clients {text:?} is not yes, no or optional"
-            )),
+            _ => Err(SettingError::Invalid {
+                name: "tls-auth-clients",
+                reason: format!("{text:?} is not yes, no or optional"),
+            }),
         }
     }
 }
