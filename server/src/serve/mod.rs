@@ -24,6 +24,7 @@ pub(crate) mod lock;
 pub(crate) mod metrics;
 pub(crate) mod net;
 pub(crate) mod shared;
+mod start_error;
 pub mod store;
 
 use std::io::Write;
@@ -39,6 +40,7 @@ pub use commands::cluster::key_slot;
 pub use config::{Config, ServeArgs};
 pub use engine::Engine;
 pub use shared::Shared;
+pub use start_error::StartError;
 
 use auth::Auth;
 use store::Store;
@@ -93,20 +95,26 @@ pub fn run(args: ServeArgs, err: &mut dyn Write) -> u8 {
 
 /// Serves until SIGTERM or SIGINT, then stops accepting, answers what was already read, gives
 /// back unused cached ids and returns.
-pub async fn serve(config: Config) -> Result<(), String> {
+pub async fn serve(config: Config) -> Result<(), StartError> {
     if let Some(dir) = &config.data_dir {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create data dir {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|source| StartError::DataDir {
+            path: dir.clone(),
+            source,
+        })?;
     }
     let store = Store::open(&config.store)
         .await
-        .map_err(|e| format!("cannot open the store: {e}"))?;
-    engine::stripe::check_store(&store, config.stripe, config.stripe_takeover).await?;
+        .map_err(StartError::Store)?;
+    engine::stripe::check_store(&store, config.stripe, config.stripe_takeover)
+        .await
+        .map_err(StartError::StoreCheck)?;
     let guard = match &config.guard {
         Some(path) => {
             let alone = store.etcd().is_none() && !config.ha;
             Some(Arc::new(
-                engine::guard::Guard::attach(&store, path, alone).await?,
+                engine::guard::Guard::attach(&store, path, alone)
+                    .await
+                    .map_err(StartError::StoreCheck)?,
             ))
         }
         None => {
@@ -117,14 +125,25 @@ pub async fn serve(config: Config) -> Result<(), String> {
             None
         }
     };
-    let tls = config.tls.clone().map(net::tls::Tls::load).transpose()?;
+    let tls = config
+        .tls
+        .clone()
+        .map(net::tls::Tls::load)
+        .transpose()
+        .map_err(StartError::Tls)?;
     let auth = Auth::load(&store, config.requirepass.clone(), &config.limits)
         .await
-        .map_err(|e| format!("cannot load users: {e}"))?;
+        .map_err(StartError::Users)?;
     let listener = TcpListener::bind((config.bind.as_str(), config.port))
         .await
-        .map_err(|e| format!("cannot listen on {}:{}: {e}", config.bind, config.port))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        .map_err(|source| StartError::Listen {
+            addr: format!("{}:{}", config.bind, config.port),
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| StartError::Listen {
+        addr: format!("{}:{}", config.bind, config.port),
+        source,
+    })?;
     let kind = store.kind();
     let (host, port) = config
         .advertise
@@ -173,8 +192,15 @@ pub async fn serve(config: Config) -> Result<(), String> {
         Some(port) => {
             let l = TcpListener::bind((config.bind.as_str(), port))
                 .await
-                .map_err(|e| format!("cannot listen on metrics port {port}: {e}"))?;
-            tracing::info!(addr = %l.local_addr().map_err(|e| e.to_string())?, "metrics listening");
+                .map_err(|source| StartError::Listen {
+                    addr: format!("metrics port {port}"),
+                    source,
+                })?;
+            let at = l.local_addr().map_err(|source| StartError::Listen {
+                addr: format!("metrics port {port}"),
+                source,
+            })?;
+            tracing::info!(addr = %at, "metrics listening");
             Some(tokio::spawn(metrics::http::serve(l, shared.clone())))
         }
         None => None,
@@ -198,8 +224,12 @@ pub async fn serve(config: Config) -> Result<(), String> {
         (None, None) => None,
     };
     if let Some(path) = &config.port_file {
-        std::fs::write(path, format!("{}\n", addr.port()))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(path, format!("{}\n", addr.port())).map_err(|source| {
+            StartError::PortFile {
+                path: path.clone(),
+                source,
+            }
+        })?;
     }
     tracing::info!(%addr, store = kind.name(), "idforge listening");
 
@@ -308,11 +338,11 @@ struct Signals {
 }
 
 impl Signals {
-    fn new() -> Result<Signals, String> {
+    fn new() -> Result<Signals, StartError> {
         use tokio::signal::unix::{SignalKind, signal};
-        let term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
-        let int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
-        let hup = signal(SignalKind::hangup()).map_err(|e| e.to_string())?;
+        let term = signal(SignalKind::terminate()).map_err(StartError::Signals)?;
+        let int = signal(SignalKind::interrupt()).map_err(StartError::Signals)?;
+        let hup = signal(SignalKind::hangup()).map_err(StartError::Signals)?;
         Ok(Signals { term, int, hup })
     }
 

@@ -13,8 +13,8 @@ use sqlx::{Any, AnyConnection, AnyPool, Connection, Row};
 
 use super::{Kind, StoreError, StoreResult, TagMove, TagRow, UserRow, WorkerRow};
 
-mod leader;
 mod integrity;
+mod leader;
 pub use leader::LeaderRow;
 
 /// Whether this server's writes of marks, clocks and leases are fenced by a leader term.
