@@ -1,5 +1,5 @@
 //! Errors at the C boundary: the one conversion to `idforge_status`, the per-thread last error
-//! message, and the panic guard every export runs in.
+//! message, and the panic boundary every export runs in.
 
 use std::cell::RefCell;
 use std::ffi::CString;
@@ -69,7 +69,7 @@ fn set_last_error(message: String) {
 
 /// Runs the body of an export: converts its error to a status (recording the message) and a
 /// panic to `IDFORGE_STATUS_PANIC`, so nothing unwinds into C.
-pub(crate) fn guard(body: impl FnOnce() -> FfiResult) -> idforge_status {
+pub(crate) fn panic_boundary(body: impl FnOnce() -> FfiResult) -> idforge_status {
     // AssertUnwindSafe: after a panic the handle may be mid-update, but every handle's state is
     // atomics whose invariants hold at each step, so later calls stay sound.
     match panic::catch_unwind(AssertUnwindSafe(body)) {
@@ -132,7 +132,7 @@ mod tests {
 
     #[test]
     fn a_panic_becomes_a_status_and_a_message() {
-        let status = guard(|| panic!("boom"));
+        let status = panic_boundary(|| panic!("boom"));
         assert_eq!(status, idforge_status::Panic);
         let mut buf = [0u8; 128];
         let mut needed = 0;
@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn a_short_buffer_reports_the_size_needed() {
-        let status = guard(|| Err(FfiError::Null("out")));
+        let status = panic_boundary(|| Err(FfiError::Null("out")));
         assert_eq!(status, idforge_status::NullArgument);
         let mut buf = [0u8; 4];
         let mut needed = 0;

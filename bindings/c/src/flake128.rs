@@ -5,7 +5,7 @@ use std::ffi::c_char;
 
 use runtime::{CoreError, Flake128, Flake128s, WorkerId};
 
-use crate::error::{FfiError, guard};
+use crate::error::{FfiError, panic_boundary};
 use crate::ptr;
 use crate::status::idforge_status;
 
@@ -56,7 +56,7 @@ pub unsafe extern "C" fn idforge_flake128_new(
     worker: u64,
     out: *mut *mut idforge_flake128,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantee.
         let out = unsafe { ptr::out(out, "out") }?;
         let worker = match worker_kind {
@@ -90,7 +90,7 @@ pub unsafe extern "C" fn idforge_flake128_next(
     handle: *const idforge_flake128,
     out: *mut u8,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (h, out) = unsafe {
             (
@@ -112,7 +112,7 @@ pub unsafe extern "C" fn idforge_flake128_worker(
     handle: *const idforge_flake128,
     out_worker: *mut u64,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (h, out) = unsafe {
             (
@@ -136,7 +136,7 @@ pub unsafe extern "C" fn idforge_flake128_to_base62(
     out: *mut c_char,
     len: usize,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantee.
         let id = Flake128::from_bytes(unsafe { ptr::bytes(id, "id") }?);
         let mut buf = [0u8; IDFORGE_FLAKE128_BASE62_LEN];
@@ -155,7 +155,7 @@ pub unsafe extern "C" fn idforge_flake128_to_hex(
     out: *mut c_char,
     len: usize,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantee.
         let id = Flake128::from_bytes(unsafe { ptr::bytes(id, "id") }?);
         let mut buf = [0u8; IDFORGE_FLAKE128_HEX_LEN];
@@ -199,7 +199,7 @@ pub unsafe extern "C" fn idforge_flake128_from_base62(
     out: *mut u8,
 ) -> idforge_status {
     // SAFETY: the caller's guarantees.
-    guard(|| unsafe { parse_into(text, out, Flake128::parse_base62) })
+    panic_boundary(|| unsafe { parse_into(text, out, Flake128::parse_base62) })
 }
 
 /// Parses 32 hex digits (either case) into the 16 bytes at `out`: `INVALID_HEX` otherwise.
@@ -212,7 +212,7 @@ pub unsafe extern "C" fn idforge_flake128_from_hex(
     out: *mut u8,
 ) -> idforge_status {
     // SAFETY: the caller's guarantees.
-    guard(|| unsafe { parse_into(text, out, Flake128::parse_hex) })
+    panic_boundary(|| unsafe { parse_into(text, out, Flake128::parse_hex) })
 }
 
 /// Splits the id at `id` into its fields.
@@ -224,7 +224,7 @@ pub unsafe extern "C" fn idforge_flake128_decompose(
     id: *const u8,
     out: *mut idforge_flake128_parts,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (id, out) = unsafe { (ptr::bytes(id, "id")?, ptr::out(out, "out")?) };
         let id = Flake128::from_bytes(id);
@@ -249,7 +249,7 @@ pub unsafe extern "C" fn idforge_flake128_compose(
     seq: u16,
     out: *mut u8,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantee.
         let out = unsafe { ptr::out_bytes::<IDFORGE_FLAKE128_LEN>(out, "out") }?;
         out.write(Flake128::from_parts(time_ms, worker, seq)?.to_bytes());

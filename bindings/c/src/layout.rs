@@ -5,7 +5,7 @@ use std::ffi::c_char;
 
 use runtime::{CoreError, Layout, Order, Parts};
 
-use crate::error::{FfiError, guard};
+use crate::error::{FfiError, panic_boundary};
 use crate::ptr;
 use crate::status::idforge_status;
 
@@ -136,7 +136,7 @@ pub unsafe extern "C" fn idforge_layout_preset(
     preset_id: u32,
     out: *mut idforge_layout,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantee.
         let out = unsafe { ptr::out(out, "out") }?;
         out.write(idforge_layout::of(&preset(preset_id)?));
@@ -154,7 +154,7 @@ pub unsafe extern "C" fn idforge_layout_named(
     name: *const c_char,
     out: *mut idforge_layout,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (name, out) = unsafe { (ptr::cstr(name, "name")?, ptr::out(out, "out")?) };
         let name = name.to_str().map_err(|_| NOT_UTF8)?;
@@ -176,7 +176,7 @@ pub unsafe extern "C" fn idforge_layout_parse(
     text: *const c_char,
     out: *mut idforge_layout,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (text, out) = unsafe { (ptr::cstr(text, "text")?, ptr::out(out, "out")?) };
         let text = text.to_str().map_err(|_| NOT_UTF8)?;
@@ -192,7 +192,7 @@ pub unsafe extern "C" fn idforge_layout_parse(
 /// `layout` is NULL or readable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn idforge_layout_validate(layout: *const idforge_layout) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantee.
         unsafe { ptr::get(layout, "layout") }?.to_layout()?;
         Ok(())
@@ -211,7 +211,7 @@ pub unsafe extern "C" fn idforge_snowflake_compose(
     seq: u64,
     out_id: *mut u64,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (layout, out) = unsafe { (ptr::get(layout, "layout")?, ptr::out(out_id, "out_id")?) };
         out.write(layout.to_layout()?.compose(tick, node, seq)?);
@@ -229,7 +229,7 @@ pub unsafe extern "C" fn idforge_snowflake_decompose(
     id: u64,
     out: *mut idforge_parts,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (layout, out) = unsafe { (ptr::get(layout, "layout")?, ptr::out(out, "out")?) };
         out.write(idforge_parts::of(layout.to_layout()?.decompose(id)?));
@@ -249,7 +249,7 @@ pub unsafe extern "C" fn idforge_snowflake_bounds_at(
     out_min: *mut u64,
     out_max: *mut u64,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (layout, min, max) = unsafe {
             (

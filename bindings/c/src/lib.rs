@@ -3,7 +3,7 @@
 //!
 //! Thin glue over the `idforge` runtime: opaque handles with `_new`/`_free`, an
 //! [`idforge_status`] from every fallible call, outputs written only on success, a per-thread
-//! message from `idforge_last_error`, and every export run under a panic guard so nothing
+//! message from `idforge_last_error`, and every export run under a panic boundary so nothing
 //! unwinds into C. No algorithm lives here.
 
 // C names: `idforge_snowflake`, `idforge_status`, ... as the header spells them.
@@ -66,7 +66,7 @@ pub unsafe extern "C" fn idforge_last_error(
     };
     // SAFETY: the caller guarantees `needed` is NULL or writable.
     let needed = unsafe { needed.as_mut() };
-    // Not `guard`: a failure here must not overwrite the message being read.
+    // Not `panic_boundary`: a failure here must not overwrite the message being read.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         error::last_error_into(buf, needed)
     })) {

@@ -4,7 +4,7 @@ use std::ffi::c_char;
 
 use runtime::{CoreError, ObjectId};
 
-use crate::error::guard;
+use crate::error::panic_boundary;
 use crate::ptr;
 use crate::status::idforge_status;
 
@@ -21,7 +21,7 @@ pub const IDFORGE_OBJECTID_HEX_LEN: usize = 24;
 /// `out` is NULL or points to 12 writable bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn idforge_objectid_generate(out: *mut u8) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantee.
         let out = unsafe { ptr::out_bytes::<IDFORGE_OBJECTID_LEN>(out, "out") }?;
         // Written where the id is made: see `object_id_with`.
@@ -41,7 +41,7 @@ pub unsafe extern "C" fn idforge_objectid_to_hex(
     out: *mut c_char,
     len: usize,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantee.
         let id = ObjectId::from_bytes(unsafe { ptr::bytes(id, "id") }?);
         let mut buf = [0u8; IDFORGE_OBJECTID_HEX_LEN];
@@ -60,7 +60,7 @@ pub unsafe extern "C" fn idforge_objectid_from_hex(
     hex: *const c_char,
     out: *mut u8,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (hex, out) = unsafe {
             (
@@ -85,7 +85,7 @@ pub unsafe extern "C" fn idforge_objectid_timestamp(
     id: *const u8,
     out_seconds: *mut u32,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (id, out) = unsafe { (ptr::bytes(id, "id")?, ptr::out(out_seconds, "out_seconds")?) };
         out.write(ObjectId::from_bytes(id).timestamp());

@@ -4,7 +4,7 @@ use std::ffi::c_char;
 
 use runtime::{CoreError, SegmentOptions, SegmentOptionsInput, Segments};
 
-use crate::error::{FfiError, guard};
+use crate::error::{FfiError, panic_boundary};
 use crate::ptr;
 use crate::status::idforge_status;
 
@@ -130,7 +130,7 @@ pub unsafe extern "C" fn idforge_segments_new(
     options: *const idforge_segment_options,
     out: *mut *mut idforge_segments,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (url, tag, out) = unsafe {
             (
@@ -177,7 +177,7 @@ pub unsafe extern "C" fn idforge_segments_next(
     handle: *const idforge_segments,
     out_id: *mut u64,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out_id, "out_id")?) };
         out.write(h.inner.next()?);
@@ -196,7 +196,7 @@ pub unsafe extern "C" fn idforge_segments_next_many(
     out: *mut u64,
     len: usize,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (h, out) = unsafe {
             (
@@ -217,7 +217,7 @@ pub unsafe extern "C" fn idforge_segments_stats(
     handle: *const idforge_segments,
     out: *mut idforge_segment_stats,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out, "out")?) };
         let s = h.inner.stats();
@@ -244,7 +244,7 @@ pub unsafe extern "C" fn idforge_segments_options(
     handle: *const idforge_segments,
     out: *mut idforge_segment_options,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out, "out")?) };
         out.write(idforge_segment_options::of(h.inner.options()));
@@ -263,7 +263,7 @@ pub unsafe extern "C" fn idforge_segments_engine_stats(
     handle: *const idforge_segments,
     out: *mut idforge_engine_stats,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out, "out")?) };
         let e = h.inner.engine_stats();

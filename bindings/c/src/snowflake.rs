@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use runtime::{CoreError, Policy, Snowflake, SnowflakeBuilder};
 
-use crate::error::{FfiError, guard};
+use crate::error::{FfiError, panic_boundary};
 use crate::layout::{idforge_layout, idforge_parts, preset};
 use crate::ptr;
 use crate::status::idforge_status;
@@ -91,7 +91,7 @@ pub unsafe extern "C" fn idforge_snowflake_new(
     config: *const idforge_snowflake_config,
     out: *mut *mut idforge_snowflake,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (config, out) = unsafe { (ptr::get(config, "config")?, ptr::out(out, "out")?) };
         // SAFETY: the caller's guarantees on `config`.
@@ -138,7 +138,7 @@ pub unsafe extern "C" fn idforge_snowflake_new_leased(
     ttl_ms: u32,
     out: *mut *mut idforge_snowflake,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (config, url, service, out) = unsafe {
             (
@@ -179,7 +179,7 @@ pub unsafe extern "C" fn idforge_snowflake_node(
     handle: *const idforge_snowflake,
     out_node: *mut u64,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out_node, "out_node")?) };
         out.write(h.inner.node());
@@ -197,7 +197,7 @@ pub unsafe extern "C" fn idforge_snowflake_new_preset(
     node: u64,
     out: *mut *mut idforge_snowflake,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantee.
         let out = unsafe { ptr::out(out, "out") }?;
         let inner = Snowflake::new(preset(preset_id)?, node)?;
@@ -226,7 +226,7 @@ pub unsafe extern "C" fn idforge_snowflake_next(
     handle: *const idforge_snowflake,
     out_id: *mut u64,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out_id, "out_id")?) };
         out.write(h.inner.next()?);
@@ -246,7 +246,7 @@ pub unsafe extern "C" fn idforge_snowflake_next_many(
     out: *mut u64,
     len: usize,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (h, out) = unsafe {
             (
@@ -269,7 +269,7 @@ pub unsafe extern "C" fn idforge_snowflake_decode(
     id: u64,
     out: *mut idforge_parts,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out, "out")?) };
         out.write(idforge_parts::of(h.inner.decode(id)?));
@@ -286,7 +286,7 @@ pub unsafe extern "C" fn idforge_snowflake_layout(
     handle: *const idforge_snowflake,
     out: *mut idforge_layout,
 ) -> idforge_status {
-    guard(|| {
+    panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out, "out")?) };
         out.write(idforge_layout::of(h.inner.layout()));

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::serve::engine::guard::{self, Finding, Fix, Log, LogError};
+use crate::serve::allocator::guard::{self, Finding, Fix, Log, LogError};
 use crate::serve::store::Store;
 use crate::serve::{Config, ServeArgs};
 
@@ -225,7 +225,7 @@ struct Floors {
 }
 
 /// How far (ms) a server's snowflake ids may run ahead of its clock, besides a tick of its
-/// layout (the engine's lead).
+/// layout (the allocator's lead).
 const CLOCK_LEAD_MS: i64 = 1000;
 
 impl Floors {

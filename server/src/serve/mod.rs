@@ -1,13 +1,13 @@
 //! `idforge serve`: the segment server. Any Redis client can `INCR tag` and `INCRBY tag n`
 //! against it; ids are strictly increasing per tag and never handed out twice, even across a
-//! `kill -9` (see `engine` for how).
+//! `kill -9` (see `allocator` for how).
 //!
 //! The rooms, each a folder with its own module doc:
 //!
 //! - [`config`]: the settings, declared once (flags, environment, TOML, docs).
 //! - `net`: one client connection: the socket or TLS stream, the Redis protocol, the loop.
 //! - `commands`: the command table, the dispatcher and the handlers.
-//! - `engine`: the allocation engine: tags, snowflake clocks, worker-id leases, stripes, the
+//! - `allocator`: the allocator: tags, snowflake clocks, worker-id leases, stripes, the
 //!   guard and the persister.
 //! - [`store`]: the durable stores (SQLite, PostgreSQL, MySQL, etcd).
 //! - `ha`: leader election among servers sharing a store.
@@ -15,10 +15,10 @@
 //! - `metrics`: counters, `/metrics` and `/healthz`.
 //! - `shared`: what every connection shares; `lock`: the one way a mutex is taken.
 
+pub(crate) mod allocator;
 pub(crate) mod auth;
 pub(crate) mod commands;
 pub mod config;
-pub(crate) mod engine;
 pub(crate) mod ha;
 pub(crate) mod lock;
 pub(crate) mod metrics;
@@ -36,9 +36,9 @@ use tokio::net::TcpListener;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
 
+pub use allocator::Allocator;
 pub use commands::cluster::key_slot;
 pub use config::{Config, ServeArgs};
-pub use engine::Engine;
 pub use shared::Shared;
 pub use start_error::StartError;
 
@@ -105,14 +105,14 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     let store = Store::open(&config.store)
         .await
         .map_err(StartError::Store)?;
-    engine::stripe::check_store(&store, config.stripe, config.stripe_takeover)
+    allocator::stripe::check_store(&store, config.stripe, config.stripe_takeover)
         .await
         .map_err(StartError::StoreCheck)?;
     let guard = match &config.guard {
         Some(path) => {
             let alone = store.etcd().is_none() && !config.ha;
             Some(Arc::new(
-                engine::guard::Guard::attach(&store, path, alone)
+                allocator::guard::Guard::attach(&store, path, alone)
                     .await
                     .map_err(StartError::StoreCheck)?,
             ))
@@ -158,7 +158,7 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
         ha::Leadership::alone(me)
     });
     let engine = Arc::new(
-        Engine::new(
+        Allocator::new(
             store,
             config.policy.clone(),
             config.layout,
@@ -169,7 +169,7 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
         .with_stripe(config.stripe),
     );
     let shared = Arc::new(Shared {
-        engine: engine.clone(),
+        allocator: engine.clone(),
         auth,
         port: addr.port(),
         next_client: AtomicU64::new(1),
@@ -246,7 +246,7 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
                         if shared.tls.is_none() {
                             let _ = stream.try_write(b"-ERR max number of clients reached\r\n");
                         }
-                        shared.engine.metrics().error(metrics::ErrorKind::Limit);
+                        shared.allocator.metrics().error(metrics::ErrorKind::Limit);
                         continue;
                     }
                     conns.spawn(accept(shared.clone(), stream, stop_rx.clone()));
@@ -316,12 +316,15 @@ async fn accept(shared: Arc<Shared>, tcp: tokio::net::TcpStream, stop: watch::Re
                 Ok(Ok(s)) => net::stream::Stream::Tls(Box::new(s)),
                 Ok(Err(e)) => {
                     tracing::debug!(error = %e, "TLS handshake failed");
-                    shared.engine.metrics().error(metrics::ErrorKind::Protocol);
+                    shared
+                        .allocator
+                        .metrics()
+                        .error(metrics::ErrorKind::Protocol);
                     return;
                 }
                 Err(_) => {
                     tracing::debug!("TLS handshake timed out");
-                    shared.engine.metrics().error(metrics::ErrorKind::Limit);
+                    shared.allocator.metrics().error(metrics::ErrorKind::Limit);
                     return;
                 }
             }

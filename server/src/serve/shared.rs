@@ -1,11 +1,11 @@
-//! What every connection and task of a server shares: the engine, the users, the limits.
+//! What every connection and task of a server shares: the allocator, the users, the limits.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
+use super::allocator::Allocator;
 use super::auth::Auth;
 use super::config::Limits;
-use super::engine::Engine;
 use crate::serve::net::busy_poll::BusyPoll;
 use crate::serve::net::tls::Tls;
 
@@ -13,7 +13,7 @@ use crate::serve::net::tls::Tls;
 #[derive(Debug)]
 pub struct Shared {
     /// The allocator.
-    pub engine: Arc<Engine>,
+    pub allocator: Arc<Allocator>,
     /// Users.
     pub auth: Auth,
     /// The client port bound.
@@ -30,7 +30,7 @@ pub struct Shared {
 
 impl Shared {
     /// The `IDF.SNOWFLAKE` layout (the default of `IDF.DECODE`).
-    pub fn engine_layout(&self) -> idforge::Layout {
-        self.engine.snowflake
+    pub fn snowflake_layout(&self) -> idforge::Layout {
+        self.allocator.snowflake
     }
 }

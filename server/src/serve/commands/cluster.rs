@@ -45,7 +45,7 @@ pub fn key_slot(key: &[u8]) -> u16 {
 /// knows, else `CLUSTERDOWN` (clients retry after a short wait).
 pub(crate) fn redirect(shared: &Shared, key: Option<&[u8]>) -> (ErrorKind, String) {
     let slot = key.map_or(0, key_slot);
-    let leadership = shared.engine.leadership();
+    let leadership = shared.allocator.leadership();
     match leadership.leader() {
         Some(leader) if leader.id != leadership.me().id => {
             (ErrorKind::Moved, format!("MOVED {slot} {}", leader.addr()))
@@ -65,7 +65,7 @@ pub(super) fn command(
 ) -> Result<(), (ErrorKind, String)> {
     let usage = |m: String| (ErrorKind::Usage, m);
     let sub = args[1].to_ascii_uppercase();
-    let leadership = shared.engine.leadership();
+    let leadership = shared.allocator.leadership();
     let me = leadership.me();
     let leader = leadership.leader();
     // Standbys are listed as replicas: clients then know every server, and can ask any of

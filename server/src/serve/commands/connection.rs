@@ -103,7 +103,7 @@ pub(super) async fn hello(
     out.int(if resp3 { 3 } else { 2 });
     out.bulk(b"id");
     out.int(s.id as i64);
-    let leadership = shared.engine.leadership();
+    let leadership = shared.allocator.leadership();
     out.bulk(b"mode");
     out.bulk(if leadership.is_elected() {
         b"cluster".as_slice()

@@ -3,8 +3,8 @@
 use super::cursor;
 use super::request::{Session, alloc_error, int, require, tag as name, text as arg_text, usage};
 use super::spec::{Cmd, MAX_SNOWFLAKE_COUNT};
+use crate::serve::allocator::tags::AllocError;
 use crate::serve::auth::{Perms, Right, UserChangeError};
-use crate::serve::engine::tags::AllocError;
 use crate::serve::metrics::ErrorKind;
 use crate::serve::net::resp::Reply;
 use crate::serve::shared::Shared;
@@ -76,7 +76,7 @@ pub(super) async fn tag_command(
     args: &[&[u8]],
     out: &mut Reply,
 ) -> Result<(), Failure> {
-    let engine = &shared.engine;
+    let engine = &shared.allocator;
     let sub = args[1].to_ascii_uppercase();
     match (sub.as_slice(), args.len()) {
         (b"CREATE", 3..) => {
@@ -205,7 +205,7 @@ pub(super) async fn snowflake(
     let owner = (!s.perms.as_ref().is_some_and(|p| p.is_admin())).then_some(&*s.user);
     let mut ids = Vec::with_capacity(count.unwrap_or(1));
     shared
-        .engine
+        .allocator
         .snowflakes_for(name, count.unwrap_or(1), &mut ids, owner)
         .await
         .map_err(|e| alloc_error(shared, args[1], e))?;
@@ -232,7 +232,7 @@ fn put_id(out: &mut Reply, id: u64) {
 /// `IDF.DECODE id [LAYOUT name|spec]`: the id's fields as a map of text values.
 pub(super) fn decode(shared: &Shared, args: &[&[u8]], out: &mut Reply) -> Result<(), Failure> {
     let layout = match args.len() {
-        2 => shared.engine_layout(),
+        2 => shared.snowflake_layout(),
         4 if args[2].eq_ignore_ascii_case(b"LAYOUT") => {
             parse_layout(arg_text(args[3])?).map_err(|e| usage(format!("ERR {}", e.message())))?
         }
@@ -258,7 +258,7 @@ pub(super) async fn user(
 ) -> Result<(), Failure> {
     require(s, None, "", Cmd::IdfUser.name())?;
     let sub = args[1].to_ascii_uppercase();
-    let store = shared.engine.store();
+    let store = shared.allocator.store();
     match (sub.as_slice(), args.len()) {
         (b"SET", 4..) => {
             let user = name(args[2])?;
@@ -300,7 +300,7 @@ pub(super) async fn user(
 /// standby takes over within one poll; replies once it has resigned. Administrators only.
 pub(super) async fn failover(shared: &Shared, s: &Session, out: &mut Reply) -> Result<(), Failure> {
     require(s, None, "", Cmd::IdfFailover.name())?;
-    let leadership = shared.engine.leadership();
+    let leadership = shared.allocator.leadership();
     if !leadership.is_elected() {
         return Err(usage(
             "ERR this server runs alone (no election): there is nobody to hand over to",
@@ -326,14 +326,14 @@ const MAX_WORKERS: i64 = 1 << 24;
 
 /// `IDF.WORKER ACQUIRE service ttl-ms [MAX n] [CLOCK] | RENEW service id token [TIME ms]
 /// [CLOCK] | RELEASE service id token [TIME ms] | LIST service [CURSOR c] [COUNT n]` (see
-/// [`crate::serve::engine::workers`]).
+/// [`crate::serve::allocator::workers`]).
 pub(super) async fn worker(
     shared: &Shared,
     s: &Session,
     args: &[&[u8]],
     out: &mut Reply,
 ) -> Result<(), Failure> {
-    use crate::serve::engine::workers::{LIST_DEFAULT, LIST_MAX, LeaseError};
+    use crate::serve::allocator::workers::{LIST_DEFAULT, LIST_MAX, LeaseError};
     let lease = |e: LeaseError| {
         let kind = match e {
             LeaseError::Store(_) => ErrorKind::Store,
@@ -345,7 +345,7 @@ pub(super) async fn worker(
     let wrong = || usage(Cmd::IdfWorker.wrong_args());
     let sub = args[1].to_ascii_uppercase();
     let service = name(args.get(2).ok_or_else(wrong)?)?;
-    let engine = &shared.engine;
+    let engine = &shared.allocator;
     match (sub.as_slice(), args.len()) {
         (b"ACQUIRE", 4..=7) => {
             require(s, Some(Right::Alloc), service, "idf.worker|acquire")?;

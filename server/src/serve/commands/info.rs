@@ -15,7 +15,7 @@ pub(super) fn text(shared: &Shared, section: Option<&[u8]>) -> String {
                 || s.eq_ignore_ascii_case(b"default")
         }
     };
-    let engine = &shared.engine;
+    let engine = &shared.allocator;
     let metrics = engine.metrics();
     let mut out = String::new();
     // `# Section` headers and `key:value` lines.

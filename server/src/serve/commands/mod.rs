@@ -30,7 +30,7 @@ use spec::{Cmd, Flag};
 /// Runs one command, appending its reply to `out`.
 pub(crate) async fn execute(shared: &Shared, s: &mut Session, args: &[&[u8]], out: &mut Reply) {
     let cmd = Cmd::parse(args[0]);
-    let metrics = shared.engine.metrics();
+    let metrics = shared.allocator.metrics();
     metrics.request(cmd);
     if let Err((kind, message)) = run(shared, s, cmd, args, out).await {
         metrics.error(kind);
@@ -55,7 +55,7 @@ async fn run(
         return Err((ErrorKind::Auth, "NOAUTH Authentication required.".into()));
     }
     if let Some(key) = spec.routed(args) {
-        if !shared.engine.leadership().serving() {
+        if !shared.allocator.leadership().serving() {
             return Err(cluster::redirect(shared, key.map(|i| args[i])));
         }
     }
@@ -72,14 +72,14 @@ async fn run(
             require(s, Some(Right::Alloc), tag, cmd.name())?;
             // A tag created here counts towards a non-admin user's quota.
             let owner = (!s.perms.as_ref().is_some_and(|p| p.is_admin())).then_some(&*s.user);
-            let first = (shared.engine.alloc_for(tag, count, owner).await)
+            let first = (shared.allocator.alloc_for(tag, count, owner).await)
                 .map_err(|e| alloc_error(shared, args[1], e))?;
             out.int(first + (count - 1));
         }
         Cmd::Get => {
             let tag = tag(args[1])?;
             require(s, Some(Right::Read), tag, cmd.name())?;
-            match (shared.engine.last(tag).await).map_err(|e| alloc_error(shared, args[1], e))? {
+            match (shared.allocator.last(tag).await).map_err(|e| alloc_error(shared, args[1], e))? {
                 Some(last) => out.bulk(itoa::Buffer::new().format(last).as_bytes()),
                 None => out.null(),
             }

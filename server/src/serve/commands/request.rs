@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
+use crate::serve::allocator::tags::AllocError;
 use crate::serve::auth::{Perms, Right};
 use crate::serve::commands::cluster::redirect;
-use crate::serve::engine::tags::AllocError;
 use crate::serve::metrics::ErrorKind;
 use crate::serve::shared::Shared;
 

@@ -15,9 +15,9 @@ mod settings;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::engine::Policy;
+use super::allocator::AllocPolicy;
 use super::ha::ElectionConfig;
-use crate::serve::engine::stripe::Stripe;
+use crate::serve::allocator::stripe::Stripe;
 use crate::serve::net::tls::{ClientAuth, TlsFiles};
 use crate::text::layout::parse_layout;
 
@@ -46,14 +46,14 @@ pub struct Config {
     pub store: String,
     /// The data directory to create (the embedded store's, or the guard's).
     pub data_dir: Option<PathBuf>,
-    /// The guard file (see `engine::guard`).
+    /// The guard file (see `allocator::guard`).
     pub guard: Option<PathBuf>,
     /// The `default` user's password.
     pub requirepass: Option<String>,
     /// The metrics port.
     pub metrics_port: Option<u16>,
     /// Allocation policy.
-    pub policy: Policy,
+    pub policy: AllocPolicy,
     /// `IDF.SNOWFLAKE` layout.
     pub layout: idforge::Layout,
     /// `IDF.SNOWFLAKE` node id.
@@ -150,16 +150,16 @@ impl ServeArgs {
         })
     }
 
-    /// The allocation engine's policy.
-    fn policy(&self) -> Result<Policy, SettingError> {
+    /// The allocator's policy.
+    fn policy(&self) -> Result<AllocPolicy, SettingError> {
         let tag_idle = self.tag_idle_secs()?;
-        Ok(Policy {
+        Ok(AllocPolicy {
             auto_create: self.auto_create()?,
             default_step: self.default_step()?,
             max_step: self.max_step()?,
-            step_interval: Policy::STEP_INTERVAL,
+            step_interval: AllocPolicy::STEP_INTERVAL,
             alloc_timeout: ms(self.alloc_timeout_ms()?),
-            clock_window_ms: Policy::CLOCK_WINDOW_MS,
+            clock_window_ms: AllocPolicy::CLOCK_WINDOW_MS,
             max_tags_per_user: self.max_tags_per_user()?,
             max_snowflake_names_per_user: self.max_snowflake_names_per_user()?,
             tag_idle: (tag_idle > 0).then(|| Duration::from_secs(tag_idle)),
@@ -178,9 +178,9 @@ impl ServeArgs {
     }
 }
 
-/// The defaults of the settings table, for code that makes an engine without a command line.
-impl Default for Policy {
-    fn default() -> Policy {
+/// The defaults of the settings table, for code that makes an allocator without a command line.
+impl Default for AllocPolicy {
+    fn default() -> AllocPolicy {
         ServeArgs::default()
             .policy()
             .expect("the declared defaults are within their bounds")
@@ -373,7 +373,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             (c.stripe.block, c.node_id),
-            (crate::serve::engine::stripe::DEFAULT_BLOCK, 7)
+            (crate::serve::allocator::stripe::DEFAULT_BLOCK, 7)
         );
         for (stripe, block, why) in [
             (Some("2/2"), None, "not K/N"),

@@ -72,7 +72,7 @@ settings! {
     ["Stripes"] stripe: String = [], "K/N", "IDFORGE_STRIPE";
     /// With --stripe: ids per stripe block, the same on every server of the stripes; one
     /// `INCRBY` may ask for at most this many.
-    ["Stripes"] stripe_block: i64 = {crate::serve::engine::stripe::DEFAULT_BLOCK}, "N",
+    ["Stripes"] stripe_block: i64 = {crate::serve::allocator::stripe::DEFAULT_BLOCK}, "N",
         "IDFORGE_STRIPE_BLOCK", min 1, max 1099511627776;
     /// With --stripe: take over a store used without stripes (run once, when no server
     /// without --stripe uses it any more).

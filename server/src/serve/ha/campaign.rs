@@ -42,12 +42,12 @@ pub(super) async fn campaign(
         };
         tokio::select! {
             () = tokio::time::sleep(pause) => {}
-            () = shared.engine.leadership().failover.notified(), if leading => {
-                shared.engine.leadership().stop_serving();
-                shared.engine.release().await;
+            () = shared.allocator.leadership().failover.notified(), if leading => {
+                shared.allocator.leadership().stop_serving();
+                shared.allocator.release().await;
                 e.keep_quiet(poll * 4);
                 e.give_up("handing over").await;
-                shared.engine.leadership().failover_done.notify_waiters();
+                shared.allocator.leadership().failover_done.notify_waiters();
             }
             _ = stop.changed() => break,
         }

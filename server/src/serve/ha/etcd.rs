@@ -111,7 +111,7 @@ pub async fn run(
 ) {
     let e = Election {
         leader_key: store.key("leader"),
-        member_key: store.key(&format!("member/{}", shared.engine.leadership().me().id)),
+        member_key: store.key(&format!("member/{}", shared.allocator.leadership().me().id)),
         store,
         shared,
         config,
@@ -128,7 +128,7 @@ pub async fn run(
 
 impl super::campaign::Campaign for Election {
     fn leading(&self) -> bool {
-        self.shared.engine.leadership().serving()
+        self.shared.allocator.leadership().serving()
     }
     async fn lead_turn(&mut self) -> Duration {
         self.lead().await
@@ -143,7 +143,7 @@ impl super::campaign::Campaign for Election {
         self.quiet_until = Instant::now() + pause;
     }
     async fn resign(&mut self) {
-        if self.shared.engine.leadership().serving() {
+        if self.shared.allocator.leadership().serving() {
             self.step_down("shutting down").await;
         } else if let Some(lease) = self.lease.take() {
             self.revoke(lease.id).await;
@@ -185,7 +185,7 @@ impl Election {
         match lease.renew(&self.store, every).await {
             Ok(true) => {
                 let until = lease.valid_until;
-                self.shared.engine.leadership().serve_until(until);
+                self.shared.allocator.leadership().serve_until(until);
                 self.refresh_members().await;
                 every
             }
@@ -215,7 +215,7 @@ impl Election {
         self.polls += 1;
         // Users change on the leader; a standby refreshes its copy now and then.
         if self.polls % 40 == 1 {
-            self.shared.auth.reload(self.shared.engine.store()).await;
+            self.shared.auth.reload(self.shared.allocator.store()).await;
         }
         if self.polls % 10 == 1 {
             self.refresh_members().await;
@@ -240,7 +240,7 @@ impl Election {
         };
         match current {
             Some((Some(peer), lease, revision))
-                if peer.id == self.shared.engine.leadership().me().id
+                if peer.id == self.shared.allocator.leadership().me().id
                     && self.lease.as_ref().is_some_and(|l| l.id == lease) =>
             {
                 // Our own campaign landed though its answer was lost (a member died under it),
@@ -254,11 +254,11 @@ impl Election {
                         self.probe(p, lease).await;
                     }
                 }
-                self.shared.engine.leadership().set_leader(peer);
+                self.shared.allocator.leadership().set_leader(peer);
                 poll
             }
             None => {
-                self.shared.engine.leadership().set_leader(None);
+                self.shared.allocator.leadership().set_leader(None);
                 self.refused = 0;
                 if Instant::now() < self.quiet_until {
                     return poll;
@@ -306,7 +306,7 @@ impl Election {
             // Our member key lives on the lease: it goes when we do.
             let (key, me, id) = (
                 &self.member_key,
-                self.shared.engine.leadership().me().encode(),
+                self.shared.allocator.leadership().me().encode(),
                 lease.id,
             );
             let me = &me;
@@ -334,7 +334,7 @@ impl Election {
                 .iter()
                 .filter_map(|kv| kv.value_str().ok().and_then(Peer::decode))
                 .collect();
-            self.shared.engine.leadership().set_members(members);
+            self.shared.allocator.leadership().set_members(members);
         }
     }
 
@@ -344,10 +344,10 @@ impl Election {
             return Ok(false);
         };
         // A server whose store went back never leads again until repaired and restarted.
-        if self.shared.engine.refusing().is_some() {
+        if self.shared.allocator.refusing().is_some() {
             return Ok(false);
         }
-        let me = self.shared.engine.leadership().me().encode();
+        let me = self.shared.allocator.leadership().me().encode();
         let txn = Txn::new()
             .when([Compare::create_revision(
                 self.leader_key.as_str(),
@@ -385,14 +385,14 @@ impl Election {
         self.paused_at = None;
         self.store.set_fence(fence);
         // Whatever was cached in an earlier term is stale: start from the store.
-        self.shared.engine.reset().await;
-        if self.shared.engine.verify_store().await.is_err() {
+        self.shared.allocator.reset().await;
+        if self.shared.allocator.verify_store().await.is_err() {
             self.step_down("the store is behind this server's guard")
                 .await;
             return;
         }
-        self.shared.auth.reload(self.shared.engine.store()).await;
-        self.shared.engine.leadership().serve_until(until);
+        self.shared.auth.reload(self.shared.allocator.store()).await;
+        self.shared.allocator.leadership().serve_until(until);
         self.refused = 0;
         tracing::info!(fence, "elected leader");
     }
@@ -400,7 +400,7 @@ impl Election {
     /// Checks whether the leader's port refuses connections; revokes its lease when it did
     /// twice in a row.
     async fn probe(&mut self, leader: &Peer, lease: i64) {
-        if leader.id == self.shared.engine.leadership().me().id || lease == 0 {
+        if leader.id == self.shared.allocator.leadership().me().id || lease == 0 {
             return;
         }
         let connect = tokio::net::TcpStream::connect((leader.host.as_str(), leader.port));
@@ -437,10 +437,10 @@ impl Election {
     /// run out at etcd and another server to win. Safe: no other server can hold the key while
     /// the lease it is attached to lives.
     async fn pause(&mut self, why: &str) {
-        let leadership = self.shared.engine.leadership();
+        let leadership = self.shared.allocator.leadership();
         leadership.stop_serving();
         self.store.set_fence(0);
-        self.shared.engine.reset().await;
+        self.shared.allocator.reset().await;
         leadership.set_leader(None);
         self.paused_at = Some(Instant::now());
         tracing::warn!(
@@ -451,10 +451,10 @@ impl Election {
 
     /// Stops serving, forgets the cache, and ends our lease (so the key goes with it).
     async fn step_down(&mut self, why: &str) {
-        let leadership = self.shared.engine.leadership();
+        let leadership = self.shared.allocator.leadership();
         leadership.stop_serving();
         self.store.set_fence(0);
-        self.shared.engine.reset().await;
+        self.shared.allocator.reset().await;
         leadership.set_leader(None);
         if let Some(lease) = self.lease.take() {
             self.revoke(lease.id).await;

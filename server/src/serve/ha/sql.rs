@@ -82,7 +82,7 @@ impl Election {
     }
 
     fn me(&self) -> &Peer {
-        self.shared.engine.leadership().me()
+        self.shared.allocator.leadership().me()
     }
 
     async fn lead(&mut self) -> Duration {
@@ -98,7 +98,7 @@ impl Election {
             Ok(true) => {
                 self.renewed = sent;
                 self.shared
-                    .engine
+                    .allocator
                     .leadership()
                     .serve_until(sent + self.usable());
                 self.refresh_members().await;
@@ -123,7 +123,7 @@ impl Election {
         let poll = self.config.poll;
         self.polls += 1;
         if self.polls % 40 == 1 {
-            self.shared.auth.reload(self.shared.engine.store()).await;
+            self.shared.auth.reload(self.shared.allocator.store()).await;
         }
         if self.polls % 10 == 1 {
             self.refresh_members().await;
@@ -136,7 +136,7 @@ impl Election {
             }
         };
         let shared = self.shared.clone();
-        let leadership = shared.engine.leadership();
+        let leadership = shared.allocator.leadership();
         if row.live {
             let peer = Peer::decode(&format!("{} {}", row.holder, row.addr));
             if self.config.probe {
@@ -151,7 +151,7 @@ impl Election {
         leadership.set_leader(None);
         self.refused = 0;
         // A server whose store went back never leads again until repaired and restarted.
-        if Instant::now() < self.quiet_until || self.shared.engine.refusing().is_some() {
+        if Instant::now() < self.quiet_until || self.shared.allocator.refusing().is_some() {
             return poll;
         }
         let sent = Instant::now();
@@ -161,13 +161,13 @@ impl Election {
                 self.token = Some(token);
                 self.renewed = sent;
                 self.store.set_fence(Some((me.id.clone(), token)));
-                self.shared.engine.reset().await;
-                if self.shared.engine.verify_store().await.is_err() {
+                self.shared.allocator.reset().await;
+                if self.shared.allocator.verify_store().await.is_err() {
                     self.step_down("the store is behind this server's guard")
                         .await;
                     return poll;
                 }
-                self.shared.auth.reload(self.shared.engine.store()).await;
+                self.shared.auth.reload(self.shared.allocator.store()).await;
                 leadership.serve_until(sent + self.usable());
                 tracing::info!(token, "elected leader");
                 Duration::ZERO
@@ -188,7 +188,7 @@ impl Election {
                 .into_iter()
                 .filter_map(|(id, addr)| Peer::decode(&format!("{id} {addr}")))
                 .collect();
-            self.shared.engine.leadership().set_members(members);
+            self.shared.allocator.leadership().set_members(members);
         }
     }
 
@@ -209,10 +209,10 @@ impl Election {
     }
 
     async fn step_down(&mut self, why: &str) {
-        let leadership = self.shared.engine.leadership();
+        let leadership = self.shared.allocator.leadership();
         leadership.stop_serving();
         self.store.set_fence(None);
-        self.shared.engine.reset().await;
+        self.shared.allocator.reset().await;
         leadership.set_leader(None);
         if let Some(token) = self.token.take() {
             let end = self.store.end_term(token);

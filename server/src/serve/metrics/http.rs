@@ -99,12 +99,12 @@ pub async fn serve(listener: TcpListener, shared: Arc<Shared>) {
         match Conns::make_room(&mut open, max) {
             Some(closed) => {
                 for _ in 0..closed {
-                    shared.engine.metrics().error(ErrorKind::Limit);
+                    shared.allocator.metrics().error(ErrorKind::Limit);
                 }
             }
             None => {
                 drop(open);
-                shared.engine.metrics().error(ErrorKind::Limit);
+                shared.allocator.metrics().error(ErrorKind::Limit);
                 continue;
             }
         }
@@ -223,7 +223,7 @@ async fn answer<S: AsyncRead + AsyncWrite + Unpin>(
     match tokio::time::timeout_at(deadline, read).await {
         Ok(read) => read?,
         Err(_) => {
-            shared.engine.metrics().error(ErrorKind::Limit);
+            shared.allocator.metrics().error(ErrorKind::Limit);
             return Err(std::io::ErrorKind::TimedOut.into());
         }
     }
@@ -251,14 +251,16 @@ async fn answer<S: AsyncRead + AsyncWrite + Unpin>(
             )
         }
         (b"GET", b"/metrics") => {
-            let engine = &shared.engine;
+            let engine = &shared.allocator;
             let body = engine
                 .metrics()
                 .render(&engine.cache_levels(), shared.limits.metrics_tags);
             ("200 OK", "text/plain; version=0.0.4; charset=utf-8", body)
         }
-        (b"GET", b"/healthz") => match shared.engine.store().ping().await {
-            Ok(()) if shared.engine.failing().is_none() => ("200 OK", "text/plain", "ok\n".into()),
+        (b"GET", b"/healthz") => match shared.allocator.store().ping().await {
+            Ok(()) if shared.allocator.failing().is_none() => {
+                ("200 OK", "text/plain", "ok\n".into())
+            }
             Ok(()) => (
                 "503 Service Unavailable",
                 "text/plain",

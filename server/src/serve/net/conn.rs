@@ -51,7 +51,7 @@ enum Expired {
 pub async fn serve(shared: Arc<Shared>, mut stream: Stream, mut stop: watch::Receiver<bool>) {
     let _ = stream.tcp().set_nodelay(true);
     let limits = &shared.limits;
-    let metrics = shared.engine.metrics();
+    let metrics = shared.allocator.metrics();
     metrics.connected();
     let mut session = Session {
         id: shared.next_client.fetch_add(1, Ordering::Relaxed),

@@ -1,4 +1,4 @@
-//! What the guard needs of a SQL store ([`crate::serve::engine::guard`]): the store's identity and stripe
+//! What the guard needs of a SQL store ([`crate::serve::allocator::guard`]): the store's identity and stripe
 //! (rows of `idforge_meta`), every clock, an integrity check (SQLite), unfenced raises of marks for
 //! `idforge store repair`, and opening with the real cause of a failure.
 

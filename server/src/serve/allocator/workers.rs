@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::oneshot;
 
-use super::Engine;
+use super::Allocator;
 use crate::serve::lock::lock;
 use crate::serve::store::{StoreError, WorkerRow};
 
@@ -77,7 +77,7 @@ impl From<StoreError> for LeaseError {
     }
 }
 
-/// A lease granted by [`Engine::worker_acquire`].
+/// A lease granted by [`Allocator::worker_acquire`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {
     /// The worker id.
@@ -93,7 +93,7 @@ pub struct Grant {
     pub server_ms: i64,
 }
 
-/// A renewal by [`Engine::worker_renew`].
+/// A renewal by [`Allocator::worker_renew`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Renewal {
     /// The lease's new end (Unix ms, this server's clock).
@@ -186,7 +186,7 @@ const SWEEP_EVERY_MS: i64 = 100;
 /// One service's leases as this server last read or wrote them.
 #[derive(Debug)]
 pub(crate) struct Leases {
-    /// Which reading of the store this is (see `Engine::lease_generation`).
+    /// Which reading of the store this is (see `Allocator::lease_generation`).
     generation: u64,
     /// The rows, by id.
     rows: HashMap<i64, WorkerRow>,
@@ -200,7 +200,7 @@ pub(crate) struct Leases {
     fresh: i64,
     /// Ids an ACQUIRE in flight is writing (in none of the sets above meanwhile).
     taken: HashSet<i64>,
-    /// Used since the last idle sweep (see `Engine::evict_idle`).
+    /// Used since the last idle sweep (see `Allocator::evict_idle`).
     pub(crate) used: bool,
     /// Idle sweeps in a row that found it unused.
     pub(crate) idle_sweeps: u32,
@@ -351,7 +351,7 @@ pub(crate) struct LeaseWrite {
 /// The most lease writes committed together.
 const GROUP: usize = 256;
 
-impl Engine {
+impl Allocator {
     /// Compare-and-sets one lease (see [`crate::serve::store::Store::put_worker`]), committed with
     /// the other writes waiting at the time.
     async fn put_lease(&self, service: &str, row: &WorkerRow) -> Result<bool, StoreError> {

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use super::Engine;
+use super::Allocator;
 use crate::serve::auth::glob::glob_match;
 use crate::serve::lock::lock;
 use crate::serve::store::{StoreError, TagMove, TagRow};
@@ -114,15 +114,15 @@ pub struct TagInfo {
     pub description: Option<String>,
 }
 
-impl Engine {
+impl Allocator {
     /// Hands out `n` consecutive ids of `tag`; returns the first. Waits (up to the policy's
     /// timeout) only when the tag's cache is exhausted.
     pub async fn alloc(&self, tag: &str, n: i64) -> Result<i64, AllocError> {
         self.alloc_for(tag, n, None).await
     }
 
-    /// [`Engine::alloc`] on behalf of `owner` (a non-admin user, `None` for an admin): a tag it
-    /// creates counts towards the owner's `Policy::max_tags_per_user`.
+    /// [`Allocator::alloc`] on behalf of `owner` (a non-admin user, `None` for an admin): a tag it
+    /// creates counts towards the owner's `AllocPolicy::max_tags_per_user`.
     pub async fn alloc_for(
         &self,
         tag: &str,
@@ -261,7 +261,7 @@ impl Engine {
         Ok(())
     }
 
-    /// Undoes [`Engine::quota_take`] (the tag was not created after all).
+    /// Undoes [`Allocator::quota_take`] (the tag was not created after all).
     fn quota_give_back(&self, owner: Option<&str>) {
         if let Some(owner) = owner {
             if let Some(count) = lock(&self.tags_created).get_mut(owner) {

@@ -6,9 +6,9 @@
 //! clock that stepped back across the restart cannot repeat an id.
 //!
 //! Names are bounded as tags are: a user without `admin` may start at most
-//! [`Policy::max_snowflake_names_per_user`](super::Policy) names on a server (a name
+//! [`AllocPolicy::max_snowflake_names_per_user`](super::AllocPolicy) names on a server (a name
 //! the store already holds costs nothing), and a name left untouched for
-//! [`Policy::tag_idle`](super::Policy) leaves memory. Leaving memory loses nothing: its
+//! [`AllocPolicy::tag_idle`](super::AllocPolicy) leaves memory. Leaving memory loses nothing: its
 //! persisted time stays in the store, and the next request reloads the name and resumes after
 //! it, exactly as after a restart. A name leaves only once that time has passed, so a reload
 //! never waits for the clock to catch up.
@@ -21,7 +21,7 @@ use idforge::Clock;
 use idforge_core::snowflake::SnowflakeGen;
 use idforge_core::tick::Next;
 
-use super::Engine;
+use super::Allocator;
 use super::tags::AllocError;
 use crate::serve::lock::lock;
 
@@ -50,7 +50,7 @@ pub(crate) struct ClockNames {
     evicted: AtomicU64,
 }
 
-impl Engine {
+impl Allocator {
     /// Appends `n` fresh snowflake ids of `name` to `out`, in increasing order.
     pub async fn snowflakes(
         &self,
@@ -61,9 +61,9 @@ impl Engine {
         self.snowflakes_for(name, n, out, None).await
     }
 
-    /// [`Engine::snowflakes`] on behalf of `owner` (a non-admin user, `None` for an admin): a
+    /// [`Allocator::snowflakes`] on behalf of `owner` (a non-admin user, `None` for an admin): a
     /// name it starts counts towards the owner's
-    /// `Policy::max_snowflake_names_per_user`.
+    /// `AllocPolicy::max_snowflake_names_per_user`.
     pub async fn snowflakes_for(
         &self,
         name: &str,
@@ -207,7 +207,7 @@ impl Engine {
         Ok(true)
     }
 
-    /// Undoes a counted [`Engine::name_quota_take`].
+    /// Undoes a counted [`Allocator::name_quota_take`].
     fn name_quota_give_back(&self, owner: Option<&str>) {
         if let Some(owner) = owner {
             if let Some(count) = lock(&self.clock_names.started).get_mut(owner) {

@@ -6,10 +6,10 @@
 //! that needs it in one transaction. A request waits only when its tag's cache is exhausted. After
 //! a crash the next id is the persisted `max_id`: a gap, never a duplicate.
 //!
-//! One `impl Engine` is split by concern on purpose, and these are all its parts:
+//! One `impl Allocator` is split by concern on purpose, and these are all its parts:
 //!
-//! - here: making an engine, the persister, giving cached ids back, idle eviction;
-//! - [`tags`]: `INCR`/`INCRBY` (`Engine::alloc_for`) and `IDF.TAG`;
+//! - here: making the allocator, the persister, giving cached ids back, idle eviction;
+//! - [`tags`]: `INCR`/`INCRBY` (`Allocator::alloc_for`) and `IDF.TAG`;
 //! - [`clocks`]: `IDF.SNOWFLAKE`'s persisted clocks;
 //! - [`workers`]: worker-id leases (`IDF.WORKER`).
 //!
@@ -42,7 +42,7 @@ use tags::Tag;
 
 /// How tags are created and how far ahead they persist.
 #[derive(Debug, Clone)]
-pub struct Policy {
+pub struct AllocPolicy {
     /// Create a tag on its first `INCR`/`INCRBY` (with `default_step`, starting at 1).
     pub auto_create: bool,
     /// The step of tags created without one.
@@ -71,19 +71,19 @@ pub struct Policy {
     pub max_leases: usize,
 }
 
-impl Policy {
+impl AllocPolicy {
     /// Persists closer together than this double a tag's step (see `step_interval`).
     pub const STEP_INTERVAL: Duration = Duration::from_secs(1);
     /// How far ahead (ms) a snowflake clock's persisted time runs (see `clock_window_ms`).
     pub const CLOCK_WINDOW_MS: u64 = 10_000;
 }
 
-/// How many sweeps a tag must sit out untouched, per [`Policy::tag_idle`], before it leaves.
+/// How many sweeps a tag must sit out untouched, per [`AllocPolicy::tag_idle`], before it leaves.
 const IDLE_SWEEPS: u32 = 4;
 
 /// Everything the connections share.
 #[derive(Debug)]
-pub struct Engine {
+pub struct Allocator {
     pub(super) tags: Mutex<HashMap<Box<str>, Tag>>,
     pub(super) clocks: Mutex<HashMap<Box<str>, ClockState>>,
     /// Wakes the persister.
@@ -93,7 +93,7 @@ pub struct Engine {
     /// The last persist failure, for replies to requests that time out waiting.
     pub(super) last_failure: Mutex<Option<String>>,
     pub(super) store: Store,
-    pub(super) policy: Policy,
+    pub(super) policy: AllocPolicy,
     pub(super) metrics: Metrics,
     pub(super) clock: SystemClock,
     pub(super) snowflake: idforge::Layout,
@@ -115,11 +115,11 @@ pub struct Engine {
     /// Numbers each reading of a service's leases (a write that began under an older one does
     /// not touch the newer copy).
     pub(super) lease_generation: std::sync::atomic::AtomicU64,
-    /// Lease writes waiting for the next group commit (see `Engine::put_lease`).
+    /// Lease writes waiting for the next group commit (see `Allocator::put_lease`).
     pub(super) lease_queue: Mutex<std::collections::VecDeque<workers::LeaseWrite>>,
     /// Held by the request committing a group of lease writes.
     pub(super) lease_writer: tokio::sync::Mutex<()>,
-    /// The leases held over every service (the bound `Policy::max_leases`).
+    /// The leases held over every service (the bound `AllocPolicy::max_leases`).
     pub(super) lease_count: workers::LeaseCount,
     /// Tags created by each non-admin user's requests on this server (the quota's count).
     pub(super) tags_created: Mutex<HashMap<String, usize>>,
@@ -131,16 +131,16 @@ pub struct Engine {
     pub(super) stripe: Stripe,
 }
 
-impl Engine {
-    /// An engine over an open store.
+impl Allocator {
+    /// An allocator over an open store.
     pub fn new(
         store: Store,
-        policy: Policy,
+        policy: AllocPolicy,
         snowflake: idforge::Layout,
         node: u64,
         leadership: Arc<Leadership>,
-    ) -> Engine {
-        Engine {
+    ) -> Allocator {
+        Allocator {
             tags: Mutex::new(HashMap::new()),
             clocks: Mutex::new(HashMap::new()),
             wake: Notify::new(),
@@ -170,8 +170,8 @@ impl Engine {
         }
     }
 
-    /// Hands out only the ids of `stripe` (see `engine::stripe`).
-    pub fn with_stripe(mut self, stripe: Stripe) -> Engine {
+    /// Hands out only the ids of `stripe` (see `allocator::stripe`).
+    pub fn with_stripe(mut self, stripe: Stripe) -> Allocator {
         self.stripe = stripe;
         self
     }
@@ -182,7 +182,7 @@ impl Engine {
     }
 
     /// Records every persist in `guard` (and checks the store against it on taking the lead).
-    pub fn with_guard(mut self, guard: Option<Arc<Guard>>) -> Engine {
+    pub fn with_guard(mut self, guard: Option<Arc<Guard>>) -> Allocator {
         self.guard = guard;
         self
     }
@@ -268,11 +268,11 @@ impl Engine {
     }
 
     /// The policy.
-    pub fn policy(&self) -> &Policy {
+    pub fn policy(&self) -> &AllocPolicy {
         &self.policy
     }
 
-    /// When the engine was made.
+    /// When the allocator was made.
     pub fn started(&self) -> Instant {
         self.started
     }
@@ -359,7 +359,7 @@ impl Engine {
         }
     }
 
-    /// Takes the tags left untouched for [`Policy::tag_idle`] out of memory, giving back the
+    /// Takes the tags left untouched for [`AllocPolicy::tag_idle`] out of memory, giving back the
     /// unused part of their cached range first (a compare-and-set of `limit -> next`). Runs
     /// under the persist gate, so no persist of them is in flight; tags a request waits on stay.
     /// The next request reloads a tag from the store, above every id handed out. Idle services'
