@@ -23,7 +23,7 @@ pub(crate) fn uint64(arg: Uint64Arg) -> Result<u64> {
             Ok(value)
         }
         Either3::B(number) => uint(number, "expected a non-negative safe integer"),
-        Either3::C(text) => runtime::encode::decimal::decode_u64(text.as_bytes()).or_throw(),
+        Either3::C(text) => idforge::encode::decimal::decode_u64(text.as_bytes()).or_throw(),
     }
 }
 
@@ -44,7 +44,7 @@ pub(crate) fn write(mut out: Uint8ArraySlice, bytes: &[u8]) -> Result<()> {
     // writes the array's memory until it returns.
     let out = unsafe { out.as_mut() };
     if out.len() != bytes.len() {
-        return Err(to_js(runtime::CoreError::InvalidLength {
+        return Err(to_js(idforge::CoreError::InvalidLength {
             expected: bytes.len(),
             got: out.len(),
         }));
@@ -62,9 +62,9 @@ pub(crate) fn to_js_uint(value: u64) -> Either3<BigInt, f64, String> {
     }
 }
 
-/// A batch size: an integer from 0 to the runtime's [`runtime::MAX_BATCH`]; anything else gets
+/// A batch size: an integer from 0 to the runtime's [`idforge::MAX_BATCH`]; anything else gets
 /// the runtime's error (a count that is not a whole non-negative number, as one past the cap).
 pub(crate) fn count(n: f64) -> Result<usize> {
     let whole = n >= 0.0 && n.fract() == 0.0 && n <= u64::MAX as f64;
-    runtime::batch_len(if whole { n as u64 } else { u64::MAX }).or_throw()
+    idforge::batch_len(if whole { n as u64 } else { u64::MAX }).or_throw()
 }

@@ -7,9 +7,9 @@ use std::cell::Cell;
 use std::ptr;
 use std::sync::OnceLock;
 
+use idforge::ErrorCode;
 use napi::bindgen_prelude::{JsObjectValue, Object};
 use napi::{Env, JsValue, Status, sys};
-use runtime::ErrorCode;
 
 thread_local! {
     /// The Node-API environment of the JavaScript running on this thread (the main thread or a
@@ -56,7 +56,7 @@ pub type Result<T> = std::result::Result<T, JsErr>;
 
 /// Converts a runtime or core error, in the environment of the calling thread's JavaScript.
 #[cold]
-pub(crate) fn to_js(e: impl Into<runtime::Error>) -> JsErr {
+pub(crate) fn to_js(e: impl Into<idforge::Error>) -> JsErr {
     let e = e.into();
     let env = ENV.with(Cell::get);
     if env.is_null() {
@@ -69,7 +69,7 @@ pub(crate) fn to_js(e: impl Into<runtime::Error>) -> JsErr {
 }
 
 /// The JS `Error` of `e`: its message, `code` (`IDFORGE_…`) and `status` (the number).
-fn js_error(env: &Env, e: &runtime::Error) -> napi::Error {
+fn js_error(env: &Env, e: &idforge::Error) -> napi::Error {
     let build = || -> napi::Result<napi::Error> {
         let code = e.code();
         let mut obj = env.create_error(napi::Error::new(Status::GenericFailure, e.to_string()))?;
@@ -83,7 +83,7 @@ fn js_error(env: &Env, e: &runtime::Error) -> napi::Error {
 /// An `INVALID_ARGUMENT` error.
 #[cold]
 pub(crate) fn invalid_argument(message: &'static str) -> JsErr {
-    to_js(runtime::CoreError::InvalidArgument(message))
+    to_js(idforge::CoreError::InvalidArgument(message))
 }
 
 /// Shorthand for results of the runtime and the core.
@@ -92,14 +92,14 @@ pub(crate) trait OrThrow<T> {
     fn or_throw(self) -> Result<T>;
 }
 
-impl<T> OrThrow<T> for std::result::Result<T, runtime::Error> {
+impl<T> OrThrow<T> for std::result::Result<T, idforge::Error> {
     #[inline]
     fn or_throw(self) -> Result<T> {
         self.map_err(to_js)
     }
 }
 
-impl<T> OrThrow<T> for std::result::Result<T, runtime::CoreError> {
+impl<T> OrThrow<T> for std::result::Result<T, idforge::CoreError> {
     #[inline]
     fn or_throw(self) -> Result<T> {
         self.map_err(to_js)
@@ -108,7 +108,7 @@ impl<T> OrThrow<T> for std::result::Result<T, runtime::CoreError> {
 
 /// A rejection for a Promise made by an [`napi::Task`]: the same `Error` a synchronous call
 /// throws, built in the environment the task resolves in.
-pub(crate) fn rejection(env: &Env, e: runtime::Error) -> napi::Error {
+pub(crate) fn rejection(env: &Env, e: idforge::Error) -> napi::Error {
     js_error(env, &e)
 }
 

@@ -4,10 +4,10 @@
 use std::sync::OnceLock;
 
 use chrono::{DateTime, Utc};
+use idforge::Flake128 as CoreFlake128;
+use idforge::{Flake128s, WorkerId};
 use napi::bindgen_prelude::{BigInt, Either, Either3, Uint8Array, Uint8ArraySlice};
 use napi_derive::napi;
-use runtime::Flake128 as CoreFlake128;
-use runtime::{Flake128s, WorkerId};
 
 use crate::args::{uint, uint64};
 use crate::error::{OrThrow, Result, invalid_argument, to_js};
@@ -96,7 +96,7 @@ pub fn flake128_compose(
     out: Uint8ArraySlice,
 ) -> Result<()> {
     let seq = u16::try_from(seq).map_err(|_| {
-        to_js(runtime::CoreError::SequenceOutOfRange {
+        to_js(idforge::CoreError::SequenceOutOfRange {
             seq: u64::from(seq),
             max: u64::from(u16::MAX),
         })

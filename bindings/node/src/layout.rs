@@ -2,9 +2,9 @@
 //! bounds).
 
 use chrono::{DateTime, Utc};
+use idforge::{Layout as CoreLayout, Order, Parts};
 use napi::bindgen_prelude::{BigInt, Either, Either3, Either4};
 use napi_derive::napi;
-use runtime::{Layout as CoreLayout, Order, Parts};
 
 use crate::args::{uint, uint64};
 use crate::error::{OrThrow, Result};

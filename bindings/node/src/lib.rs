@@ -26,7 +26,7 @@ pub fn version() -> &'static str {
 
 /// The most ids one batch call makes (the runtime's cap, 2^27), for the package's JavaScript.
 #[napi]
-pub const MAX_BATCH: u32 = runtime::MAX_BATCH as u32;
+pub const MAX_BATCH: u32 = idforge::MAX_BATCH as u32;
 
 /// `n` if it is a batch size (an integer from 0 to 2^27), else throws `IDFORGE_INVALID_ARGUMENT`:
 /// the runtime's one rule, for the package's JavaScript batch calls.

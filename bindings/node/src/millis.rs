@@ -9,10 +9,10 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
+use idforge::{Clock, SystemClock};
 use napi::bindgen_prelude::Unknown;
 use napi::{Env, sys};
 use napi_derive::napi;
-use runtime::{Clock, SystemClock};
 
 /// The cells JavaScript reads. Static, so the buffer over them never dangles, in any
 /// environment (worker threads included) and after the thread stops.

@@ -1,9 +1,9 @@
 //! ObjectId codecs and generation. The package's `ObjectId` class is JavaScript (a native object
 //! per id would cost a wrapper and a finalizer each); these functions do the work.
 
+use idforge::ObjectId as CoreObjectId;
 use napi::bindgen_prelude::{Uint8Array, Uint8ArraySlice};
 use napi_derive::napi;
-use runtime::ObjectId as CoreObjectId;
 
 use crate::error::{OrThrow, Result};
 
@@ -17,7 +17,7 @@ pub fn object_id_fill(mut buf: Uint8ArraySlice) -> Result<u32> {
     crate::millis::touch();
     let mut n = 0;
     for chunk in out.chunks_exact_mut(CoreObjectId::LEN) {
-        runtime::object_id_with(|id| chunk.copy_from_slice(&id.bytes())).or_throw()?;
+        idforge::object_id_with(|id| chunk.copy_from_slice(&id.bytes())).or_throw()?;
         n += 1;
     }
     Ok(n)

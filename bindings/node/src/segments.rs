@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
+use idforge::{SegmentOptions as RtOptions, SegmentOptionsInput, Segments as RtSegments};
 use napi::bindgen_prelude::{AsyncTask, BigInt, BigUint64Array};
 use napi_derive::napi;
-use runtime::{SegmentOptions as RtOptions, SegmentOptionsInput, Segments as RtSegments};
 
 use crate::args::count;
 use crate::error::{OrThrow, Result, invalid_argument, to_js};
@@ -118,7 +118,7 @@ fn options_of(o: Option<SegmentOptions>) -> Result<RtOptions> {
 }
 
 fn nothing_buffered() -> crate::error::JsErr {
-    to_js(runtime::CoreError::Timeout { waited_ms: 0 })
+    to_js(idforge::CoreError::Timeout { waited_ms: 0 })
 }
 
 /// Ids of one tag from a segment source (`idforge://`, `redis://`, `postgres://`, `mysql://`,

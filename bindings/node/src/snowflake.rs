@@ -5,11 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use idforge::{Layout as CoreLayout, Policy, Snowflake as RtSnowflake, SnowflakeBuilder};
 use napi::bindgen_prelude::{
     AsyncTask, BigInt, BigUint64Array, BigUint64ArraySlice, Either, Either3, Either4,
 };
 use napi_derive::napi;
-use runtime::{Layout as CoreLayout, Policy, Snowflake as RtSnowflake, SnowflakeBuilder};
 
 use crate::args::{count, uint, uint64};
 use crate::error::{OrThrow, Result, to_js};
@@ -70,13 +70,13 @@ pub struct Leasing {
 }
 
 impl napi::Task for Leasing {
-    type Output = std::result::Result<RtSnowflake, runtime::Error>;
+    type Output = std::result::Result<RtSnowflake, idforge::Error>;
     type JsValue = Snowflake;
 
     fn compute(&mut self) -> napi::Result<Self::Output> {
         // A task computes once; a second call has no builder and leases nothing.
         Ok(self.builder.take().map_or_else(
-            || Err(runtime::CoreError::InvalidArgument("already leased").into()),
+            || Err(idforge::CoreError::InvalidArgument("already leased").into()),
             SnowflakeBuilder::build,
         ))
     }
@@ -164,7 +164,7 @@ impl Snowflake {
     #[napi]
     pub fn next_number(&self) -> Result<f64> {
         if self.layout.total_bits() > 53 {
-            return Err(to_js(runtime::CoreError::InvalidLayout(
+            return Err(to_js(idforge::CoreError::InvalidLayout(
                 "ids of this layout do not fit a JavaScript number (more than 53 bits); use next()",
             )));
         }

@@ -6,7 +6,7 @@ use napi::{Env, Task};
 
 use crate::error::rejection;
 
-type Job = Box<dyn FnMut() -> Result<Vec<u64>, runtime::Error> + Send>;
+type Job = Box<dyn FnMut() -> Result<Vec<u64>, idforge::Error> + Send>;
 
 /// A waiting call: `job` runs off the event loop, `finish` turns its ids into the JS value.
 pub struct Waiting<J> {
@@ -34,7 +34,7 @@ pub(crate) fn many(ids: Vec<u64>) -> BigUint64Array {
 pub(crate) fn nothing(_: Vec<u64>) {}
 
 impl<J: ToNapiValue + TypeName + 'static> Task for Waiting<J> {
-    type Output = Result<Vec<u64>, runtime::Error>;
+    type Output = Result<Vec<u64>, idforge::Error>;
     type JsValue = J;
 
     fn compute(&mut self) -> napi::Result<Self::Output> {

@@ -1,16 +1,16 @@
 //! Errors: a runtime error becomes an instance of the exception class the package `idforge`
 //! defines for its code (`idforge._errors.by_code`), with the runtime's message.
 
+use idforge::ErrorCode;
 use pyo3::prelude::*;
-use runtime::ErrorCode;
 
 /// Converts a runtime error into the package's exception for its code.
-pub(crate) fn to_py(e: runtime::Error) -> PyErr {
+pub(crate) fn to_py(e: idforge::Error) -> PyErr {
     raise(e.code(), e.to_string())
 }
 
 /// Converts a core error into the package's exception for its code.
-pub(crate) fn core_to_py(e: runtime::CoreError) -> PyErr {
+pub(crate) fn core_to_py(e: idforge::CoreError) -> PyErr {
     raise(e.code(), e.to_string())
 }
 
@@ -43,13 +43,13 @@ pub(crate) trait OrRaise<T> {
     fn or_raise(self) -> PyResult<T>;
 }
 
-impl<T> OrRaise<T> for Result<T, runtime::Error> {
+impl<T> OrRaise<T> for Result<T, idforge::Error> {
     fn or_raise(self) -> PyResult<T> {
         self.map_err(to_py)
     }
 }
 
-impl<T> OrRaise<T> for Result<T, runtime::CoreError> {
+impl<T> OrRaise<T> for Result<T, idforge::CoreError> {
     fn or_raise(self) -> PyResult<T> {
         self.map_err(core_to_py)
     }

@@ -2,12 +2,12 @@
 
 use std::sync::OnceLock;
 
+use idforge::{Flake128 as RtFlake128, Flake128s, WorkerId};
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyBytes;
-use runtime::{Flake128 as RtFlake128, Flake128s, WorkerId};
 
 use crate::error::OrRaise;
 

@@ -1,7 +1,7 @@
 //! `Layout`: a validated snowflake layout with the stateless codecs.
 
+use idforge::{Layout as CoreLayout, Order};
 use pyo3::prelude::*;
-use runtime::{Layout as CoreLayout, Order};
 
 use crate::error::OrRaise;
 

@@ -1,11 +1,11 @@
 //! `ObjectId`: a MongoDB ObjectId value; `ObjectId()` makes a fresh one.
 
+use idforge::ObjectId as RtObjectId;
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyBytes;
-use runtime::ObjectId as RtObjectId;
 
 use crate::error::OrRaise;
 
@@ -23,7 +23,7 @@ impl ObjectId {
     #[pyo3(signature = (oid = None))]
     fn new(oid: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let inner = match oid {
-            None => runtime::object_id().or_raise()?,
+            None => idforge::object_id().or_raise()?,
             Some(v) => {
                 if let Ok(text) = v.extract::<PyBackedStr>() {
                     RtObjectId::parse_hex(&text).or_raise()?

@@ -1,8 +1,8 @@
 //! `Segments`: ids of one tag from a segment source, refilled in the background.
 
+use idforge::{SegmentOptions, SegmentOptionsInput, Segments as RtSegments};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
-use runtime::{SegmentOptions, SegmentOptionsInput, Segments as RtSegments};
 
 use crate::error::OrRaise;
 
@@ -92,7 +92,7 @@ impl Segments {
     /// `n` ids as the native-endian bytes of `n` uint64 (the package wraps them in an
     /// `array('Q')`).
     fn next_many_bytes<'py>(&self, py: Python<'py>, n: u64) -> PyResult<Bound<'py, PyBytes>> {
-        let n = runtime::batch_len(n).map_err(crate::error::to_py)?;
+        let n = idforge::batch_len(n).map_err(crate::error::to_py)?;
         crate::buffer::ids_bytes(py, n, |ids| self.inner.next_many(ids), crate::error::to_py)
     }
 

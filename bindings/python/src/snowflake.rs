@@ -2,10 +2,10 @@
 
 use std::time::Duration;
 
+use idforge::{Policy, Snowflake as RtSnowflake};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyBytes;
-use runtime::{Policy, Snowflake as RtSnowflake};
 
 use crate::error::OrRaise;
 use crate::layout::Layout;
@@ -22,7 +22,7 @@ pub(crate) struct Snowflake {
 /// A layout from a preset name, a spec or a `Layout`.
 pub(crate) fn layout_of(value: &Bound<'_, PyAny>) -> PyResult<Layout> {
     if let Ok(text) = value.extract::<PyBackedStr>() {
-        return runtime::Layout::parse(&text)
+        return idforge::Layout::parse(&text)
             .map(|inner| Layout { inner })
             .or_raise();
     }
@@ -34,7 +34,7 @@ fn policy_of(name: &str, max_wait: Option<f64>) -> PyResult<Policy> {
         None => None,
         Some(s) if s.is_finite() && (0.0..1e12).contains(&s) => Some(Duration::from_secs_f64(s)),
         Some(_) => {
-            return Err(runtime::CoreError::InvalidArgument(
+            return Err(idforge::CoreError::InvalidArgument(
                 "max_wait must be a non-negative number of seconds",
             ))
             .or_raise();
@@ -74,7 +74,7 @@ impl Snowflake {
         let layout = match layout {
             Some(l) => layout_of(l)?,
             None => Layout {
-                inner: runtime::Layout::TWITTER,
+                inner: idforge::Layout::TWITTER,
             },
         };
         let policy = policy_of(policy, max_wait)?;
@@ -89,7 +89,7 @@ impl Snowflake {
             (None, None) if lease_ttl.is_none() => {}
             _ => {
                 return Err(crate::error::core_to_py(
-                    runtime::CoreError::InvalidArgument(
+                    idforge::CoreError::InvalidArgument(
                         "lease= and service= go together (lease_ttl= needs both)",
                     ),
                 ));
@@ -98,7 +98,7 @@ impl Snowflake {
         if let Some(ttl) = lease_ttl {
             if !(ttl.is_finite() && ttl > 0.0 && ttl < 1e9) {
                 return Err(crate::error::core_to_py(
-                    runtime::CoreError::InvalidArgument(
+                    idforge::CoreError::InvalidArgument(
                         "lease_ttl is a positive number of seconds",
                     ),
                 ));
@@ -119,7 +119,7 @@ impl Snowflake {
     /// `n` fresh ids as the native-endian bytes of `n` uint64 (the package wraps them in an
     /// `array('Q')`). The GIL is released while they are made.
     fn next_many_bytes<'py>(&self, py: Python<'py>, n: u64) -> PyResult<Bound<'py, PyBytes>> {
-        let n = runtime::batch_len(n).map_err(crate::error::to_py)?;
+        let n = idforge::batch_len(n).map_err(crate::error::to_py)?;
         crate::buffer::ids_bytes(py, n, |ids| self.inner.next_many(ids), crate::error::to_py)
     }
 

@@ -1,7 +1,7 @@
 //! The error enum: one variant per code of `core/testdata/errors.json`, which uniffi turns into
 //! the sealed Kotlin class `IdforgeException` with a subclass per code.
 
-use runtime::ErrorCode;
+use idforge::ErrorCode;
 
 pub use crate::error_codes::IdforgeError;
 
@@ -20,14 +20,14 @@ impl std::fmt::Display for IdforgeError {
 
 impl std::error::Error for IdforgeError {}
 
-impl From<runtime::Error> for IdforgeError {
-    fn from(e: runtime::Error) -> Self {
+impl From<idforge::Error> for IdforgeError {
+    fn from(e: idforge::Error) -> Self {
         IdforgeError::new(e.code(), e.to_string())
     }
 }
 
-impl From<runtime::CoreError> for IdforgeError {
-    fn from(e: runtime::CoreError) -> Self {
+impl From<idforge::CoreError> for IdforgeError {
+    fn from(e: idforge::CoreError) -> Self {
         IdforgeError::new(e.code(), e.to_string())
     }
 }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use runtime::{Flake128 as RtFlake128, Flake128s, WorkerId};
+use idforge::{Flake128 as RtFlake128, Flake128s, WorkerId};
 
 use crate::error::{IdforgeError, Result};
 

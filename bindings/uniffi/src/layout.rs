@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use runtime::{Layout as CoreLayout, Order as CoreOrder, Parts};
+use idforge::{Layout as CoreLayout, Order as CoreOrder, Parts};
 
 use crate::error::{IdforgeError, Result};
 

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use runtime::ObjectId as RtObjectId;
+use idforge::ObjectId as RtObjectId;
 
 use crate::error::Result;
 
@@ -20,7 +20,7 @@ impl ObjectId {
     #[uniffi::constructor]
     pub fn new() -> Result<Arc<ObjectId>> {
         Ok(Arc::new(ObjectId {
-            inner: runtime::object_id()?,
+            inner: idforge::object_id()?,
         }))
     }
 

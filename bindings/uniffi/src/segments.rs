@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use runtime::{SegmentOptions as RtOptions, SegmentOptionsInput, Segments as RtSegments};
+use idforge::{SegmentOptions as RtOptions, SegmentOptionsInput, Segments as RtSegments};
 
 use crate::error::Result;
 use crate::snowflake::count;

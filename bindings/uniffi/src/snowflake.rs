@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use runtime::{Policy as RtPolicy, Snowflake as RtSnowflake, SnowflakeBuilder};
+use idforge::{Policy as RtPolicy, Snowflake as RtSnowflake, SnowflakeBuilder};
 
 use crate::error::{IdforgeError, Result};
 use crate::layout::{IdBounds, Layout, SnowflakeParts, bounds};
@@ -22,7 +22,7 @@ pub enum Policy {
 /// A count as `usize`: negative or past the runtime's batch cap (2^27) is refused.
 pub(crate) fn count(n: i32) -> Result<usize> {
     let n = u64::try_from(n).unwrap_or(u64::MAX);
-    Ok(runtime::batch_len(n)?)
+    Ok(idforge::batch_len(n)?)
 }
 
 /// A snowflake generator: 64-bit ids, increasing, never repeated by this generator, safe to
