@@ -180,7 +180,7 @@ def uniffi(data):
         "//! The `IdforgeError` enum and its matches.",
         f"//! {HEADER}",
         "",
-        "use runtime::ErrorCode;",
+        "use idforge::ErrorCode;",
         "",
         "/// Every failure of idforge, by its stable code; the value is the message.",
         "#[derive(Debug, uniffi::Error)]",
