@@ -334,8 +334,7 @@ def main():
         if k in b:
             print(f"  {k:<52} {fmt_ns(b[k]['ns']):>12}")
 
-    with open(args.markdown, "w") as f:
-        f.write(bench_verdicts.replace_section(text, BEGIN, END, section))
+    bench_verdicts.write_section(args.markdown, text, BEGIN, END, section)
     print(f"\nwrote {args.markdown}")
     return 0
 

@@ -125,8 +125,7 @@ def main():
         "", bench_verdicts.comment(commit, now, verdicts)]
     text = "\n".join(out)
     print(text)
-    md = bench_verdicts.replace_section(md, BEGIN, END, text, heading="Segment server (`ci/bench/bench-server.sh`)")
-    open(markdown, "w").write(md)
+    bench_verdicts.write_section(markdown, md, BEGIN, END, text, heading="Segment server (`ci/bench/bench-server.sh`)")
 
 
 if __name__ == "__main__":

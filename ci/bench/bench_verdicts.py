@@ -16,6 +16,7 @@ A section written before this rule has no such line: its markdown targets table 
 
 import datetime
 import json
+import os
 import re
 import subprocess
 import sys
@@ -61,6 +62,17 @@ def replace_section(text, begin, end, body, heading=None):
     if heading:
         return text.rstrip("\n") + f"\n\n## {heading}\n\n{block}\n"
     return f"{text.rstrip()}\n\n{block}\n".lstrip()
+
+
+def write_section(path, text, begin, end, body, heading=None):
+    """Writes `text` with `body` in its section (replace_section) to path, whole or not at all:
+    through a temporary file renamed over it, so a full disk or a kill leaves the old file."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        f.write(replace_section(text, begin, end, body, heading))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
 
 
 def old_section(text, begin, end):
@@ -174,6 +186,12 @@ def self_test():
     text = replace_section("x\n", "<!-- b -->", "<!-- e -->", "one", heading="H")
     assert text == "x\n\n## H\n\n<!-- b -->\none\n<!-- e -->\n", text
     assert replace_section(text, "<!-- b -->", "<!-- e -->", "two").count("two") == 1
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "BENCHMARKS.md")
+        write_section(path, text, "<!-- b -->", "<!-- e -->", "three")
+        with open(path) as f:
+            assert "three" in f.read() and os.listdir(d) == ["BENCHMARKS.md"]
     print("bench_verdicts: the rule holds on made-up runs")
 
 

@@ -109,8 +109,7 @@ def main():
     section = "\n".join([head, "", *lines])
     print(section)
     if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(bench_verdicts.replace_section(text, BEGIN, END, section, heading="Node (`node/bench`)"))
+        bench_verdicts.write_section(args.markdown, text, BEGIN, END, section, heading="Node (`node/bench`)")
 
 
 if __name__ == "__main__":
