@@ -148,6 +148,10 @@ enum idforge_status
    */
   IDFORGE_STATUS_LEASE_LOST = 21,
   /**
+   * Text or bytes are not a UUID, or not of the version asked for (a UUIDv7 parser given a version 4 UUID).
+   */
+  IDFORGE_STATUS_INVALID_UUID = 22,
+  /**
    * A required pointer argument was NULL (C API only).
    */
   IDFORGE_STATUS_NULL_ARGUMENT = 100,

@@ -44,6 +44,8 @@ export declare const ErrorCode: {
   readonly INVALID_URL: 'IDFORGE_INVALID_URL'
   /** A worker-id lease was lost or ran out: the generator on it issues no more ids. (C status 21) */
   readonly LEASE_LOST: 'IDFORGE_LEASE_LOST'
+  /** Text or bytes are not a UUID, or not of the version asked for (a UUIDv7 parser given a version 4 UUID). (C status 22) */
+  readonly INVALID_UUID: 'IDFORGE_INVALID_UUID'
   /** A required pointer argument was NULL (C API only). (C status 100; the C API only) */
   readonly NULL_ARGUMENT: 'IDFORGE_NULL_ARGUMENT'
   /** A panic was caught at the API boundary (C API only). (C status 101; the C API only) */
@@ -76,6 +78,7 @@ export declare const ErrorCode: {
  * - `IDFORGE_IO`: An I/O error (for example on the state file).
  * - `IDFORGE_INVALID_URL`: A source URL could not be parsed or names an unsupported scheme.
  * - `IDFORGE_LEASE_LOST`: A worker-id lease was lost or ran out: the generator on it issues no more ids.
+ * - `IDFORGE_INVALID_UUID`: Text or bytes are not a UUID, or not of the version asked for (a UUIDv7 parser given a version 4 UUID).
  * - `IDFORGE_NULL_ARGUMENT`: A required pointer argument was NULL (C API only).
  * - `IDFORGE_PANIC`: A panic was caught at the API boundary (C API only).
  * - `IDFORGE_BUFFER_TOO_SMALL`: An output buffer is too small (C API only).

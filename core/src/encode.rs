@@ -41,6 +41,15 @@ pub(crate) fn ascii(bytes: &[u8]) -> &str {
     core::str::from_utf8(bytes).unwrap_or_default()
 }
 
+/// `bytes` as a 16-byte array (the binary form of the 128-bit ids); any other length is
+/// [`Error::InvalidLength`](crate::Error::InvalidLength).
+pub(crate) fn array16(bytes: &[u8]) -> crate::Result<[u8; 16]> {
+    <[u8; 16]>::try_from(bytes).map_err(|_| crate::Error::InvalidLength {
+        expected: 16,
+        got: bytes.len(),
+    })
+}
+
 /// Parses `src` as digits of `radix` looked up in `table`; the error is the reason text.
 ///
 /// The accumulator is a `u128` and every step is checked, so no input can wrap; `max` then

@@ -120,6 +120,9 @@ pub enum Error {
     /// The worker-id lease of a generator ended (lost, or not renewed in time).
     #[error("worker-id lease lost: {0}")]
     LeaseLost(&'static str),
+    /// Text or bytes are not a UUID, or not of the version asked for.
+    #[error("invalid uuid: {0}")]
+    InvalidUuid(&'static str),
 }
 
 impl Error {
@@ -147,6 +150,7 @@ impl Error {
             Error::Io(_) => ErrorCode::Io,
             Error::InvalidUrl(_) => ErrorCode::InvalidUrl,
             Error::LeaseLost(_) => ErrorCode::LeaseLost,
+            Error::InvalidUuid(_) => ErrorCode::InvalidUuid,
         }
     }
 }

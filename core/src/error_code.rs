@@ -50,6 +50,8 @@ pub enum ErrorCode {
     InvalidUrl = 20,
     /// A worker-id lease was lost or ran out: the generator on it issues no more ids.
     LeaseLost = 21,
+    /// Text or bytes are not a UUID, or not of the version asked for (a UUIDv7 parser given a version 4 UUID).
+    InvalidUuid = 22,
     /// A required pointer argument was NULL (C API only).
     NullArgument = 100,
     /// A panic was caught at the API boundary (C API only).
@@ -60,7 +62,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 24] = [
+    pub const ALL: [ErrorCode; 25] = [
         ErrorCode::InvalidLayout,
         ErrorCode::NodeOutOfRange,
         ErrorCode::EpochInFuture,
@@ -82,6 +84,7 @@ impl ErrorCode {
         ErrorCode::Io,
         ErrorCode::InvalidUrl,
         ErrorCode::LeaseLost,
+        ErrorCode::InvalidUuid,
         ErrorCode::NullArgument,
         ErrorCode::Panic,
         ErrorCode::BufferTooSmall,
@@ -111,6 +114,7 @@ impl ErrorCode {
             ErrorCode::Io => "IO",
             ErrorCode::InvalidUrl => "INVALID_URL",
             ErrorCode::LeaseLost => "LEASE_LOST",
+            ErrorCode::InvalidUuid => "INVALID_UUID",
             ErrorCode::NullArgument => "NULL_ARGUMENT",
             ErrorCode::Panic => "PANIC",
             ErrorCode::BufferTooSmall => "BUFFER_TOO_SMALL",

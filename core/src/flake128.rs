@@ -96,13 +96,7 @@ impl Flake128 {
 
     /// The id in a 16-byte slice; any other length is [`Error::InvalidLength`].
     pub fn try_from_slice(bytes: &[u8]) -> Result<Flake128> {
-        match <[u8; 16]>::try_from(bytes) {
-            Ok(array) => Ok(Self::from_bytes(array)),
-            Err(_) => Err(Error::InvalidLength {
-                expected: Self::LEN,
-                got: bytes.len(),
-            }),
-        }
+        crate::encode::array16(bytes).map(Self::from_bytes)
     }
 
     /// Writes the 22-character padded base62 form into `out` and returns it.

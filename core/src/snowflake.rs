@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 pub use crate::layout_text::Spec;
-use crate::tick::{Next, Tick, TickState};
+use crate::tick::{Next, SeqStart, Tick, TickState};
 
 /// Which field follows the time field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -377,6 +377,14 @@ impl SnowflakeGen {
         })
     }
 
+    /// The same generator with each tick's sequence starting at `start` instead of 0:
+    /// [`SeqStart::Keyed`] spreads `id % n` evenly at low rates (sharding by id) and still
+    /// leaves every tick at least half its sequence range.
+    pub fn with_start(mut self, start: SeqStart) -> SnowflakeGen {
+        self.state = self.state.with_start(start);
+        self
+    }
+
     /// The layout.
     pub fn layout(&self) -> &Layout {
         &self.layout
@@ -385,6 +393,11 @@ impl SnowflakeGen {
     /// The node id.
     pub fn node(&self) -> u64 {
         self.node
+    }
+
+    /// Where each tick's sequence starts.
+    pub fn start(&self) -> SeqStart {
+        self.state.start()
     }
 
     /// The next id at clock time `now_ms` (Unix milliseconds).

@@ -40,6 +40,46 @@ pub enum Tick {
     Exhausted,
 }
 
+/// Where a tick's sequence starts when the clock moves into it.
+///
+/// A run into the next tick because the sequence is used up (borrowing the near future) always
+/// continues at 0; only a tick the clock itself reached starts at this value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SeqStart {
+    /// At 0: the most ids per tick (the whole sequence) before borrowing the next one; at low
+    /// rates most ids end in the same low bits.
+    #[default]
+    Zero,
+    /// At a value drawn from the tick by a keyed hash, below half the sequence's range: at low
+    /// rates `id % n` spreads evenly, and every tick still holds at least half its range (a
+    /// quarter on average is skipped). The key is the caller's randomness (a per-generator
+    /// secret), so starts are unpredictable without it.
+    Keyed(u64),
+}
+
+impl SeqStart {
+    /// The first sequence of `tick` for a `seq_bits`-bit sequence.
+    #[inline]
+    pub fn of(self, tick: u64, seq_bits: u32) -> u64 {
+        match self {
+            SeqStart::Zero => 0,
+            SeqStart::Keyed(key) if seq_bits > 1 => {
+                mix(tick ^ key) & ((1u64 << (seq_bits - 1)) - 1)
+            }
+            SeqStart::Keyed(_) => 0,
+        }
+    }
+}
+
+/// SplitMix64's finalizer: every input bit affects every output bit.
+#[inline]
+const fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// Lock-free monotonic (tick, sequence) allocator.
 #[derive(Debug)]
 pub struct TickState {
@@ -48,6 +88,7 @@ pub struct TickState {
     seq_mask: u64,
     max_tick: u64,
     max_lead: u64,
+    start: SeqStart,
 }
 
 impl TickState {
@@ -66,7 +107,19 @@ impl TickState {
             seq_mask: (1u64 << seq_bits) - 1,
             max_tick: (1u64 << tick_bits) - 1,
             max_lead,
+            start: SeqStart::Zero,
         })
+    }
+
+    /// The same state with each tick's sequence starting at `start` (default [`SeqStart::Zero`]).
+    pub fn with_start(mut self, start: SeqStart) -> TickState {
+        self.start = start;
+        self
+    }
+
+    /// Where each tick's sequence starts.
+    pub fn start(&self) -> SeqStart {
+        self.start
     }
 
     /// The largest tick the state can hand out.
@@ -98,7 +151,9 @@ impl TickState {
             // other memory is published through it.
             let v = self.next.fetch_add(1, Ordering::Relaxed);
             if v < floor {
-                self.next.fetch_max(floor, Ordering::Relaxed);
+                // Every caller raising the state into this tick computes the same start.
+                let first = floor | self.start.of(now_tick, self.seq_bits);
+                self.next.fetch_max(first, Ordering::Relaxed);
                 continue;
             }
             let tick = v >> self.seq_bits;
@@ -133,7 +188,11 @@ impl TickState {
         // modification order is total; no other memory is published through it.
         let mut cur = self.next.load(Ordering::Relaxed);
         loop {
-            let cand = if floor > cur { floor } else { cur };
+            let cand = if floor > cur {
+                floor | self.start.of(now_tick, self.seq_bits)
+            } else {
+                cur
+            };
             let tick = cand >> self.seq_bits;
             if tick > self.max_tick {
                 return Err(Tick::Exhausted);
@@ -234,6 +293,38 @@ mod tests {
         assert_eq!(s.next_run(4, 100), Ok((5, 1, 7)));
         assert_eq!(s.next_run(4, 1), Err(Tick::Pending { until_tick: 5 }));
         assert_eq!(s.next_run(9, 0), Ok((9, 0, 1)), "a run has at least one id");
+    }
+
+    #[test]
+    fn keyed_starts_stay_in_the_lower_half_and_keep_increasing() {
+        let s = TickState::new(20, 6, 0)
+            .unwrap()
+            .with_start(SeqStart::Keyed(42));
+        let mut last = None;
+        let mut starts = [false; 32];
+        for tick in 1..200 {
+            let Tick::Ready { tick: t, seq } = s.next(tick) else {
+                panic!("no id at {tick}")
+            };
+            assert_eq!((t, seq), (tick, SeqStart::Keyed(42).of(tick, 6)));
+            assert!(seq < 32, "starts lie below half the range");
+            starts[seq as usize] = true;
+            let Ok((t2, seq2, _)) = s.next_run(tick, 1) else {
+                panic!()
+            };
+            assert_eq!((t2, seq2), (tick, seq + 1));
+            assert!(last < Some((t, seq)));
+            last = Some((t2, seq2));
+        }
+        assert!(starts.iter().filter(|&&b| b).count() > 20, "starts vary");
+        // A run that reaches a new tick starts there too.
+        let r = TickState::new(20, 6, 0)
+            .unwrap()
+            .with_start(SeqStart::Keyed(7));
+        assert_eq!(r.next_run(9, 3), Ok((9, SeqStart::Keyed(7).of(9, 6), 3)));
+        assert_eq!(SeqStart::Keyed(7).of(9, 1), 0);
+        assert_eq!(SeqStart::Keyed(7).of(9, 0), 0);
+        assert_eq!(SeqStart::Zero.of(9, 12), 0);
     }
 
     #[test]

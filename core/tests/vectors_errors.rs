@@ -83,6 +83,7 @@ fn every_error() -> Vec<Error> {
         Error::Io("x"),
         Error::InvalidUrl("x"),
         Error::LeaseLost("x"),
+        Error::InvalidUuid("x"),
     ]
 }
 

@@ -28,6 +28,7 @@ __all__ = [
     "IdforgeIOError",
     "InvalidUrlError",
     "LeaseLostError",
+    "InvalidUuidError",
     "NullArgumentError",
     "PanicError",
     "BufferTooSmallError",
@@ -213,6 +214,14 @@ class LeaseLostError(IdforgeError, RuntimeError):
     name = "LEASE_LOST"
 
 
+class InvalidUuidError(IdforgeError, ValueError):
+    """Text or bytes are not a UUID, or not of the version asked for (a UUIDv7 parser given a version 4 UUID)."""
+
+    code = 22
+    status = 22
+    name = "INVALID_UUID"
+
+
 class NullArgumentError(IdforgeError, TypeError):
     """A required pointer argument was NULL (C API only)."""
 
@@ -259,6 +268,7 @@ _BY_CODE: Dict[int, Type[IdforgeError]] = {
     19: IdforgeIOError,
     20: InvalidUrlError,
     21: LeaseLostError,
+    22: InvalidUuidError,
     100: NullArgumentError,
     101: PanicError,
     102: BufferTooSmallError,

@@ -17,6 +17,7 @@
 //!   [`StateFile`] high-water mark.
 //! - [`ObjectIds`] and [`object_id`]: MongoDB ObjectIds.
 //! - [`Flake128s`]: 128-bit flake ids.
+//! - [`Uuid7s`] and [`Ulids`]: RFC 9562 UUIDv7s and ULIDs, strictly increasing.
 //! - [`Segments`]: ids from ranges of a [`SegmentSource`], refilled in the background.
 //! - [`WorkerLease`]: a snowflake node id leased from an idforge server
 //!   ([`SnowflakeBuilder::lease`]).
@@ -34,11 +35,13 @@ mod marks;
 mod objectid;
 mod policy;
 mod reseed;
+mod rng;
 mod seconds;
 mod segments;
 mod snowflake;
 pub mod source;
 mod state_file;
+mod time_ordered;
 
 pub use batch::{MAX_BATCH, batch_len};
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -50,6 +53,8 @@ pub use idforge_core::flake128::Flake128;
 pub use idforge_core::objectid::ObjectId;
 pub use idforge_core::segment::Segment;
 pub use idforge_core::snowflake::{Layout, Order, Parts, Spec as LayoutSpec};
+pub use idforge_core::ulid::Ulid;
+pub use idforge_core::uuid7::Uuid7;
 pub use lease::{DEFAULT_LEASE_TTL, DEFAULT_MAX_SKEW, WorkerLease};
 pub use objectid::{ObjectIds, object_id, object_id_with};
 pub use policy::{DEFAULT_LEAD, Policy};
@@ -60,3 +65,4 @@ pub use snowflake::{Snowflake, SnowflakeBuilder};
 pub use source::SqlSource;
 pub use source::{FileSource, MemorySource, RemoteSource, SegmentSource};
 pub use state_file::StateFile;
+pub use time_ordered::{TimeOrdered, TimeOrderedId, Ulids, Uuid7s};

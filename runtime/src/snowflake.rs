@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use idforge_core::Error as CoreError;
 use idforge_core::snowflake::{Layout, Parts, SnowflakeGen};
-use idforge_core::tick::Next;
+use idforge_core::tick::{Next, SeqStart};
 
 use crate::clock::{Clock, SystemClock};
+use crate::entropy;
 use crate::error::Result;
 use crate::fork;
 use crate::lease::{DEFAULT_LEASE_TTL, WorkerLease};
@@ -49,6 +50,7 @@ pub struct SnowflakeBuilder<C: Clock = SystemClock> {
     clock: C,
     state_file: Option<(PathBuf, u64)>,
     lease: Option<LeaseConfig>,
+    random_start: bool,
 }
 
 /// Where a builder leases its node id from.
@@ -77,6 +79,7 @@ impl Snowflake {
             clock: SystemClock::shared(),
             state_file: None,
             lease: None,
+            random_start: false,
         }
     }
 }
@@ -85,6 +88,15 @@ impl<C: Clock> SnowflakeBuilder<C> {
     /// The node (worker, machine, shard) id; must fit the layout.
     pub fn node(mut self, node: u64) -> Self {
         self.node = node;
+        self
+    }
+
+    /// Starts each tick's sequence at a random value below half its range instead of 0, so
+    /// that `id % n` spreads evenly over shards even at a few ids per tick (by default most ids
+    /// end in sequence 0). A tick then holds at least half its sequence range (2,048 ids per ms
+    /// in the Twitter layout) before borrowing the next; ids still strictly increase.
+    pub fn random_start(mut self, random: bool) -> Self {
+        self.random_start = random;
         self
     }
 
@@ -184,6 +196,7 @@ impl<C: Clock> SnowflakeBuilder<C> {
             clock,
             state_file: self.state_file,
             lease: self.lease,
+            random_start: self.random_start,
         }
     }
 
@@ -211,7 +224,10 @@ impl<C: Clock> SnowflakeBuilder<C> {
         let node = lease.as_ref().map_or(self.node, WorkerLease::id);
         self.layout.check_node(node)?;
         let lead_ms = self.policy.max_lead().as_millis().min(u128::from(u64::MAX)) as u64;
-        let generator = SnowflakeGen::new(self.layout, node, lead_ms)?;
+        let mut generator = SnowflakeGen::new(self.layout, node, lead_ms)?;
+        if self.random_start {
+            generator = generator.with_start(SeqStart::Keyed(entropy::u64()?));
+        }
         if let Some(lease) = &lease {
             // No id at or below the time an earlier holder of this node id could have used,
             // whatever this host's clock says: the policy waits for it or refuses.
@@ -353,6 +369,12 @@ impl<C: Clock> Snowflake<C> {
     /// The policy.
     pub fn policy(&self) -> Policy {
         self.policy
+    }
+
+    /// Whether each tick's sequence starts at a random value
+    /// ([`SnowflakeBuilder::random_start`]).
+    pub fn random_start(&self) -> bool {
+        self.generator.start() != SeqStart::Zero
     }
 
     /// Splits an id of this layout into its fields.

@@ -54,6 +54,8 @@ pub enum idforge_status {
     InvalidUrl = 20,
     /// A worker-id lease was lost or ran out: the generator on it issues no more ids.
     LeaseLost = 21,
+    /// Text or bytes are not a UUID, or not of the version asked for (a UUIDv7 parser given a version 4 UUID).
+    InvalidUuid = 22,
     /// A required pointer argument was NULL (C API only).
     NullArgument = 100,
     /// A panic was caught at the API boundary (C API only).
@@ -87,6 +89,7 @@ impl idforge_status {
             ErrorCode::Io => idforge_status::Io,
             ErrorCode::InvalidUrl => idforge_status::InvalidUrl,
             ErrorCode::LeaseLost => idforge_status::LeaseLost,
+            ErrorCode::InvalidUuid => idforge_status::InvalidUuid,
             ErrorCode::NullArgument => idforge_status::NullArgument,
             ErrorCode::Panic => idforge_status::Panic,
             ErrorCode::BufferTooSmall => idforge_status::BufferTooSmall,
@@ -122,6 +125,7 @@ macro_rules! for_each_code {
             Io,
             InvalidUrl,
             LeaseLost,
+            InvalidUuid,
             NullArgument,
             Panic,
             BufferTooSmall,

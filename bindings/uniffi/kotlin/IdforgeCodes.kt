@@ -24,6 +24,7 @@ internal fun IdforgeException.entry(): Pair<Int, String> = when (this) {
     is IdforgeException.Io -> 19 to "IO"
     is IdforgeException.InvalidUrl -> 20 to "INVALID_URL"
     is IdforgeException.LeaseLost -> 21 to "LEASE_LOST"
+    is IdforgeException.InvalidUuid -> 22 to "INVALID_UUID"
     is IdforgeException.NullArgument -> 100 to "NULL_ARGUMENT"
     is IdforgeException.Panic -> 101 to "PANIC"
     is IdforgeException.BufferTooSmall -> 102 to "BUFFER_TOO_SMALL"

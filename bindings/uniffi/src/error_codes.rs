@@ -49,6 +49,8 @@ pub enum IdforgeError {
     InvalidUrl(String),
     /// A worker-id lease was lost or ran out: the generator on it issues no more ids.
     LeaseLost(String),
+    /// Text or bytes are not a UUID, or not of the version asked for (a UUIDv7 parser given a version 4 UUID).
+    InvalidUuid(String),
     /// A required pointer argument was NULL (C API only).
     NullArgument(String),
     /// A panic was caught at the API boundary (C API only).
@@ -82,6 +84,7 @@ impl IdforgeError {
             ErrorCode::Io => IdforgeError::Io,
             ErrorCode::InvalidUrl => IdforgeError::InvalidUrl,
             ErrorCode::LeaseLost => IdforgeError::LeaseLost,
+            ErrorCode::InvalidUuid => IdforgeError::InvalidUuid,
             ErrorCode::NullArgument => IdforgeError::NullArgument,
             ErrorCode::Panic => IdforgeError::Panic,
             ErrorCode::BufferTooSmall => IdforgeError::BufferTooSmall,
@@ -115,6 +118,7 @@ impl IdforgeError {
             IdforgeError::Io(m) => m,
             IdforgeError::InvalidUrl(m) => m,
             IdforgeError::LeaseLost(m) => m,
+            IdforgeError::InvalidUuid(m) => m,
             IdforgeError::NullArgument(m) => m,
             IdforgeError::Panic(m) => m,
             IdforgeError::BufferTooSmall(m) => m,
