@@ -30,8 +30,10 @@ Runs the named steps, or all of them: ${STEPS[*]}
   server  the segment server: its process tests (single node, and HA on etcd),
           ci/harness/server-clients.sh (redis-cli, redis-py, ioredis, and their cluster clients
           following a failover), ci/harness/crash-harness.sh (kill -9 and SIGTERM, 50 cycles
-          each), ci/harness/failover-harness.sh (3 etcd members, 3 servers, 20 leader kills) and
-          ci/harness/hostile.py (hostile clients)
+          each), ci/harness/failover-harness.sh (3 etcd members, 3 servers, 20 leader kills),
+          ci/harness/hostile.py (hostile clients) and ci/harness/http-harness.sh (the HTTP API:
+          Leaf and tinyid formats, the status page in headless Chromium, HTTP ids across kill -9
+          and a failover, hostile HTTP clients)
   chaos   ci/harness/chaos.sh: the partition harness (3 etcd members, 3 servers, clients, each in a
           network namespace of its own; 6 nemeses x 5 runs: the leader cut from etcd, from the
           clients, an etcd member cut off, a minority split, a slow and lossy leader, a leader's
@@ -143,6 +145,7 @@ step_server() {
   bash ci/harness/crash-harness.sh "$CARGO_TARGET_DIR/debug/idforge"
   bash ci/harness/failover-harness.sh "$CARGO_TARGET_DIR/debug/idforge"
   python3 ci/harness/hostile.py "$CARGO_TARGET_DIR/debug/idforge"
+  bash ci/harness/http-harness.sh "$CARGO_TARGET_DIR/debug/idforge"
 }
 
 # The steps that test against real servers (the segment server, Redis, PostgreSQL, MariaDB):

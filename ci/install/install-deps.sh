@@ -11,7 +11,9 @@
 #                                   HA tests and ci/harness/failover-harness.sh), pgext (PostgreSQL 15's
 #                                   server headers and libclang, for the extension's pgrx build),
 #                                   chaos (ip, iptables, ping and libfaketime: ci/harness/chaos.sh),
-#                                   faketime (libfaketime alone: server/tests/lease_clocks.rs)
+#                                   faketime (libfaketime alone: server/tests/lease_clocks.rs),
+#                                   http (curl and headless Chromium: ci/harness/http-harness.sh),
+#                                   wrk (the HTTP load generator of ci/bench/http.sh)
 set -euo pipefail
 
 declare -A PACKAGES=(
@@ -25,6 +27,8 @@ declare -A PACKAGES=(
   [pgext]="postgresql postgresql-server-dev-15 libclang-dev python3-venv"
   [chaos]="iproute2 iptables iputils-ping faketime libfaketime"
   [faketime]="faketime libfaketime"
+  [http]="curl chromium python3-venv"
+  [wrk]="wrk"
 )
 
 missing=()

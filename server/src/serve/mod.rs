@@ -13,6 +13,7 @@
 //! - `ha`: leader election among servers sharing a store.
 //! - `auth`: users, passwords and permissions.
 //! - `metrics`: counters, `/metrics` and `/healthz`.
+//! - `http`: the HTTP API (Leaf's and tinyid's URLs) and the status page.
 //! - `shared`: what every connection shares; `lock`: the one way a mutex is taken.
 
 pub(crate) mod allocator;
@@ -20,6 +21,7 @@ pub(crate) mod auth;
 pub(crate) mod commands;
 pub mod config;
 pub(crate) mod ha;
+pub(crate) mod http;
 pub(crate) mod lock;
 pub(crate) mod metrics;
 pub(crate) mod net;
@@ -190,18 +192,27 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     });
     let metrics_task = match config.metrics_port {
         Some(port) => {
-            let l = TcpListener::bind((config.bind.as_str(), port))
-                .await
-                .map_err(|source| StartError::Listen {
-                    addr: format!("metrics port {port}"),
-                    source,
-                })?;
-            let at = l.local_addr().map_err(|source| StartError::Listen {
-                addr: format!("metrics port {port}"),
-                source,
-            })?;
-            tracing::info!(addr = %at, "metrics listening");
+            let l = listen_extra(&config.bind, port, "metrics").await?;
             Some(tokio::spawn(metrics::http::serve(l, shared.clone())))
+        }
+        None => None,
+    };
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let http_task = match config.http_port {
+        Some(port) => {
+            let state =
+                http::Http::new(config.http.clone()).map_err(|reason| StartError::HttpTokens {
+                    path: config.http.tokens.clone().unwrap_or_default(),
+                    reason,
+                })?;
+            let l = listen_extra(&config.bind, port, "HTTP").await?;
+            let state = Arc::new(state);
+            Some(tokio::spawn(http::serve(
+                l,
+                shared.clone(),
+                state,
+                stop_rx.clone(),
+            )))
         }
         None => None,
     };
@@ -233,7 +244,6 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     }
     tracing::info!(%addr, store = kind.name(), "idforge listening");
 
-    let (stop_tx, stop_rx) = watch::channel(false);
     let mut conns = JoinSet::new();
     let mut signals = Signals::new()?;
     loop {
@@ -285,6 +295,9 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
         tracing::warn!("connections did not finish in 10 s; closing them");
         conns.abort_all();
     }
+    if let Some(task) = http_task {
+        let _ = task.await;
+    }
     stop_persister.notify_one();
     let _ = persister.await;
     engine.release().await;
@@ -299,6 +312,18 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     engine.store().close().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Listens on the `what` port (metrics, HTTP) at `bind`, and logs where.
+async fn listen_extra(bind: &str, port: u16, what: &str) -> Result<TcpListener, StartError> {
+    let failed = |source| StartError::Listen {
+        addr: format!("{what} port {port}"),
+        source,
+    };
+    let l = TcpListener::bind((bind, port)).await.map_err(failed)?;
+    let at = l.local_addr().map_err(failed)?;
+    tracing::info!(addr = %at, "{what} listening");
+    Ok(l)
 }
 
 /// Serves one accepted connection: the TLS handshake first when TLS is on (it must end within

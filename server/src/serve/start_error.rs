@@ -49,6 +49,14 @@ pub enum StartError {
     /// The TLS files could not be loaded.
     #[error("{0}")]
     Tls(String),
+    /// The `--http-tokens` file could not be read or has a bad line.
+    #[error("--http-tokens {}: {reason}", path.display())]
+    HttpTokens {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong (the line number included).
+        reason: String,
+    },
     /// The process's signals could not be handled.
     #[error("cannot handle signals: {0}")]
     Signals(std::io::Error),

@@ -114,6 +114,24 @@ pub struct TagInfo {
     pub description: Option<String>,
 }
 
+/// A loaded tag as the status page shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TagView {
+    /// The tag.
+    pub tag: String,
+    /// The next id to hand out, in this server's own (local) numbering: only its changes mean
+    /// something outside (ids handed out).
+    pub next: i64,
+    /// The last id handed out (global).
+    pub last: i64,
+    /// The cached range: ids from `last + 1` below this one (global) may be handed out.
+    pub cached_to: i64,
+    /// The stored step and the dynamic one.
+    pub step: (i64, i64),
+    /// How long ago its last persist committed (`None`: none since it was loaded).
+    pub persisted_ago: Option<std::time::Duration>,
+}
+
 impl Allocator {
     /// Hands out `n` consecutive ids of `tag`; returns the first. Waits (up to the policy's
     /// timeout) only when the tag's cache is exhausted.
@@ -353,6 +371,25 @@ impl Allocator {
             .filter(|t| glob_match(pattern, t.as_bytes()))
             .collect();
         Ok((matching, next))
+    }
+
+    /// Every loaded tag, sorted by name, for the status page.
+    pub(crate) fn tag_views(&self) -> Vec<TagView> {
+        let now = Instant::now();
+        let global = |local: i64| self.stripe.global(local.max(1)).unwrap_or(i64::MAX);
+        let mut views: Vec<TagView> = lock(&self.tags)
+            .iter()
+            .map(|(name, t)| TagView {
+                tag: name.to_string(),
+                next: t.next,
+                last: self.stripe.last_before(t.next),
+                cached_to: global(t.limit),
+                step: (t.base_step, t.step),
+                persisted_ago: t.last_persist.map(|at| now.saturating_duration_since(at)),
+            })
+            .collect();
+        views.sort_by(|a, b| a.tag.cmp(&b.tag));
+        views
     }
 
     /// (tag, cached ids) of every loaded tag, sorted.

@@ -673,6 +673,17 @@ impl Allocator {
         Ok((rows, next))
     }
 
+    /// (service, leases held) of every service this server has read, sorted: the status
+    /// page's view (services untouched since the last idle sweep may have left memory).
+    pub(crate) fn leases_by_service(&self) -> Vec<(String, usize)> {
+        let mut services: Vec<(String, usize)> = lock(&self.workers)
+            .iter()
+            .map(|(name, leases)| (name.to_string(), leases.held()))
+            .collect();
+        services.sort();
+        services
+    }
+
     /// How many leases this server counts as held, over every service.
     pub fn leases_held(&self) -> usize {
         self.lease_count.held.load(Ordering::Relaxed)

@@ -795,6 +795,15 @@ impl Auth {
         )
     }
 
+    /// The rights of user `name` as they are now (`None`: no such user). For credentials checked
+    /// elsewhere (an HTTP token names its user), so a change of the user's rights applies at once.
+    pub(crate) fn perms_of(&self, name: &str) -> Option<Arc<Perms>> {
+        if name == DEFAULT_USER && self.requirepass.is_some() {
+            return Some(Arc::new(Perms::all()));
+        }
+        lock(&self.users).get(name).map(|u| u.perms.clone())
+    }
+
     /// (name, permission words) of every user, sorted.
     pub fn list(&self) -> Vec<(String, String)> {
         let mut users: Vec<(String, String)> = lock(&self.users)

@@ -52,6 +52,10 @@ pub struct Config {
     pub requirepass: Option<String>,
     /// The metrics port.
     pub metrics_port: Option<u16>,
+    /// The HTTP API's port.
+    pub http_port: Option<u16>,
+    /// The HTTP API's tokens and bounds.
+    pub http: HttpSettings,
     /// Allocation policy.
     pub policy: AllocPolicy,
     /// `IDF.SNOWFLAKE` layout.
@@ -113,6 +117,36 @@ pub struct Limits {
     pub metrics_timeout: Duration,
 }
 
+/// The HTTP API's tokens and bounds (docs/http.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpSettings {
+    /// The tokens file (`SHA256-HEX USER` lines).
+    pub tokens: Option<PathBuf>,
+    /// The user a request without a token acts as.
+    pub anonymous_user: Option<String>,
+    /// The most connections at once.
+    pub maxclients: usize,
+    /// The largest request head.
+    pub max_header: usize,
+    /// The largest request body.
+    pub max_body: usize,
+    /// The longest query string or form.
+    pub max_query: usize,
+    /// Requests per second per token (0: no limit).
+    pub rate_limit: u32,
+    /// The most ids one request takes.
+    pub max_batch: i64,
+}
+
+/// The defaults of the settings table.
+impl Default for HttpSettings {
+    fn default() -> HttpSettings {
+        ServeArgs::default()
+            .http()
+            .expect("the declared defaults are within their bounds")
+    }
+}
+
 /// The defaults of the settings table.
 impl Default for Limits {
     fn default() -> Limits {
@@ -147,6 +181,20 @@ impl ServeArgs {
             metrics_tags: self.metrics_tags()?,
             metrics_maxclients: self.metrics_maxclients()?,
             metrics_timeout: ms(self.metrics_timeout_ms()?),
+        })
+    }
+
+    /// The HTTP API's tokens and bounds.
+    fn http(&self) -> Result<HttpSettings, SettingError> {
+        Ok(HttpSettings {
+            tokens: self.http_tokens.clone(),
+            anonymous_user: self.http_anonymous_user.clone().filter(|u| !u.is_empty()),
+            maxclients: self.http_maxclients()?,
+            max_header: self.http_max_header_bytes()?,
+            max_body: self.http_max_body_bytes()?,
+            max_query: self.http_max_query_bytes()?,
+            rate_limit: self.http_rate_limit()?,
+            max_batch: self.http_max_batch()?,
         })
     }
 
@@ -309,6 +357,8 @@ impl ServeArgs {
             guard,
             requirepass: a.requirepass.clone().filter(|p| !p.is_empty()),
             metrics_port: a.metrics_port,
+            http_port: a.http_port,
+            http: a.http()?,
             policy: a.policy()?,
             layout,
             node_id,

@@ -157,7 +157,40 @@ settings! {
     ["Metrics"] metrics_timeout_ms: u64 = {2000u64}, "MS", "IDFORGE_METRICS_TIMEOUT_MS", min 1,
         limit "a metrics connection without its whole request (and TLS handshake) by then is closed";
 
-    /// Speak TLS on the client and metrics ports with this certificate chain (PEM, leaf
+    /// Serve the HTTP API (Leaf's and tinyid's URLs) and the status page on this port (off when
+    /// unset); same bind address, TLS and shutdown as the client port.
+    ["HTTP"] http_port: u16 = [], "PORT", "IDFORGE_HTTP_PORT", sample "8080";
+    /// A file of HTTP tokens, one `SHA256-HEX USER` line each (`#` comments): a request with
+    /// the token whose SHA-256 is on a line acts as that user (its rights, as over RESP).
+    ["HTTP"] http_tokens: std::path::PathBuf = [], "FILE", "IDFORGE_HTTP_TOKENS",
+        sample "\"/etc/idforge/http-tokens\"";
+    /// The user an HTTP request without a token acts as (unset: such a request is refused
+    /// when auth is required or tokens are set).
+    ["HTTP"] http_anonymous_user: String = [], "USER", "IDFORGE_HTTP_ANONYMOUS_USER";
+    /// The most HTTP connections at once; a new one past it closes the oldest that is not in
+    /// the middle of a request (or, when all are, is closed).
+    ["HTTP"] http_maxclients: usize = {10_000usize}, "N", "IDFORGE_HTTP_MAXCLIENTS", min 1,
+        limit "a new HTTP connection closes the oldest one idle between requests (or is closed itself when all are answering)";
+    /// The largest HTTP request head (request line and headers), in bytes.
+    ["HTTP"] http_max_header_bytes: usize = {16_384usize}, "BYTES", "IDFORGE_HTTP_MAX_HEADER_BYTES",
+        min 8192, max 1048576,
+        limit "the connection is closed (`431`) once a request head passes it";
+    /// The largest HTTP request body (a form of parameters), in bytes.
+    ["HTTP"] http_max_body_bytes: usize = {4096usize}, "BYTES", "IDFORGE_HTTP_MAX_BODY_BYTES",
+        max 65536, limit "`413 Payload Too Large`";
+    /// The longest query string (or form body) parsed, in bytes; at most 32 parameters.
+    ["HTTP"] http_max_query_bytes: usize = {2048usize}, "BYTES", "IDFORGE_HTTP_MAX_QUERY_BYTES",
+        min 64, max 65536, limit "`414 URI Too Long` (more than 32 parameters: `400`)";
+    /// Requests per second one token (or the anonymous user) may make, in bursts of as many;
+    /// 0: no limit.
+    ["HTTP"] http_rate_limit: u32 = {10_000u32}, "N", "IDFORGE_HTTP_RATE_LIMIT",
+        limit "`429 Too Many Requests` until the token's allowance refills";
+    /// The most ids one HTTP request takes (`batchSize` above it is cut to it, as tinyid's
+    /// `batch.size.max`; also the largest `nextSegmentId` segment).
+    ["HTTP"] http_max_batch: i64 = {100_000i64}, "N", "IDFORGE_HTTP_MAX_BATCH", min 1, max 1000000,
+        limit "`batchSize` is cut to it";
+
+    /// Speak TLS on the client, metrics and HTTP ports with this certificate chain (PEM, leaf
     /// first); needs --tls-key. Reloaded on SIGHUP.
     ["TLS"] tls_cert: std::path::PathBuf = [], "FILE", "IDFORGE_TLS_CERT",
         sample "\"/etc/idforge/server.pem\"";

@@ -14,17 +14,14 @@
 //! /healthz stays open for probes. With TLS on (`--tls-cert`), this port speaks HTTPS with the
 //! same certificate and client-certificate rule as the client port.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
-use tokio::task::AbortHandle;
 
 use super::ErrorKind;
-use crate::serve::lock::lock;
+use crate::serve::net::slots::{Slot, Slots};
 use crate::serve::shared::Shared;
 
 /// The longest a metrics connection lasts, answer included.
@@ -33,56 +30,9 @@ pub const CONNECTION_TIMEOUT: Duration = Duration::from_secs(5);
 /// The largest request read (only its first line matters).
 const MAX_REQUEST: usize = 8192;
 
-/// One open metrics connection.
-struct Open {
-    /// Still waiting for its request (handshake included): the kind a new one may evict.
-    waiting: Arc<AtomicBool>,
-    task: AbortHandle,
-}
-
-/// The open metrics connections, oldest first.
-#[derive(Default)]
-struct Conns {
-    open: Mutex<BTreeMap<u64, Open>>,
-}
-
-impl Conns {
-    /// Makes room for one more under `max` by closing the oldest connections still waiting for
-    /// their request: how many it closed, or `None` when every open connection is answering.
-    fn make_room(open: &mut BTreeMap<u64, Open>, max: usize) -> Option<usize> {
-        let mut closed = 0;
-        while open.len() >= max {
-            let oldest = open
-                .iter()
-                .find(|(_, c)| c.waiting.load(Ordering::Relaxed))
-                .map(|(id, _)| *id)?;
-            if let Some(c) = open.remove(&oldest) {
-                c.task.abort();
-                closed += 1;
-            }
-        }
-        Some(closed)
-    }
-}
-
-/// Takes a connection out of [`Conns`] when its task ends, however it ends (done, timed out,
-/// aborted).
-struct Leave {
-    conns: Arc<Conns>,
-    id: u64,
-}
-
-impl Drop for Leave {
-    fn drop(&mut self) {
-        lock(&self.conns.open).remove(&self.id);
-    }
-}
-
 /// Serves the metrics port until the task is dropped.
 pub async fn serve(listener: TcpListener, shared: Arc<Shared>) {
-    let conns = Arc::new(Conns::default());
-    let max = shared.limits.metrics_maxclients;
-    let mut next_id = 0u64;
+    let slots = Slots::new(shared.limits.metrics_maxclients);
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
@@ -92,54 +42,30 @@ pub async fn serve(listener: TcpListener, shared: Arc<Shared>) {
                 continue;
             }
         };
-        next_id += 1;
-        let id = next_id;
-        // Held while the task is spawned and entered, so its `Leave` cannot run first.
-        let mut open = lock(&conns.open);
-        match Conns::make_room(&mut open, max) {
-            Some(closed) => {
-                for _ in 0..closed {
-                    shared.allocator.metrics().error(ErrorKind::Limit);
-                }
-            }
-            None => {
-                drop(open);
-                shared.allocator.metrics().error(ErrorKind::Limit);
-                continue;
-            }
-        }
-        let waiting = Arc::new(AtomicBool::new(true));
-        let task = tokio::spawn({
-            let (shared, waiting) = (shared.clone(), waiting.clone());
-            let leave = Leave {
-                conns: conns.clone(),
-                id,
-            };
-            async move {
-                let _leave = leave;
+        let admitted = slots.admit(|slot| {
+            let shared = shared.clone();
+            tokio::spawn(async move {
                 let _ = tokio::time::timeout(CONNECTION_TIMEOUT, async {
                     let deadline = tokio::time::Instant::now() + shared.limits.metrics_timeout;
                     match &shared.tls {
-                        None => answer(stream, &shared, deadline, &waiting).await,
+                        None => answer(stream, &shared, deadline, &slot).await,
                         Some(tls) => {
                             let handshake = tls.acceptor().accept(stream);
                             let stream = tokio::time::timeout_at(deadline, handshake)
                                 .await
                                 .map_err(|_| std::io::ErrorKind::TimedOut)??;
-                            answer(stream, &shared, deadline, &waiting).await
+                            answer(stream, &shared, deadline, &slot).await
                         }
                     }
                 })
                 .await;
-            }
+            })
+            .abort_handle()
         });
-        open.insert(
-            id,
-            Open {
-                waiting,
-                task: task.abort_handle(),
-            },
-        );
+        // A refused connection, and each one closed to make room, count as a limit hit.
+        for _ in 0..admitted.unwrap_or(1) {
+            shared.allocator.metrics().error(ErrorKind::Limit);
+        }
     }
 }
 
@@ -150,32 +76,28 @@ fn authorized(head: &[u8], token: &str) -> bool {
         let Some((name, value)) = line.split_once(':') else {
             return false;
         };
-        if !name.trim().eq_ignore_ascii_case("authorization") {
-            return false;
-        }
-        let value = value.trim();
-        let Some((scheme, cred)) = value.split_once(' ') else {
-            return false;
-        };
-        let cred = cred.trim();
-        if scheme.eq_ignore_ascii_case("bearer") {
-            return constant_time_eq(cred.as_bytes(), token.as_bytes());
-        }
-        if scheme.eq_ignore_ascii_case("basic") {
-            let Some(decoded) = base64_decode(cred) else {
-                return false;
-            };
-            let password = match decoded.iter().position(|b| *b == b':') {
-                Some(i) => &decoded[i + 1..],
-                None => return false,
-            };
-            return constant_time_eq(password, token.as_bytes());
-        }
-        false
+        name.trim().eq_ignore_ascii_case("authorization")
+            && credential(value).is_some_and(|c| constant_time_eq(&c, token.as_bytes()))
     })
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+/// The secret of an `Authorization` header's value: a bearer token, or basic auth's password.
+pub(crate) fn credential(value: &str) -> Option<Vec<u8>> {
+    let (scheme, cred) = value.trim().split_once(' ')?;
+    let cred = cred.trim();
+    if scheme.eq_ignore_ascii_case("bearer") {
+        return Some(cred.as_bytes().to_vec());
+    }
+    if scheme.eq_ignore_ascii_case("basic") {
+        let decoded = base64_decode(cred)?;
+        let i = decoded.iter().position(|b| *b == b':')?;
+        return Some(decoded[i + 1..].to_vec());
+    }
+    None
+}
+
+/// Compares two secrets in time that depends only on their lengths.
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
@@ -208,7 +130,7 @@ async fn answer<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
     shared: &Shared,
     deadline: tokio::time::Instant,
-    waiting: &AtomicBool,
+    slot: &Slot,
 ) -> std::io::Result<()> {
     let mut req = Vec::with_capacity(1024);
     // Only the request line matters; headers are read up to 8 KiB and ignored.
@@ -228,7 +150,7 @@ async fn answer<S: AsyncRead + AsyncWrite + Unpin>(
         }
     }
     // From here on the connection is answering: a newcomer does not evict it.
-    waiting.store(false, Ordering::Relaxed);
+    slot.set_waiting(false);
     let line = req.split(|b| *b == b'\n').next().unwrap_or_default();
     let mut words = line.split(|b| *b == b' ');
     let (method, path) = (

@@ -5,9 +5,11 @@
 //! - [`resp`]: the Redis protocol (RESP2 and RESP3), parsing bounded in size and depth.
 //! - [`busy_poll`]: the single-threaded event loop polls briefly after requests instead of
 //!   sleeping.
+//! - [`slots`]: the bounded table of an HTTP port's connections (metrics, HTTP API).
 
 pub mod busy_poll;
 pub mod conn;
 pub mod resp;
+pub(crate) mod slots;
 pub mod stream;
 pub mod tls;

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The HTTP API of `idforge serve` (--http-port): Leaf's and tinyid's formats with Python requests
+# and curl (http_api.py), the status page in headless Chromium (http_status.py), HTTP ids mixed
+# with RESP INCR across kill -9 and an HA failover (http_ids.py; the failover part needs the etcd
+# of ci/services.sh), and hostile HTTP clients (hostile_http.py).
+#
+#   ci/harness/http-harness.sh [path/to/idforge]   (default: $CARGO_TARGET_DIR/debug/idforge)
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+target=${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}
+bin=${1:-$target/debug/idforge}
+venv=${IDFORGE_VENV:-$HOME/.cache/idforge/venv}
+
+bash ci/install/install-deps.sh http
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet "requests==2.32.3"
+
+echo "    Leaf and tinyid formats, tokens, bounds (requests, curl)"
+"$venv/bin/python" ci/harness/http_api.py "$bin"

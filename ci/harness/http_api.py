@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""The HTTP API of `idforge serve` (--http-port) against Leaf's and tinyid's formats.
+
+Usage: python3 ci/harness/http_api.py PATH/TO/idforge
+
+Starts its own servers (free ports, temporary data dirs; stopped by PID) and checks, with Python
+`requests` and `curl`, every Leaf and tinyid endpoint's answer for success and each error against
+server/tests/http/fixtures.json (the peers' formats, read from their sources); then tokens (users
+and their tag rights), the status page's access rules, and the bounds (header, query, body,
+parameters, method, batch size, rate limit). Ids taken over HTTP and RESP `INCR` on the same tag
+never repeat. Needs `requests` (the server step's venv) and curl.
+"""
+
+import hashlib
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+
+import requests
+
+from cluster import free_ports, read_reply, resp, serve_on_port_file
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+FIXTURES = json.load(open(os.path.join(ROOT, "server", "tests", "http", "fixtures.json")))
+
+
+def matches(want, got, ctx, where="body"):
+    """Whether `got` has the fixture's shape; raises AssertionError saying where it differs."""
+    if isinstance(want, str) and want.startswith("<") and want.endswith(">"):
+        kind = want[1:-1]
+        if kind == "int":
+            assert isinstance(got, int) and not isinstance(got, bool), f"{where}: {got!r} is no integer"
+        elif kind == "ids":
+            assert isinstance(got, list) and got and all(isinstance(i, int) for i in got), \
+                f"{where}: {got!r} is no list of ids"
+        elif kind == "any":
+            assert isinstance(got, str), f"{where}: {got!r} is no string"
+        else:
+            assert got == ctx[kind], f"{where}: {got!r} != {ctx[kind]!r}"
+        return
+    if isinstance(want, str) and "<" in want:
+        for k, v in ctx.items():
+            want = want.replace(f"<{k}>", str(v))
+    if isinstance(want, dict):
+        assert isinstance(got, dict), f"{where}: {got!r} is no object"
+        assert list(want) == list(got), f"{where}: keys {list(got)} != {list(want)}"
+        for k in want:
+            matches(want[k], got[k], ctx, f"{where}.{k}")
+        return
+    assert want == got, f"{where}: {got!r} != {want!r}"
+
+
+def check(r, peer, case, **ctx):
+    """Checks a `requests` response against fixture peer/case."""
+    f = FIXTURES[peer][case]
+    ctx.setdefault("path", r.request.path_url.split("?")[0])
+    what = f"{peer}/{case} {r.request.method} {r.request.path_url}"
+    assert r.status_code == f["status"], f"{what}: status {r.status_code}: {r.text}"
+    assert r.headers["content-type"] == f["content_type"], f"{what}: {r.headers['content-type']}"
+    if "json" in f:
+        matches(f["json"], r.json(), ctx, what)
+    else:
+        assert re.fullmatch(f["text"], r.text), f"{what}: {r.text!r}"
+    return r
+
+
+def curl(*args):
+    """curl's (status, content type, body)."""
+    out = subprocess.run(
+        ["curl", "-sS", "-o", "-", "-w", "\n%{http_code} %{content_type}", *args],
+        capture_output=True, text=True, timeout=20, check=True).stdout
+    body, _, tail = out.rpartition("\n")
+    status, _, kind = tail.partition(" ")
+    return int(status), kind, body
+
+
+def redis(port, *args, auth=None):
+    """One RESP command (after AUTH user password when given); the reply."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        f = s.makefile("rb")
+        if auth:
+            s.sendall(resp("AUTH", *auth))
+            assert read_reply(f) == "OK"
+        s.sendall(resp(*args))
+        reply = read_reply(f)
+    if isinstance(reply, RuntimeError):
+        raise reply
+    return reply
+
+
+def open_server(binary, base):
+    """No users, no tokens: every request has every right (as RESP there)."""
+    http_port, = free_ports(1)
+    proc, port = serve_on_port_file(binary, os.path.join(base, "open"), [
+        "--http-port", str(http_port), "--http-max-batch", "50", "--log", "warn"])
+    url = f"http://127.0.0.1:{http_port}"
+    try:
+        s = requests.Session()
+        # Leaf: ids of a tag, strictly increasing, mixed with RESP INCR on the same tag.
+        seen = []
+        for i in range(30):
+            if i % 3 == 0:
+                seen.append(redis(port, "INCR", "mixed"))
+            else:
+                seen.append(int(check(s.get(f"{url}/api/segment/get/mixed"), "leaf", "ok").text))
+        assert seen == sorted(set(seen)), seen
+        st, kind, body = curl(f"{url}/api/segment/get/mixed")
+        assert (st, kind) == (200, "text/plain;charset=UTF-8") and int(body) > seen[-1], body
+        check(s.get(f"{url}/api/snowflake/get/mixed"), "leaf", "ok")
+        check(s.get(f"{url}/api/segment/get/"), "leaf", "no_key")
+        check(s.get(f"{url}/api/segment/get/.bad"), "leaf", "key_not_exists")
+        # A tag at the top of the 64-bit range: Leaf's 'two segments null' (no id to give).
+        redis(port, "IDF.TAG", "CREATE", "top", "START", str(2**63 - 2))
+        check(s.get(f"{url}/api/segment/get/top"), "leaf", "ok")
+        check(s.get(f"{url}/api/segment/get/top"), "leaf", "two_segments_null")
+        # tinyid: the four calls, with and without the /tinyid context path, GET and POST.
+        q = "bizType=t1&token=anything"
+        ids = check(s.get(f"{url}/tinyid/id/nextId?{q}&batchSize=3"), "tinyid", "nextId").json()["data"]
+        assert ids == list(range(ids[0], ids[0] + 3)), ids
+        simple = check(s.post(f"{url}/id/nextIdSimple?{q}&batchSize=4"), "tinyid", "nextIdSimple").text
+        assert [int(i) for i in simple.split(",")] == list(range(ids[-1] + 1, ids[-1] + 5)), simple
+        one = check(s.get(f"{url}/tinyid/id/nextIdSimple?{q}"), "tinyid", "nextIdSimple").text
+        assert int(one) == ids[-1] + 5
+        capped = check(s.get(f"{url}/tinyid/id/nextId?{q}&batchSize=100000"), "tinyid", "nextId")
+        assert len(capped.json()["data"]) == 50, "cut to --http-max-batch"
+        check(s.get(f"{url}/tinyid/id/nextId?{q}&batchSize=0"), "tinyid", "empty_batch")
+        check(s.get(f"{url}/tinyid/id/nextIdSimple?{q}&batchSize=-1"), "tinyid", "simple_error")
+        check(s.get(f"{url}/tinyid/id/nextId?{q}&batchSize=abc"), "tinyid", "batch_size_not_a_number")
+        check(s.get(f"{url}/tinyid/id/nextId?token=x"), "tinyid", "token_error")
+        # A segment as tinyid-client reads it: (currentId, maxId], loading at 20 %.
+        seg = check(s.get(f"{url}/tinyid/id/nextSegmentId?{q}"), "tinyid", "nextSegmentId").json()["data"]
+        size = seg["maxId"] - seg["currentId"]
+        assert size == 50 and seg["loadingId"] == seg["currentId"] + size * 20 // 100, seg
+        # The client's own URL and method: POST, an empty form body.
+        r = s.post(f"{url}/tinyid/id/nextSegmentIdSimple?token=t&bizType=t1", data=b"",
+                   headers={"Content-Type": "application/x-www-form-urlencoded"})
+        cur, load, top, delta, rem = map(int, check(r, "tinyid", "nextSegmentIdSimple").text.split(","))
+        assert cur >= seg["maxId"] and top - cur == 50 and (delta, rem) == (1, 0)
+        # Parameters in a form body, as Spring binds them.
+        r = s.post(f"{url}/tinyid/id/nextId", data={"bizType": "t1", "token": "x", "batchSize": "2"})
+        assert check(r, "tinyid", "nextId").json()["data"][0] > top
+        check(s.get(f"{url}/tinyid/id/nextId?bizType=top&token=x"), "tinyid", "sys_error")
+        st, kind, body = curl(f"{url}/tinyid/id/nextId?bizType=t1&token=x&batchSize=2")
+        assert st == 200 and kind == "application/json;charset=UTF-8", (st, kind)
+        matches(FIXTURES["tinyid"]["nextId"]["json"], json.loads(body), {}, "curl nextId")
+        # Bounds: each answered, and the server still serves after them.
+        assert s.get(f"{url}/api/segment/get/mixed", headers={"X-Big": "x" * 20000}).status_code == 431
+        assert s.get(f"{url}/tinyid/id/nextId?bizType=t1&pad={'x' * 3000}").status_code == 414
+        assert s.post(f"{url}/tinyid/id/nextId", data="x" * 5000).status_code == 413
+        many = "&".join(f"p{i}=1" for i in range(40))
+        assert s.get(f"{url}/tinyid/id/nextId?{many}").status_code == 400
+        assert s.put(f"{url}/api/segment/get/mixed").status_code == 405
+        assert s.get(f"{url}/status").status_code == 200, "open without a metrics token"
+        check(s.get(f"{url}/api/segment/get/mixed"), "leaf", "ok")
+        print("    open server: Leaf and tinyid formats, HTTP and RESP ids, bounds: ok")
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def token_server(binary, base):
+    """Users with tag rights; tokens mapped to them; a metrics token."""
+    http_port, = free_ports(1)
+    tokens = os.path.join(base, "tokens")
+    with open(tokens, "w") as f:
+        f.write("# sha256(token) user\n")
+        for token, user in [("tok-root", "root"), ("tok-alice", "alice"), ("tok-gone", "nobody")]:
+            f.write(f"{hashlib.sha256(token.encode()).hexdigest()} {user}\n")
+    proc, port = serve_on_port_file(binary, os.path.join(base, "tokens-server"), [
+        "--http-port", str(http_port), "--http-tokens", tokens, "--auto-create", "false",
+        "--metrics-token", "m-tok", "--http-rate-limit", "20", "--log", "warn"])
+    url = f"http://127.0.0.1:{http_port}"
+    root = ("root", "root-pw")
+    try:
+        redis(port, "IDF.USER", "SET", "root", "root-pw", "admin")
+        redis(port, "IDF.USER", "SET", "alice", "alice-pw", "alloc:orders*", auth=root)
+        for tag in ["orders", "secret"]:
+            redis(port, "IDF.TAG", "CREATE", tag, auth=root)
+        s = requests.Session()
+        alice = {"Authorization": "Bearer tok-alice"}
+        # Leaf: a token in the Authorization header (Leaf has none); rights as over RESP.
+        r = s.get(f"{url}/api/segment/get/orders")
+        assert r.status_code == 401 and r.json()["status"] == 401, r.text
+        assert s.get(f"{url}/api/segment/get/orders", headers={"Authorization": "Bearer nope"}).status_code == 401
+        check(s.get(f"{url}/api/segment/get/orders", headers=alice), "leaf", "ok")
+        check(s.get(f"{url}/api/segment/get/orders?token=tok-alice"), "leaf", "ok")
+        assert s.get(f"{url}/api/segment/get/secret", headers=alice).status_code == 403
+        check(s.get(f"{url}/api/segment/get/orders-new", headers=alice), "leaf", "key_not_exists")
+        # tinyid: the token parameter.
+        check(s.get(f"{url}/tinyid/id/nextId?bizType=orders&token=tok-alice"), "tinyid", "nextId")
+        for q in ["bizType=orders&token=nope", "bizType=secret&token=tok-alice", "token=tok-alice",
+                  "bizType=orders", "bizType=orders&token=tok-gone"]:
+            check(s.get(f"{url}/tinyid/id/nextId?{q}"), "tinyid", "token_error")
+            check(s.get(f"{url}/tinyid/id/nextIdSimple?{q}"), "tinyid", "simple_error")
+            check(s.get(f"{url}/tinyid/id/nextSegmentIdSimple?{q}"), "tinyid", "simple_error")
+        check(s.get(f"{url}/tinyid/id/nextId?bizType=orders-new&token=tok-alice"), "tinyid",
+              "biz_not_found", biz="orders-new")
+        check(s.get(f"{url}/tinyid/id/nextSegmentId?bizType=orders-new&token=tok-root"), "tinyid",
+              "biz_not_found", biz="orders-new")
+        # The status page: the metrics token or an admin token; tag names to an admin only
+        # (no --metrics-tags).
+        st, _, _ = curl(f"{url}/status")
+        assert st == 401
+        assert s.get(f"{url}/status", headers=alice).status_code == 401, "alice is no admin"
+        page = s.get(f"{url}/status", auth=("prom", "m-tok"))
+        assert page.status_code == 200 and 'id="role"' in page.text
+        assert "orders" not in page.text, "no tag names without --metrics-tags"
+        page = s.get(f"{url}/status", headers={"Authorization": "Bearer tok-root"})
+        assert page.status_code == 200 and '<tr class="tag">' in page.text and ">orders<" in page.text
+        detail = s.get(f"{url}/status/tag/orders", headers={"Authorization": "Bearer tok-root"})
+        assert detail.status_code == 200 and "<svg" in detail.text
+        assert s.get(f"{url}/status/tag/orders", auth=("p", "m-tok")).status_code == 404
+        # The rate limit per token: 20 a second, in bursts of 20.
+        codes = [s.get(f"{url}/api/segment/get/orders", headers=alice).status_code for _ in range(40)]
+        # (alice used part of her allowance above.)
+        assert codes[0] == 200 and codes.count(429) >= 15, codes
+        r = s.get(f"{url}/tinyid/id/nextId?bizType=orders&token=tok-alice")
+        assert r.status_code == 429 and r.json()["code"] == 6, r.text
+        root_ok = s.get(f"{url}/api/segment/get/orders", headers={"Authorization": "Bearer tok-root"})
+        assert root_ok.status_code == 200, "another token has its own allowance"
+        print("    tokens: users and rights, status page access, rate limit: ok")
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def main():
+    binary = sys.argv[1]
+    with tempfile.TemporaryDirectory() as base:
+        open_server(binary, base)
+        token_server(binary, base)
+    print("http api ok")
+
+
+if __name__ == "__main__":
+    main()

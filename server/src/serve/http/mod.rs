@@ -1,0 +1,252 @@
+//! The HTTP API (`--http-port`): Leaf's and tinyid's URLs, so their clients switch without a
+//! change, and the status page. docs/http.md is the user's side; the peers' bodies are recorded
+//! in server/tests/http/fixtures.json.
+//!
+//! hyper's HTTP/1.1 (keep-alive) on the server's runtime, with the client port's TLS settings
+//! and its graceful shutdown, and bounds of its own (docs/server.md "Limits"): at most
+//! `http-maxclients` connections (a new one past it closes the oldest idle between requests),
+//! the request head within `request-timeout-ms` and `http-max-header-bytes`, a form body within
+//! both and `http-max-body-bytes`, the query string within `http-max-query-bytes` and 32
+//! parameters, `http-rate-limit` requests a second per token, `http-max-batch` ids per request.
+//!
+//! - [`router`]: a request to its handler; [`query`]: parameters; [`reply`]: response bodies.
+//! - [`leaf`], [`tinyid`]: the peers' URLs.
+//! - [`tokens`]: who a request acts as; [`limiter`]: the rate limit per token.
+//! - [`status`]: the status page; [`chart`]: its SVG rate chart; [`rates`]: the ids per second
+//!   the chart draws.
+
+pub(crate) mod chart;
+pub(crate) mod leaf;
+pub(crate) mod limiter;
+pub(crate) mod query;
+pub(crate) mod rates;
+pub(crate) mod reply;
+pub(crate) mod router;
+pub(crate) mod status;
+pub(crate) mod tinyid;
+pub(crate) mod tokens;
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::StatusCode;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::serve::allocator::tags::AllocError;
+use crate::serve::auth::Auth;
+use crate::serve::config::HttpSettings;
+use crate::serve::metrics::ErrorKind;
+use crate::serve::net::slots::{Slot, Slots};
+use crate::serve::net::stream::Records;
+use crate::serve::shared::Shared;
+use limiter::RateLimit;
+use tokens::{Caller, Refused, Tokens};
+
+/// How long connections may take to finish their requests at shutdown.
+const DRAIN: Duration = Duration::from_secs(10);
+
+/// The HTTP side's own state.
+#[derive(Debug)]
+pub(crate) struct Http {
+    /// The settings.
+    pub settings: HttpSettings,
+    tokens: Tokens,
+    limit: RateLimit,
+    /// Ids per second, for the status page.
+    pub rates: rates::Rates,
+}
+
+/// Why a request got no caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Denied {
+    /// No token or a wrong one.
+    Refused(Refused),
+    /// Past the token's rate limit.
+    Limited,
+}
+
+impl Denied {
+    /// The HTTP status.
+    pub(crate) fn status(self) -> StatusCode {
+        match self {
+            Denied::Refused(_) => StatusCode::UNAUTHORIZED,
+            Denied::Limited => StatusCode::TOO_MANY_REQUESTS,
+        }
+    }
+
+    /// What the body says.
+    pub(crate) fn message(self) -> &'static str {
+        match self {
+            Denied::Refused(Refused::NoToken) => {
+                "a token is required (token parameter or Authorization: Bearer)"
+            }
+            Denied::Refused(Refused::BadToken) => "unknown token",
+            Denied::Limited => "rate limit reached for this token (--http-rate-limit)",
+        }
+    }
+
+    /// How `/metrics` counts it.
+    pub(crate) fn kind(self) -> ErrorKind {
+        match self {
+            Denied::Refused(_) => ErrorKind::Auth,
+            Denied::Limited => ErrorKind::Limit,
+        }
+    }
+}
+
+impl Http {
+    /// The HTTP side of `settings`, its tokens file read.
+    pub(crate) fn new(settings: HttpSettings) -> Result<Http, String> {
+        let tokens = Tokens::load(settings.tokens.as_deref(), settings.anonymous_user.clone())?;
+        Ok(Http {
+            limit: RateLimit::new(settings.rate_limit),
+            settings,
+            tokens,
+            rates: rates::Rates::default(),
+        })
+    }
+
+    /// Who a request with `token` acts as, within its rate limit.
+    pub(crate) fn caller(&self, auth: &Auth, token: Option<&[u8]>) -> Result<Caller, Denied> {
+        let caller = self.tokens.caller(auth, token).map_err(Denied::Refused)?;
+        if !self.limit.allow(caller.key) {
+            return Err(Denied::Limited);
+        }
+        Ok(caller)
+    }
+}
+
+/// How `/metrics` counts a failed allocation.
+pub(crate) fn error_kind(e: &AllocError) -> ErrorKind {
+    match e {
+        AllocError::Overflow => ErrorKind::Overflow,
+        AllocError::NoTag(_) => ErrorKind::NoTag,
+        AllocError::Store(_) | AllocError::Clock(_) => ErrorKind::Store,
+        AllocError::Quota(_) | AllocError::NameQuota(_) | AllocError::LargerThanBlock(_) => {
+            ErrorKind::Usage
+        }
+        AllocError::NotLeader => ErrorKind::Moved,
+    }
+}
+
+/// A standby's answer: where the leader is (its client port), if known.
+pub(crate) fn not_leader(shared: &Shared) -> String {
+    match shared.allocator.leadership().leader() {
+        Some(leader) => format!(
+            "not the leader: this server is a standby; the leader is {} (client port)",
+            leader.addr()
+        ),
+        None => "not the leader: no server leads at the moment".into(),
+    }
+}
+
+/// Serves the HTTP port until `stop` turns true, then lets open connections finish their
+/// requests (at most [`DRAIN`]).
+pub(crate) async fn serve(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    http: Arc<Http>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let slots = Slots::new(http.settings.maxclients);
+    let sampler = tokio::spawn(rates::sample(shared.clone(), http.clone()));
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    tracing::warn!(error = %e, "HTTP accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = stopped(&mut stop) => break,
+        };
+        let admitted = slots.admit(|slot| {
+            let (shared, http, stop) = (shared.clone(), http.clone(), stop.clone());
+            tokio::spawn(connection(shared, http, stream, slot, stop)).abort_handle()
+        });
+        // A refused connection, and each one closed to make room, count as a limit hit.
+        for _ in 0..admitted.unwrap_or(1) {
+            shared.allocator.metrics().error(ErrorKind::Limit);
+        }
+    }
+    drop(listener);
+    sampler.abort();
+    let deadline = tokio::time::Instant::now() + DRAIN;
+    while slots.len() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    slots.abort_all();
+}
+
+/// Returns once `stop` is true (or its sender is gone).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    while !*stop.borrow_and_update() {
+        if stop.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// One connection: the TLS handshake when TLS is on (within `request-timeout-ms`), then
+/// HTTP/1.1 requests until the client leaves or the server stops.
+async fn connection(
+    shared: Arc<Shared>,
+    http: Arc<Http>,
+    tcp: tokio::net::TcpStream,
+    slot: Slot,
+    stop: watch::Receiver<bool>,
+) {
+    let _ = tcp.set_nodelay(true);
+    let timeout = shared.limits.request_timeout;
+    match shared.tls.as_ref() {
+        None => requests(shared, http, tcp, slot, stop).await,
+        Some(tls) => {
+            let handshake = tls.acceptor().accept(Records::new(tcp, timeout));
+            match tokio::time::timeout(timeout, handshake).await {
+                Ok(Ok(stream)) => requests(shared, http, stream, slot, stop).await,
+                Ok(Err(_)) => shared.allocator.metrics().error(ErrorKind::Protocol),
+                Err(_) => shared.allocator.metrics().error(ErrorKind::Limit),
+            }
+        }
+    }
+}
+
+/// Serves HTTP/1.1 requests on `stream`; at `stop`, finishes the one in progress and closes.
+async fn requests<S>(
+    shared: Arc<Shared>,
+    http: Arc<Http>,
+    stream: S,
+    slot: Slot,
+    mut stop: watch::Receiver<bool>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let slot = Arc::new(slot);
+    let (max_header, timeout) = (http.settings.max_header, shared.limits.request_timeout);
+    let service = hyper::service::service_fn(move |req| {
+        let (shared, http, slot) = (shared.clone(), http.clone(), slot.clone());
+        async move {
+            slot.set_waiting(false);
+            let reply = router::handle(&shared, &http, req).await;
+            slot.set_waiting(true);
+            Ok::<_, Infallible>(reply)
+        }
+    });
+    let conn = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(timeout)
+        .max_buf_size(max_header)
+        .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => return,
+        _ = stopped(&mut stop) => {}
+    }
+    conn.as_mut().graceful_shutdown();
+    let _ = tokio::time::timeout(DRAIN, conn).await;
+}

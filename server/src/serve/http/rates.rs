@@ -1,0 +1,124 @@
+//! Ids handed out per second over the last minute, for the status page: once a second the
+//! sampler reads the server's id counter and each loaded tag's position (no work on the hot
+//! path). At most [`MAX_TAGS`] tags are followed; a tag that leaves memory leaves the history.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::Http;
+use crate::serve::allocator::tags::TagView;
+use crate::serve::lock::lock;
+use crate::serve::shared::Shared;
+
+/// Seconds of history.
+pub(crate) const WINDOW: usize = 60;
+/// The most tags followed.
+pub(crate) const MAX_TAGS: usize = 1000;
+
+/// The samples: one a second, oldest first, at most `WINDOW + 1`.
+#[derive(Debug, Default)]
+pub(crate) struct Rates {
+    history: Mutex<History>,
+}
+
+#[derive(Debug, Default)]
+struct History {
+    total: VecDeque<i64>,
+    tags: HashMap<String, VecDeque<i64>>,
+}
+
+fn push(samples: &mut VecDeque<i64>, value: i64) {
+    if samples.len() > WINDOW {
+        samples.pop_front();
+    }
+    samples.push_back(value);
+}
+
+impl Rates {
+    /// Records one second's sample: the server's ids so far, and the loaded tags' positions.
+    pub(crate) fn record(&self, total: u64, tags: &[TagView]) {
+        let mut h = lock(&self.history);
+        push(&mut h.total, i64::try_from(total).unwrap_or(i64::MAX));
+        let loaded: std::collections::HashSet<&str> = tags.iter().map(|t| t.tag.as_str()).collect();
+        h.tags.retain(|name, _| loaded.contains(name.as_str()));
+        for t in tags {
+            if !h.tags.contains_key(&t.tag) && h.tags.len() >= MAX_TAGS {
+                continue;
+            }
+            push(h.tags.entry(t.tag.clone()).or_default(), t.next);
+        }
+    }
+
+    /// Ids per second, oldest first (up to [`WINDOW`] values): the server's (`None`) or a tag's.
+    pub(crate) fn per_second(&self, tag: Option<&str>) -> Vec<u64> {
+        let h = lock(&self.history);
+        let samples = match tag {
+            None => Some(&h.total),
+            Some(t) => h.tags.get(t),
+        };
+        samples.map_or_else(Vec::new, |s| {
+            let s: Vec<i64> = s.iter().copied().collect();
+            // A tag reloaded after a failover can move back: no negative rate.
+            s.windows(2)
+                .map(|w| u64::try_from(w[1].saturating_sub(w[0])).unwrap_or(0))
+                .collect()
+        })
+    }
+
+    /// The mean of [`Rates::per_second`] (0 without samples).
+    pub(crate) fn mean(&self, tag: Option<&str>) -> u64 {
+        let v = self.per_second(tag);
+        if v.is_empty() {
+            return 0;
+        }
+        v.iter().sum::<u64>() / v.len() as u64
+    }
+}
+
+/// Samples once a second until aborted.
+pub(crate) async fn sample(shared: Arc<Shared>, http: Arc<Http>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let allocator = &shared.allocator;
+        http.rates
+            .record(allocator.metrics().ids_total(), &allocator.tag_views());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(tag: &str, next: i64) -> TagView {
+        TagView {
+            tag: tag.into(),
+            next,
+            last: next - 1,
+            cached_to: next + 10,
+            step: (10, 10),
+            persisted_ago: None,
+        }
+    }
+
+    #[test]
+    fn rates_are_differences_within_the_window() {
+        let r = Rates::default();
+        for (i, total) in [0u64, 10, 30, 30].into_iter().enumerate() {
+            r.record(total, &[view("a", 1 + 5 * i as i64)]);
+        }
+        assert_eq!(r.per_second(None), vec![10, 20, 0]);
+        assert_eq!(r.per_second(Some("a")), vec![5, 5, 5]);
+        assert_eq!(r.mean(None), 10);
+        r.record(40, &[view("a", 1)]);
+        assert_eq!(r.per_second(Some("a")).last(), Some(&0), "moved back: 0");
+        r.record(50, &[]);
+        assert!(r.per_second(Some("a")).is_empty(), "gone from memory");
+        for i in 0..100u64 {
+            r.record(i, &[]);
+        }
+        assert_eq!(r.per_second(None).len(), WINDOW);
+    }
+}

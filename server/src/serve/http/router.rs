@@ -1,0 +1,112 @@
+//! One request to its handler: the method, the bounded query string and form body, the token
+//! (the `token` parameter or the `Authorization` header), then the path.
+
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE};
+use hyper::{Method, Request, StatusCode};
+
+use super::query::{Params, decode};
+use super::reply::{Reply, spring_error};
+use super::{Http, leaf, status, tinyid};
+use crate::serve::metrics::ErrorKind;
+use crate::serve::metrics::http::credential;
+use crate::serve::shared::Shared;
+
+/// Answers one request.
+pub(crate) async fn handle(shared: &Shared, http: &Http, req: Request<Incoming>) -> Reply {
+    let path = req.uri().path().to_owned();
+    let refuse = |status: StatusCode, exception: Option<&str>, message: &str| {
+        let kind = if status == StatusCode::NOT_FOUND {
+            ErrorKind::Usage
+        } else {
+            ErrorKind::Limit
+        };
+        shared.allocator.metrics().error(kind);
+        spring_error(status, exception, message, &path)
+    };
+    let method = req.method().clone();
+    if method != Method::GET && method != Method::POST && method != Method::HEAD {
+        return refuse(
+            StatusCode::METHOD_NOT_ALLOWED,
+            Some("org.springframework.web.HttpRequestMethodNotSupportedException"),
+            &format!("Request method '{method}' not supported"),
+        );
+    }
+    let max_query = http.settings.max_query;
+    let mut params = Params::default();
+    let query = req.uri().query().unwrap_or_default();
+    if query.len() > max_query {
+        return refuse(StatusCode::URI_TOO_LONG, None, "query string too long");
+    }
+    if params.add(query).is_err() {
+        return refuse(StatusCode::BAD_REQUEST, None, "more than 32 parameters");
+    }
+    let header_token = (req.headers().get(AUTHORIZATION))
+        .and_then(|v| v.to_str().ok())
+        .and_then(credential);
+    let form = (req.headers().get(CONTENT_TYPE))
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/x-www-form-urlencoded"));
+    if method == Method::POST {
+        let body = Limited::new(req.into_body(), http.settings.max_body).collect();
+        let body = match tokio::time::timeout(shared.limits.request_timeout, body).await {
+            Err(_) => return refuse(StatusCode::REQUEST_TIMEOUT, None, "body too slow"),
+            Ok(Err(_)) => {
+                return refuse(StatusCode::PAYLOAD_TOO_LARGE, None, "body too large");
+            }
+            Ok(Ok(body)) => body.to_bytes(),
+        };
+        if form {
+            let text = String::from_utf8_lossy(&body);
+            if text.len() > max_query {
+                return refuse(StatusCode::PAYLOAD_TOO_LARGE, None, "form too long");
+            }
+            if params.add(&text).is_err() {
+                return refuse(StatusCode::BAD_REQUEST, None, "more than 32 parameters");
+            }
+        }
+    }
+    let param_token = params.get("token").map(str::as_bytes);
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    match segments.as_slice() {
+        ["api", "segment", "get", key] if !key.is_empty() => {
+            let token = header_token.as_deref().or(param_token);
+            leaf::get(
+                shared,
+                http,
+                leaf::Kind::Segment,
+                &decode(key),
+                token,
+                &path,
+            )
+            .await
+        }
+        ["api", "snowflake", "get", key] if !key.is_empty() => {
+            let token = header_token.as_deref().or(param_token);
+            leaf::get(
+                shared,
+                http,
+                leaf::Kind::Snowflake,
+                &decode(key),
+                token,
+                &path,
+            )
+            .await
+        }
+        ["tinyid", "id", op] | ["id", op] if tinyid::Op::parse(op).is_some() => {
+            let op = tinyid::Op::parse(op).unwrap_or(tinyid::Op::Id);
+            let token = param_token.or(header_token.as_deref());
+            tinyid::answer(shared, http, op, &params, token, &path).await
+        }
+        ["status"] | ["status", ""] => status::page(shared, http, header_token.as_deref()),
+        ["status", "rate.svg"] => status::chart(shared, http, header_token.as_deref(), None),
+        ["status", "tag", tag] => {
+            status::tag_page(shared, http, header_token.as_deref(), &decode(tag)).await
+        }
+        ["status", "tag", tag, "rate.svg"] => {
+            status::chart(shared, http, header_token.as_deref(), Some(&decode(tag)))
+        }
+        _ => refuse(StatusCode::NOT_FOUND, None, "No message available"),
+    }
+}

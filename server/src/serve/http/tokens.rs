@@ -1,0 +1,180 @@
+//! HTTP tokens: who a request acts as.
+//!
+//! The `--http-tokens` file holds one `SHA256-HEX USER` line per token (blank lines and `#`
+//! comments allowed): only the hash of a token is kept on disk and in memory, and a token acts
+//! as an idforge user, with that user's rights as they are now (the same ACL as RESP; a token
+//! sees only its user's tags). Tokens are long random strings (tinyid's are 32 hex digits), so
+//! one SHA-256 guards them; the argon2 of passwords is for what people choose.
+//!
+//! A request without a token acts as `--http-anonymous-user` when one is set. Without tokens and
+//! without auth on the server (no users, no `requirepass`), every request has every right, as a
+//! RESP client has there.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::serve::auth::{Auth, DEFAULT_USER, Perms};
+
+/// The SHA-256 of a token.
+pub(crate) type TokenHash = [u8; 32];
+
+/// The tokens file, read at start.
+#[derive(Debug, Default)]
+pub(crate) struct Tokens {
+    users: HashMap<TokenHash, String>,
+    /// A tokens file was given: a request needs a token from it (or the anonymous user).
+    configured: bool,
+    anonymous: Option<String>,
+}
+
+/// Who a request acts as.
+#[derive(Debug, Clone)]
+pub(crate) struct Caller {
+    /// The idforge user.
+    pub user: String,
+    /// Its rights.
+    pub perms: Arc<Perms>,
+    /// What its rate limit is counted against: the token's hash (`None`: no token).
+    pub key: Option<TokenHash>,
+}
+
+impl Caller {
+    /// The owner a tag created for this caller is counted against (`None` for an admin), as
+    /// `INCR` counts it.
+    pub(crate) fn owner(&self) -> Option<&str> {
+        (!self.perms.is_admin()).then_some(self.user.as_str())
+    }
+}
+
+/// Why a request has no caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// No token, and no anonymous user.
+    NoToken,
+    /// A token that is not in the file (or whose user is gone).
+    BadToken,
+}
+
+/// The SHA-256 of `token`.
+pub(crate) fn hash(token: &[u8]) -> TokenHash {
+    let digest = ring::digest::digest(&ring::digest::SHA256, token);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(digest.as_ref());
+    out
+}
+
+impl Tokens {
+    /// Reads the tokens file (`None`: no tokens).
+    pub(crate) fn load(path: Option<&Path>, anonymous: Option<String>) -> Result<Tokens, String> {
+        let Some(path) = path else {
+            return Ok(Tokens {
+                anonymous,
+                ..Tokens::default()
+            });
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+        Ok(Tokens {
+            users: parse(&text)?,
+            configured: true,
+            anonymous,
+        })
+    }
+
+    /// Who a request with `token` (empty or `None`: none) acts as, by `auth`'s users now.
+    pub(crate) fn caller(&self, auth: &Auth, token: Option<&[u8]>) -> Result<Caller, Refused> {
+        let open = !self.configured && !auth.required();
+        let as_user = |user: &str, key| {
+            auth.perms_of(user)
+                .map(|perms| Caller {
+                    user: user.to_owned(),
+                    perms,
+                    key,
+                })
+                .ok_or(Refused::BadToken)
+        };
+        match token.filter(|t| !t.is_empty()) {
+            Some(token) => {
+                let key = hash(token);
+                match self.users.get(&key) {
+                    Some(user) => as_user(user, Some(key)),
+                    // Without tokens on an open server a token means nothing (a tinyid client
+                    // always sends one).
+                    None if open => Ok(everyone()),
+                    None => Err(Refused::BadToken),
+                }
+            }
+            None => match &self.anonymous {
+                Some(user) => as_user(user, None),
+                None if open => Ok(everyone()),
+                None => Err(Refused::NoToken),
+            },
+        }
+    }
+}
+
+/// The caller of an open server: every right.
+fn everyone() -> Caller {
+    Caller {
+        user: DEFAULT_USER.to_owned(),
+        perms: Arc::new(Perms::all()),
+        key: None,
+    }
+}
+
+/// The `SHA256-HEX USER` lines.
+fn parse(text: &str) -> Result<HashMap<TokenHash, String>, String> {
+    let mut users = HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let bad = |why: &str| format!("line {}: {why}", i + 1);
+        let mut words = line.split_whitespace();
+        let (Some(hex), Some(user), None) = (words.next(), words.next(), words.next()) else {
+            return Err(bad("expected SHA256-HEX USER"));
+        };
+        let hash = from_hex(hex).ok_or_else(|| bad("not 64 hex digits (a SHA-256)"))?;
+        if users.insert(hash, user.to_owned()).is_some() {
+            return Err(bad("the same token twice"));
+        }
+    }
+    Ok(users)
+}
+
+fn from_hex(hex: &str) -> Option<TokenHash> {
+    let bytes = hex.as_bytes();
+    if bytes.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, pair) in bytes.chunks(2).enumerate() {
+        let text = std::str::from_utf8(pair).ok()?;
+        out[i] = u8::from_str_radix(text, 16).ok()?;
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_lines_are_checked() {
+        // sha256("abc")
+        let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        let users = parse(&format!("# tokens\n\n{abc} alice\n")).unwrap();
+        assert_eq!(users.get(&hash(b"abc")).map(String::as_str), Some("alice"));
+        for (bad, why) in [
+            (abc.to_owned(), "line 1: expected"),
+            (format!("{abc} alice extra"), "expected"),
+            ("abc alice".to_owned(), "64 hex"),
+            (format!("{} alice", &abc.replace('b', "g")), "64 hex"),
+            (format!("{abc} a\n{abc} b"), "line 2: the same token twice"),
+        ] {
+            let e = parse(&bad).unwrap_err();
+            assert!(e.contains(why), "{e}");
+        }
+    }
+}
