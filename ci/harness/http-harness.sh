@@ -18,3 +18,6 @@ bash ci/install/install-deps.sh http
 
 echo "    Leaf and tinyid formats, tokens, bounds (requests, curl)"
 "$venv/bin/python" ci/harness/http_api.py "$bin"
+
+echo "    the status page in headless Chromium"
+python3 ci/harness/http_status.py "$bin"
