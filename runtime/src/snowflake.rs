@@ -407,6 +407,12 @@ const RECENT_MIN_LEAD: Duration = Duration::from_millis(50);
 
 impl<C: Clock> Drop for Snowflake<C> {
     fn drop(&mut self) {
+        // Settle the state file's mark to the last tick used, so a restart soon after
+        // continues at once instead of waiting out the window. Not in a forked child: its copy
+        // of the generator is behind its parent's, which still writes the file.
+        if let Some(state) = self.state.as_ref().filter(|_| fork::current() == self.born_in) {
+            let _ = state.settle(self.generator.high_water_ms());
+        }
         // Tell the server the latest time used, so the id is free again as soon as it passed.
         if let Some(lease) = &mut self.lease {
             lease.release(self.generator.high_water_ms());

@@ -133,6 +133,23 @@ impl StateFile {
     }
 }
 
+impl StateFile {
+    /// Lowers the mark to `high_water_ms` when its generator is done (dropped): every id it
+    /// issued lies at or before that time, so a restart soon after need not wait out the rest of
+    /// the window. Only ever lowers to a time at or past every issued id; call it only from the
+    /// process that issued them (never a forked child, whose copy of the generator is behind its
+    /// parent's). On failure the old, higher mark stays, which is safe.
+    pub fn settle(&self, high_water_ms: u64) -> Result<()> {
+        let _guard = self.write.lock().unwrap_or_else(|p| p.into_inner());
+        if high_water_ms >= self.persisted_ms() {
+            return Ok(());
+        }
+        StateFile::write_mark_to(&self.path, high_water_ms)?;
+        self.persisted_ms.store(high_water_ms, Ordering::Release);
+        Ok(())
+    }
+}
+
 /// Writes `text` to `path`: temp file, fsync, rename, fsync of the folder.
 fn write_file(path: &Path, text: &str) -> io::Result<()> {
     // A bare file name's parent is "": the folder is then the current one, and its entry must

@@ -49,7 +49,10 @@ impl TimeOrderedId for Ulid {
 /// Ids of one generator strictly increase, from any number of threads: a clock that steps back
 /// keeps counting in the last millisecond, within the [`Policy`]'s lead. With a state file
 /// (see [`with_state_file`](Self::with_state_file)) they also increase across restarts, even
-/// if the clock was stepped back while the process was down. A forked child draws new random
+/// if the clock was stepped back while the process was down: the file holds a time up to 10 s
+/// ahead of the ids, lowered to the last id's time when the generator is dropped, so a restart
+/// after a clean exit continues at once and one after a crash may wait (or, past the policy's
+/// lead, fail with `CLOCK_BEHIND`) until the clock passes the mark. A forked child draws new random
 /// bits, so it never repeats its parent's ids; a generator with a state file fails in the child
 /// with `FORKED` (the file belongs to the parent): build another there.
 ///
@@ -191,6 +194,21 @@ impl<T: TimeOrderedId, C: Clock> TimeOrdered<T, C> {
     }
 }
 
+impl<T: TimeOrderedId, C: Clock> Drop for TimeOrdered<T, C> {
+    fn drop(&mut self) {
+        // Settle the mark to the last id's time, so a restart soon after continues at once
+        // instead of waiting out the window. Not in a forked child: its copy of the generator
+        // is behind its parent's, which still writes the file.
+        if let Some(state) = self
+            .state
+            .as_ref()
+            .filter(|_| fork::current() == self.born_in)
+        {
+            let _ = state.settle(self.generator.high_water_ms());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,5 +260,29 @@ mod tests {
         )
         .unwrap();
         assert!(g.next().unwrap() > last);
+    }
+
+    #[test]
+    fn a_clean_exit_settles_the_mark_so_a_restart_continues_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("uuid7.state");
+        let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+        let open = || {
+            let policy = Policy::Wait {
+                budget: Duration::ZERO,
+            };
+            TimeOrdered::<Uuid7, _>::build(policy, Some(path.clone()), clock.clone()).unwrap()
+        };
+        let g = open();
+        let last = g.next().unwrap();
+        assert!(g.persisted_ms().unwrap() >= last.time_ms() + 5_000);
+        drop(g);
+        assert_eq!(
+            StateFile::read_mark(&path).unwrap(),
+            last.time_ms(),
+            "settled to the last id's millisecond"
+        );
+        clock.advance(1);
+        assert!(open().next().unwrap() > last, "no wait at all");
     }
 }

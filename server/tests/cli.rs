@@ -4,7 +4,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use idforge::{Flake128, Layout, ObjectId};
+use idforge::{Flake128, Layout, ObjectId, Ulid, Uuid7};
 
 fn idforge(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_idforge"))
@@ -196,6 +196,68 @@ fn gen_flake128_formats_round_trip() {
     // Default: base62.
     let text = ok(&["gen", "flake128"]);
     assert_eq!(text.trim().len(), 22);
+}
+
+#[test]
+fn gen_uuid7_and_ulid_increase_decode_and_continue_after_a_state_file() {
+    let before = now_ms();
+    let text = ok(&["gen", "uuid7", "--count", "1000"]);
+    let ids: Vec<Uuid7> = text.lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(ids.len(), 1000);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    // The coarse clock may trail by a kernel tick.
+    assert!(ids[0].time_ms() + 50 >= before && ids[999].time_ms() <= now_ms());
+    let decoded = ok(&["decode", &ids[0].to_string()]);
+    assert_eq!(field(&decoded, "type"), "uuid7");
+    assert_eq!(field(&decoded, "time_ms"), ids[0].time_ms().to_string());
+    assert_eq!(
+        field(&decoded, "time"),
+        rfc3339_by_walking(ids[0].time_ms())
+    );
+    assert_eq!(field(&decoded, "ulid"), Ulid::from(ids[0]).to_string());
+
+    let ulids: Vec<Ulid> = ok(&["gen", "ulid", "--count", "100"])
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert!(ulids.windows(2).all(|w| w[0] < w[1]));
+    let decoded = ok(&["decode", &ulids[0].to_string().to_lowercase()]);
+    assert_eq!(field(&decoded, "type"), "ulid");
+    assert_eq!(field(&decoded, "time_ms"), ulids[0].time_ms().to_string());
+
+    let as_ulid = ok(&["gen", "uuid7", "--format", "ulid"]);
+    assert!(Uuid7::parse_ulid_text(as_ulid.trim()).is_ok());
+
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("uuid7.state");
+    let state = state.to_str().unwrap();
+    let first = ok(&["gen", "uuid7", "--state-file", state, "--count", "10"]);
+    let second = ok(&["gen", "uuid7", "--state-file", state, "--count", "10"]);
+    let last: Uuid7 = first.lines().last().unwrap().parse().unwrap();
+    let next: Uuid7 = second.lines().next().unwrap().parse().unwrap();
+    assert!(next > last);
+
+    let v4 = "2d7a6d0e-1c1a-4b5e-8f00-000000000000";
+    let out = idforge(&["decode", "--type", "uuid7", v4]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("(INVALID_UUID)"), "{err}");
+}
+
+#[test]
+fn gen_snowflake_random_start_spreads_low_bits() {
+    // One id per call: a new process, a new tick, a random start each time.
+    let mut low = std::collections::HashSet::new();
+    for _ in 0..12 {
+        let id: u64 = ok(&["gen", "snowflake", "--random-start"])
+            .trim()
+            .parse()
+            .unwrap();
+        low.insert(id % 16);
+    }
+    assert!(low.len() > 3, "random starts vary: {low:?}");
+    let plain: u64 = ok(&["gen", "snowflake"]).trim().parse().unwrap();
+    assert_eq!(plain % 4096, 0, "the default start is 0");
 }
 
 #[test]

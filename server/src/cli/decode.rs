@@ -1,4 +1,4 @@
-//! `idforge decode`: the fields of a snowflake, ObjectId or flake-128 id.
+//! `idforge decode`: the fields of a snowflake, ObjectId, flake-128, UUIDv7 or ULID.
 
 use std::io::Write;
 
@@ -13,7 +13,8 @@ use crate::text::layout::parse_layout;
 /// Arguments of `decode`.
 #[derive(Debug, Args)]
 pub struct DecodeArgs {
-    /// The id: decimal (snowflake), 24 hex (ObjectId), base62, 32 hex or UUID (flake-128).
+    /// The id: decimal (snowflake), 24 hex (ObjectId), base62, 32 hex or UUID (flake-128, or
+    /// UUIDv7 when its version bits say so), 26 base32 (ULID).
     #[arg(allow_negative_numbers = true)]
     pub id: String,
     /// The snowflake layout: a preset name or a spec (see `idforge layouts`).

@@ -3,7 +3,12 @@
 use std::io::Write;
 
 use clap::{Subcommand, ValueEnum};
-use idforge::{Flake128, Flake128s, Layout, ObjectId, ObjectIds, Snowflake, WorkerId};
+use std::path::PathBuf;
+
+use idforge::{
+    Flake128, Flake128s, Layout, ObjectId, ObjectIds, Snowflake, TimeOrdered, TimeOrderedId, Ulid,
+    Uuid7, WorkerId,
+};
 use idforge_core::encode::decimal;
 
 use crate::cli::{parse_count, parse_node};
@@ -26,6 +31,11 @@ pub enum GenKind {
         /// How many ids (1 to 10000000).
         #[arg(long, value_name = "N", default_value = "1", allow_negative_numbers = true, value_parser = parse_count)]
         count: u64,
+        /// Start each tick's sequence at a random value below half its range instead of 0, so
+        /// that `id % n` spreads evenly over shards at low rates (a tick then holds at least
+        /// half its sequence range).
+        #[arg(long)]
+        random_start: bool,
     },
     /// MongoDB ObjectIds, as 24 lower-case hex characters.
     Objectid {
@@ -42,6 +52,40 @@ pub enum GenKind {
         #[arg(long, value_enum, default_value_t = Flake128Format::Base62)]
         format: Flake128Format,
     },
+    /// Version 7 UUIDs (RFC 9562), increasing.
+    Uuid7 {
+        /// How many ids (1 to 10000000).
+        #[arg(long, value_name = "N", default_value = "1", allow_negative_numbers = true, value_parser = parse_count)]
+        count: u64,
+        /// How to write each id.
+        #[arg(long, value_enum, default_value_t = Uuid7Format::Uuid)]
+        format: Uuid7Format,
+        /// Keep a high-water time in this file, so that the ids of the next run are greater
+        /// even if the clock went back meanwhile.
+        #[arg(long, value_name = "PATH")]
+        state_file: Option<PathBuf>,
+    },
+    /// ULIDs (26 characters of Crockford base32), increasing.
+    Ulid {
+        /// How many ids (1 to 10000000).
+        #[arg(long, value_name = "N", default_value = "1", allow_negative_numbers = true, value_parser = parse_count)]
+        count: u64,
+        /// Keep a high-water time in this file, so that the ids of the next run are greater
+        /// even if the clock went back meanwhile.
+        #[arg(long, value_name = "PATH")]
+        state_file: Option<PathBuf>,
+    },
+}
+
+/// The text forms of a UUIDv7.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Uuid7Format {
+    /// 8-4-4-4-12 lower-case hex.
+    Uuid,
+    /// 32 lower-case hex characters.
+    Hex,
+    /// The same 128 bits as a 26-character ULID.
+    Ulid,
 }
 
 /// The text forms of a flake-128 id.
@@ -66,8 +110,12 @@ pub fn snowflakes(
     layout: Layout,
     node: u64,
     count: u64,
+    random_start: bool,
 ) -> Result<(), CliError> {
-    let ids = Snowflake::new(layout, node)?;
+    let ids = Snowflake::builder(layout)
+        .node(node)
+        .random_start(random_start)
+        .build()?;
     let mut batch = vec![0u64; usize::try_from(count).map_or(BATCH, |n| n.min(BATCH))];
     let mut digits = [0u8; decimal::U64_LEN + 1];
     let mut left = count;
@@ -105,6 +153,43 @@ pub fn object_ids(out: &mut dyn Write, count: u64) -> Result<(), CliError> {
         out.write_all(&line)?;
     }
     Ok(())
+}
+
+/// Writes `count` time-ordered 128-bit ids, each through `write` and a newline.
+fn time_ordered<T: TimeOrderedId>(
+    out: &mut dyn Write,
+    count: u64,
+    state_file: Option<PathBuf>,
+    write: impl Fn(&mut dyn Write, T) -> std::io::Result<()>,
+) -> Result<(), CliError> {
+    let ids: TimeOrdered<T> = match state_file {
+        Some(path) => TimeOrdered::with_state_file(path)?,
+        None => TimeOrdered::new()?,
+    };
+    for _ in 0..count {
+        write(out, ids.next()?)?;
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// Writes `count` UUIDv7s in `format`.
+pub fn uuid7s(
+    out: &mut dyn Write,
+    count: u64,
+    format: Uuid7Format,
+    state_file: Option<PathBuf>,
+) -> Result<(), CliError> {
+    time_ordered::<Uuid7>(out, count, state_file, |out, id| match format {
+        Uuid7Format::Uuid => write!(out, "{id}"),
+        Uuid7Format::Hex => write!(out, "{:032x}", id.as_u128()),
+        Uuid7Format::Ulid => write!(out, "{}", Ulid::from(id)),
+    })
+}
+
+/// Writes `count` ULIDs.
+pub fn ulids(out: &mut dyn Write, count: u64, state_file: Option<PathBuf>) -> Result<(), CliError> {
+    time_ordered::<Ulid>(out, count, state_file, |out, id| write!(out, "{id}"))
 }
 
 /// Writes `count` flake-128 ids (random worker) in `format`.
@@ -175,7 +260,7 @@ mod tests {
     #[test]
     fn ids_are_written_in_order() {
         let mut out = Vec::new();
-        snowflakes(&mut out, Layout::TWITTER, 3, 10_000).unwrap();
+        snowflakes(&mut out, Layout::TWITTER, 3, 10_000, true).unwrap();
         let ids: Vec<u64> = std::str::from_utf8(&out)
             .unwrap()
             .lines()
@@ -186,5 +271,27 @@ mod tests {
         let mut out = Vec::new();
         object_ids(&mut out, 3).unwrap();
         assert_eq!(out.len(), 3 * 25);
+        for format in [Uuid7Format::Uuid, Uuid7Format::Hex, Uuid7Format::Ulid] {
+            let mut out = Vec::new();
+            uuid7s(&mut out, 1_000, format, None).unwrap();
+            let lines: Vec<Uuid7> = std::str::from_utf8(&out)
+                .unwrap()
+                .lines()
+                .map(|l| match format {
+                    Uuid7Format::Ulid => Uuid7::parse_ulid_text(l).unwrap(),
+                    _ => l.parse().unwrap(),
+                })
+                .collect();
+            assert_eq!(lines.len(), 1_000);
+            assert!(lines.windows(2).all(|w| w[0] < w[1]), "{format:?}");
+        }
+        let mut out = Vec::new();
+        ulids(&mut out, 100, None).unwrap();
+        let ulids: Vec<Ulid> = std::str::from_utf8(&out)
+            .unwrap()
+            .lines()
+            .map(|l| l.parse().unwrap())
+            .collect();
+        assert!(ulids.windows(2).all(|w| w[0] < w[1]));
     }
 }

@@ -1,8 +1,9 @@
-//! Ids as text: reading a snowflake, ObjectId or flake-128 id (detecting which it is), its fields
-//! as text and JSON, and the UUID form of a flake-128 (`idforge decode` and `IDF.DECODE`).
+//! Ids as text: reading a snowflake, ObjectId, flake-128, UUIDv7 or ULID (detecting which it
+//! is), its fields as text and JSON, and the UUID form of a flake-128 (`idforge decode` and
+//! `IDF.DECODE`).
 
-use idforge::{ErrorCode, Flake128, Layout, ObjectId};
-use idforge_core::encode::{base62, decimal};
+use idforge::{ErrorCode, Flake128, Layout, ObjectId, Ulid, Uuid7};
+use idforge_core::encode::{base32, base62, decimal};
 use serde_json::{Value, json};
 
 use crate::error::CliError;
@@ -18,6 +19,24 @@ pub enum AnyId {
     ObjectId(ObjectId),
     /// A flake-128 id.
     Flake128(Flake128),
+    /// A version 7 UUID.
+    Uuid7(Uuid7),
+    /// A ULID.
+    Ulid(Ulid),
+}
+
+/// The least UUIDv7 millisecond that detection reads as a UUIDv7 (1970-02-19): a flake-128 in
+/// UUID form has its time's top bits there, always below it, so a 128-bit text is a UUIDv7 only
+/// when its version bits say so and its time is past this.
+const UUID7_MIN_DETECTED_MS: u64 = 1 << 32;
+
+/// A 128-bit value read as hex or UUID text: a UUIDv7 when its bits make it one, else a
+/// flake-128.
+fn uuid7_or_flake(value: u128) -> AnyId {
+    match Uuid7::from_u128(value) {
+        Ok(id) if id.time_ms() >= UUID7_MIN_DETECTED_MS => AnyId::Uuid7(id),
+        _ => AnyId::Flake128(Flake128::from_u128(value)),
+    }
 }
 
 fn all(s: &str, pred: fn(&u8) -> bool) -> bool {
@@ -51,19 +70,29 @@ fn parse_flake128(s: &str) -> Result<AnyId, CliError> {
 }
 
 /// Reads `s` as an id of `kind`, or detects the kind: 24 hex characters are an ObjectId; 32 hex
-/// characters, a UUID text, or 22 base62 characters that are not all digits are a
-/// flake-128; all digits are a snowflake.
+/// characters or a UUID text are a UUIDv7 when their version and variant bits say so and the
+/// time is after 1970-02-19, else a flake-128, as are 22 base62 characters that are not all
+/// digits; 26 Crockford base32 characters are a ULID; all digits are a snowflake.
 pub fn parse_id(s: &str, kind: Option<IdType>) -> Result<AnyId, CliError> {
     match kind {
         Some(IdType::Snowflake) => parse_snowflake(s),
         Some(IdType::Objectid) => Ok(AnyId::ObjectId(ObjectId::parse_hex(s)?)),
         Some(IdType::Flake128) => parse_flake128(s),
+        Some(IdType::Uuid7) => Ok(AnyId::Uuid7(Uuid7::parse(s)?)),
+        Some(IdType::Ulid) => Ok(AnyId::Ulid(Ulid::parse(s)?)),
         None => {
             let hex = all(s, u8::is_ascii_hexdigit);
             if hex && s.len() == ObjectId::HEX_LEN {
                 Ok(AnyId::ObjectId(ObjectId::parse_hex(s)?))
             } else if (hex && s.len() == Flake128::HEX_LEN) || uuid_hex(s).is_some() {
-                parse_flake128(s)
+                match parse_flake128(s)? {
+                    AnyId::Flake128(id) => Ok(uuid7_or_flake(id.as_u128())),
+                    other => Ok(other),
+                }
+            } else if s.len() == Ulid::TEXT_LEN
+                && all(s, |b| base32::ALPHABET.contains(&b.to_ascii_uppercase()))
+            {
+                Ok(AnyId::Ulid(Ulid::parse(s)?))
             } else if all(s, u8::is_ascii_digit) {
                 parse_snowflake(s)
             // Only the full width: a short word ("nope") is base62 too, and would decode as a
@@ -73,8 +102,8 @@ pub fn parse_id(s: &str, kind: Option<IdType>) -> Result<AnyId, CliError> {
             } else {
                 Err(CliError::new(
                     ErrorCode::InvalidArgument,
-                    "not a snowflake (decimal), ObjectId (24 hex) or flake-128 (22 base62, 32 \
-                     hex or UUID) id; pass --type to say which",
+                    "not a snowflake (decimal), ObjectId (24 hex), flake-128 (22 base62, 32 hex \
+                     or UUID), UUIDv7 or ULID (26 base32) id; pass --type to say which",
                 ))
             }
         }
@@ -126,6 +155,43 @@ pub fn fields(id: AnyId, layout: &Layout) -> Result<Vec<(&'static str, String, V
                 row("sequence", id.seq().to_string(), json!(id.seq())),
             ]
         }
+        AnyId::Uuid7(id) => {
+            let mut buf = [0u8; Ulid::TEXT_LEN];
+            let ulid = id.to_ulid_text(&mut buf).to_owned();
+            vec![
+                row("type", "uuid7".into(), json!("uuid7")),
+                row("id", id.to_string(), json!(id.to_string())),
+                row(
+                    "time",
+                    format_ms(id.time_ms()),
+                    json!(format_ms(id.time_ms())),
+                ),
+                row("time_ms", id.time_ms().to_string(), json!(id.time_ms())),
+                row("rand_a", id.rand_a().to_string(), json!(id.rand_a())),
+                row(
+                    "rand_b",
+                    id.rand_b().to_string(),
+                    json!(id.rand_b().to_string()),
+                ),
+                row("ulid", ulid.clone(), json!(ulid)),
+            ]
+        }
+        AnyId::Ulid(id) => {
+            let random = format!("{:020x}", id.random());
+            let uuid = uuid_text(Flake128::from_u128(id.as_u128()));
+            vec![
+                row("type", "ulid".into(), json!("ulid")),
+                row("id", id.to_string(), json!(id.to_string())),
+                row(
+                    "time",
+                    format_ms(id.time_ms()),
+                    json!(format_ms(id.time_ms())),
+                ),
+                row("time_ms", id.time_ms().to_string(), json!(id.time_ms())),
+                row("random", random.clone(), json!(random)),
+                row("uuid", uuid.clone(), json!(uuid)),
+            ]
+        }
     })
 }
 
@@ -138,6 +204,10 @@ pub enum IdType {
     Objectid,
     /// A flake-128 id in base62, hex or UUID form.
     Flake128,
+    /// A version 7 UUID (hyphenated, 32 hex, braces or urn:uuid:).
+    Uuid7,
+    /// A ULID (26 Crockford base32 characters).
+    Ulid,
 }
 
 /// The 16 big-endian bytes of `id` as 8-4-4-4-12 lower-case hex.
@@ -204,6 +274,35 @@ mod tests {
             ErrorCode::InvalidDecimal
         );
         assert_eq!(code("é", None), ErrorCode::InvalidArgument);
+        // UUIDv7 and ULID.
+        let v7 = Uuid7::from_fields(1_700_000_000_000, 0xabc, 42).unwrap();
+        assert_eq!(parse_id(&v7.to_string(), None), Ok(AnyId::Uuid7(v7)));
+        let simple = v7.to_string().replace('-', "");
+        assert_eq!(parse_id(&simple, None), Ok(AnyId::Uuid7(v7)));
+        let ulid = Ulid::from(v7).to_string();
+        assert_eq!(parse_id(&ulid, None), Ok(AnyId::Ulid(Ulid::from(v7))));
+        assert_eq!(
+            parse_id(&ulid.to_lowercase(), None),
+            Ok(AnyId::Ulid(Ulid::from(v7)))
+        );
+        // An early UUIDv7 reads as a flake-128 unless the type is given.
+        let early = Uuid7::from_fields(5, 0, 0).unwrap();
+        assert!(matches!(
+            parse_id(&early.to_string(), None),
+            Ok(AnyId::Flake128(_))
+        ));
+        assert_eq!(
+            parse_id(&early.to_string(), Some(IdType::Uuid7)),
+            Ok(AnyId::Uuid7(early))
+        );
+        assert_eq!(
+            code("2d7a6d0e-1c1a-4b5e-8f00-000000000000", Some(IdType::Uuid7)),
+            ErrorCode::InvalidUuid
+        );
+        assert_eq!(
+            code("8ZZZZZZZZZZZZZZZZZZZZZZZZZ", None),
+            ErrorCode::InvalidBase32
+        );
         // A UUID with a misplaced dash is not one.
         assert_eq!(
             code("0102030-40506-0708-090a-0b0c0d0e0f10", None),
