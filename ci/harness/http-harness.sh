@@ -21,3 +21,12 @@ echo "    Leaf and tinyid formats, tokens, bounds (requests, curl)"
 
 echo "    the status page in headless Chromium"
 python3 ci/harness/http_status.py "$bin"
+
+echo "    8 HTTP clients x 10,000 answers mixed with RESP INCR, across kill -9 and a failover"
+if command -v etcd >/dev/null 2>&1; then
+  python3 ci/harness/http_ids.py "$bin"
+else
+  [ -z "${IDFORGE_REQUIRE_SERVICES:-}" ] || { echo "etcd is not installed" >&2; exit 1; }
+  echo "    failover skipped: no etcd (ci/install/install-deps.sh etcd)"
+  python3 ci/harness/http_ids.py "$bin" --only crash
+fi
