@@ -142,31 +142,18 @@ pub fn fields(id: AnyId, layout: &Layout) -> Result<Vec<(&'static str, String, V
         }
         AnyId::Flake128(id) => {
             let worker = format!("{:012x}", id.worker());
-            vec![
-                row("type", "flake128".into(), json!("flake128")),
-                row("id", id.to_string(), json!(id.to_string())),
-                row(
-                    "time",
-                    format_ms(id.time_ms()),
-                    json!(format_ms(id.time_ms())),
-                ),
-                row("time_ms", id.time_ms().to_string(), json!(id.time_ms())),
+            let mut rows = timed_head("flake128", id.to_string(), id.time_ms());
+            rows.extend([
                 row("worker", worker.clone(), json!(worker)),
                 row("sequence", id.seq().to_string(), json!(id.seq())),
-            ]
+            ]);
+            rows
         }
         AnyId::Uuid7(id) => {
             let mut buf = [0u8; Ulid::TEXT_LEN];
             let ulid = id.to_ulid_text(&mut buf).to_owned();
-            vec![
-                row("type", "uuid7".into(), json!("uuid7")),
-                row("id", id.to_string(), json!(id.to_string())),
-                row(
-                    "time",
-                    format_ms(id.time_ms()),
-                    json!(format_ms(id.time_ms())),
-                ),
-                row("time_ms", id.time_ms().to_string(), json!(id.time_ms())),
+            let mut rows = timed_head("uuid7", id.to_string(), id.time_ms());
+            rows.extend([
                 row("rand_a", id.rand_a().to_string(), json!(id.rand_a())),
                 row(
                     "rand_b",
@@ -174,25 +161,34 @@ pub fn fields(id: AnyId, layout: &Layout) -> Result<Vec<(&'static str, String, V
                     json!(id.rand_b().to_string()),
                 ),
                 row("ulid", ulid.clone(), json!(ulid)),
-            ]
+            ]);
+            rows
         }
         AnyId::Ulid(id) => {
             let random = format!("{:020x}", id.random());
             let uuid = uuid_text(Flake128::from_u128(id.as_u128()));
-            vec![
-                row("type", "ulid".into(), json!("ulid")),
-                row("id", id.to_string(), json!(id.to_string())),
-                row(
-                    "time",
-                    format_ms(id.time_ms()),
-                    json!(format_ms(id.time_ms())),
-                ),
-                row("time_ms", id.time_ms().to_string(), json!(id.time_ms())),
+            let mut rows = timed_head("ulid", id.to_string(), id.time_ms());
+            rows.extend([
                 row("random", random.clone(), json!(random)),
                 row("uuid", uuid.clone(), json!(uuid)),
-            ]
+            ]);
+            rows
         }
     })
+}
+
+/// The first rows of a millisecond-stamped id: its type, text, time and Unix milliseconds.
+fn timed_head(
+    kind: &'static str,
+    text: String,
+    time_ms: u64,
+) -> Vec<(&'static str, String, Value)> {
+    vec![
+        ("type", kind.into(), json!(kind)),
+        ("id", text.clone(), json!(text)),
+        ("time", format_ms(time_ms), json!(format_ms(time_ms))),
+        ("time_ms", time_ms.to_string(), json!(time_ms)),
+    ]
 }
 
 /// The id types `decode` knows.
