@@ -30,3 +30,6 @@ else
   echo "    failover skipped: no etcd (ci/install/install-deps.sh etcd)"
   python3 ci/harness/http_ids.py "$bin" --only crash
 fi
+
+echo "    hostile HTTP clients"
+python3 ci/harness/hostile_http.py "$bin"
