@@ -166,6 +166,7 @@ def main():
     oid = "idforge/objectid"
     seg = "idforge/segments.next"
     fl = "idforge/flake128"
+    u7 = "idforge/uuid7"
 
     # (label, value, target text, verdict)
     rows = []
@@ -177,6 +178,8 @@ def main():
                  verdict(r, at_most=1.1)))
     r = ratio("peers/bson ObjectId::new", oid)
     rows.append(("bson ObjectId::new / our objectid (speed-up)", fmt_ratio(r), "≥ 4×", verdict(r, at_least=4.0)))
+    r = ratio("peers/uuid now_v7", u7)
+    rows.append(("uuid Uuid::now_v7 / our uuid7 (speed-up)", fmt_ratio(r), "≥ 1×", verdict(r, at_least=1.0)))
     r = ratio(seg, "atomic/fetch_add (Relaxed)")
     rows.append(("segments.next / atomic fetch_add", fmt_ratio(r), "≤ 1.5×", verdict(r, at_most=1.5)))
     s1 = sat_rate("idforge Borrow(1 s)", 1)
@@ -211,6 +214,8 @@ def main():
         ("snowflaked / our snowflake.next (speed-up)", ratio("peers/snowflaked sync::Generator", sf)),
         ("uuid now_v7 / our flake128 (speed-up)", ratio("peers/uuid now_v7", fl)),
         ("ulid Generator / our flake128 (speed-up)", ratio("peers/ulid Generator.generate", fl)),
+        ("ulid Generator / our ulid (speed-up)", ratio("peers/ulid Generator.generate", "idforge/ulid")),
+        ("our uuid7 / SystemTime::now", ratio(u7, "clock/SystemTime::now")),
         ("SystemClock.now_ms / Instant::now", ratio("pieces/SystemClock.now_ms", "clock/Instant::now")),
         ("snowflake.next / (recent_ms then fetch_add), the floor of a shared generator reading the coarse clock",
          ratio(sf, "atomic/SystemClock.recent_ms then fetch_add")),

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant, SystemTime};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use idforge::{
     Clock, Flake128s, Layout, MemorySource, ObjectIds, Policy, Segment, SegmentOptions, Segments,
-    Snowflake, SystemClock, WorkerId,
+    Snowflake, SystemClock, Ulids, Uuid7s, WorkerId,
 };
 use idforge_core::objectid::ObjectIdGen;
 use idforge_core::segment::{SegmentBuffer, Take};
@@ -212,6 +212,13 @@ fn ours(c: &mut Criterion) {
 
     let flakes = Flake128s::new(WorkerId::Random).expect("generator");
     g.bench_function("flake128", |b| b.iter(|| keep(id(flakes.next()))));
+
+    // One shared generator, as a service uses it: a counter of 2^17 or more per millisecond is
+    // far above a tight loop's rate, so no chunking is needed.
+    let uuid7s = Uuid7s::new().expect("generator");
+    g.bench_function("uuid7", |b| b.iter(|| keep(id(uuid7s.next()))));
+    let ulids = Ulids::new().expect("generator");
+    g.bench_function("ulid", |b| b.iter(|| keep(id(ulids.next()))));
 
     let segments = segments();
     g.bench_function("segments.next", |b| b.iter(|| keep(id(segments.next()))));
