@@ -7,6 +7,8 @@
 #                              bindings/uniffi/kotlin/IdforgeCodes.kt (compared first: the header is
 #                              made from the C crate with the fresh list)
 #   include/idforge.h          cbindgen (pinned below, installed on first use) from bindings/c
+#   the shared vectors         core/testdata/gen_snowflake.py, gen_uuid7_ulid.py (independent
+#                              Python models) -> snowflake.json, uuid7.json, ulid.json
 #
 #   ci/gen/check-generated.sh           check: exit 1 and show the diff when a file drifted
 #   ci/gen/check-generated.sh --write   rewrite the files
@@ -59,5 +61,15 @@ sed "s|@IDFORGE_VERSION_MACROS@|$macros|" bindings/c/cbindgen.toml >"$tmp/cbindg
 "$cbindgen" --quiet --config "$tmp/cbindgen.toml" --crate idforge-c --output "$tmp/idforge.h" bindings/c
 
 compare "$tmp/idforge.h" include/idforge.h
+
+# The shared vectors made by independent models in core/testdata/.
+for model in gen_snowflake.py gen_uuid7_ulid.py; do
+  if [ "$mode" = write ]; then
+    python3 "core/testdata/$model"
+  elif ! python3 "core/testdata/$model" --check; then
+    echo "error: core/testdata/$model's output differs from the committed vectors" >&2
+    drift=1
+  fi
+done
 [ "$drift" -eq 0 ] && [ "$mode" = check ] && echo "    generated files are up to date"
 exit "$drift"
