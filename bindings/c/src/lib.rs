@@ -18,6 +18,9 @@ mod segments;
 mod snowflake;
 mod status;
 mod status_codes;
+mod time_ordered;
+mod ulid;
+mod uuid7;
 
 use std::ffi::c_char;
 
@@ -27,6 +30,8 @@ pub use objectid::*;
 pub use segments::*;
 pub use snowflake::*;
 pub use status::idforge_status;
+pub use ulid::*;
+pub use uuid7::*;
 
 /// The library's version, e.g. `"0.1.0"`: compare with `IDFORGE_VERSION_STRING` to check that
 /// the header and the library linked at run time agree.

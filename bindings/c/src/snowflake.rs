@@ -52,6 +52,19 @@ pub struct idforge_snowflake_config {
     pub state_file: *const c_char,
 }
 
+/// Bits of the `flags` of `idforge_snowflake_new_with_flags` (0: none).
+#[repr(u32)]
+pub enum idforge_snowflake_flag {
+    /// Start each tick's sequence at a random value below half its range instead of 0, so that
+    /// `id % n` spreads evenly over n shards even at a few ids per tick (by default most ids
+    /// end in sequence 0). A tick then holds at least half its sequence range (2,048 ids per ms
+    /// in the Twitter layout) before borrowing the next; ids still strictly increase.
+    RandomStart = 1,
+}
+
+/// Every `idforge_snowflake_flag` bit this library knows.
+const KNOWN_FLAGS: u32 = idforge_snowflake_flag::RandomStart as u32;
+
 /// A snowflake generator. Thread-safe: share one handle between threads (every call but
 /// `idforge_snowflake_free` may run concurrently). In a forked child its calls fail with
 /// `IDFORGE_STATUS_FORKED` (a fixed node id would repeat the parent's ids); create a new one.
@@ -60,7 +73,8 @@ pub struct idforge_snowflake {
 }
 
 impl idforge_policy {
-    fn to_policy(self) -> Result<Policy, FfiError> {
+    /// The runtime policy; an unknown kind is `INVALID_ARGUMENT`.
+    pub(crate) fn to_policy(self) -> Result<Policy, FfiError> {
         // Kinds 1, 2 and 3 are the runtime's policy names in order (checked by a test).
         match self.kind {
             0 => Ok(Policy::default()),
@@ -91,24 +105,49 @@ pub unsafe extern "C" fn idforge_snowflake_new(
     config: *const idforge_snowflake_config,
     out: *mut *mut idforge_snowflake,
 ) -> idforge_status {
+    // SAFETY: the caller's guarantees.
+    unsafe { idforge_snowflake_new_with_flags(config, 0, out) }
+}
+
+/// `idforge_snowflake_new` with options: `flags` is 0 or a sum of `idforge_snowflake_flag`
+/// values (`IDFORGE_SNOWFLAKE_FLAG_RANDOM_START`); a bit this library does not know is
+/// `INVALID_ARGUMENT`, so a program built for a newer library fails rather than silently
+/// losing an option.
+///
+/// # Safety
+/// `config` is NULL or readable, its `state_file` NULL or NUL-terminated; `out` is NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn idforge_snowflake_new_with_flags(
+    config: *const idforge_snowflake_config,
+    flags: u32,
+    out: *mut *mut idforge_snowflake,
+) -> idforge_status {
     panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (config, out) = unsafe { (ptr::get(config, "config")?, ptr::out(out, "out")?) };
         // SAFETY: the caller's guarantees on `config`.
-        let inner = unsafe { builder(config) }?.build()?;
+        let inner = unsafe { builder(config, flags) }?.build()?;
         out.write(ptr::into_handle(idforge_snowflake { inner }));
         Ok(())
     })
 }
 
-/// The builder of `config` (its node, policy and state file).
+/// The builder of `config` (its node, policy and state file) and `flags`.
 ///
 /// # Safety
 /// `config.state_file` is NULL or NUL-terminated.
-unsafe fn builder(config: &idforge_snowflake_config) -> Result<SnowflakeBuilder, FfiError> {
+unsafe fn builder(
+    config: &idforge_snowflake_config,
+    flags: u32,
+) -> Result<SnowflakeBuilder, FfiError> {
+    if flags & !KNOWN_FLAGS != 0 {
+        return Err(CoreError::InvalidArgument("unknown idforge_snowflake_flag bits").into());
+    }
     let mut builder = Snowflake::builder(config.layout.to_layout()?)
         .node(config.node)
-        .policy(config.policy.to_policy()?);
+        .policy(config.policy.to_policy()?)
+        .random_start(flags & idforge_snowflake_flag::RandomStart as u32 != 0);
     if !config.state_file.is_null() {
         // SAFETY: non-NULL, and the caller guarantees it is NUL-terminated.
         let path = unsafe { ptr::cstr(config.state_file, "config.state_file") }?;
@@ -138,6 +177,23 @@ pub unsafe extern "C" fn idforge_snowflake_new_leased(
     ttl_ms: u32,
     out: *mut *mut idforge_snowflake,
 ) -> idforge_status {
+    // SAFETY: the caller's guarantees.
+    unsafe { idforge_snowflake_new_leased_with_flags(config, 0, url, service, ttl_ms, out) }
+}
+
+/// `idforge_snowflake_new_leased` with `flags` as in `idforge_snowflake_new_with_flags`.
+///
+/// # Safety
+/// As `idforge_snowflake_new_leased`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn idforge_snowflake_new_leased_with_flags(
+    config: *const idforge_snowflake_config,
+    flags: u32,
+    url: *const c_char,
+    service: *const c_char,
+    ttl_ms: u32,
+    out: *mut *mut idforge_snowflake,
+) -> idforge_status {
     panic_boundary(|| {
         // SAFETY: the caller's guarantees.
         let (config, url, service, out) = unsafe {
@@ -158,7 +214,7 @@ pub unsafe extern "C" fn idforge_snowflake_new_leased(
             ms => Duration::from_millis(u64::from(ms)),
         };
         // SAFETY: the caller's guarantees on `config`.
-        let inner = unsafe { builder(config) }?
+        let inner = unsafe { builder(config, flags) }?
             .lease(
                 text(url, "url is not UTF-8")?,
                 text(service, "service is not UTF-8")?,
@@ -183,6 +239,24 @@ pub unsafe extern "C" fn idforge_snowflake_node(
         // SAFETY: the caller's guarantees.
         let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out_node, "out_node")?) };
         out.write(h.inner.node());
+        Ok(())
+    })
+}
+
+/// Whether the generator starts each tick's sequence at a random value
+/// (`IDFORGE_SNOWFLAKE_FLAG_RANDOM_START`), into `*out`.
+///
+/// # Safety
+/// `handle` is NULL or a live generator; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn idforge_snowflake_random_start(
+    handle: *const idforge_snowflake,
+    out: *mut bool,
+) -> idforge_status {
+    panic_boundary(|| {
+        // SAFETY: the caller's guarantees.
+        let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out, "out")?) };
+        out.write(h.inner.random_start());
         Ok(())
     })
 }

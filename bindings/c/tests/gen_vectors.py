@@ -98,6 +98,8 @@ def main(out):
           "typedef struct { const char *text; idforge_layout layout; } v_layout_text;",
           "typedef struct { const char *text, *message; } v_layout_text_invalid;",
           "typedef struct { idforge_segment_options given, resolved; } v_segment_options;",
+          "typedef struct { uint64_t time_ms; uint16_t rand_a; uint64_t rand_b; const char *text, *bytes_hex, *ulid; } v_uuid7_fields;",
+          "typedef struct { uint64_t time_ms; const char *random_hex, *text, *bytes_hex; } v_ulid_fields;",
           "typedef struct { idforge_segment_options given; const char *error, *message; } v_segment_options_invalid;",
           ""]
     table(L, "v_preset", "V_PRESETS", [[cstr(p["name"]), layout(p)] for p in snow["presets"]])
@@ -153,6 +155,19 @@ def main(out):
     table(L, "v_segment_options_invalid", "V_SEGMENT_OPTIONS_INVALID",
           [[segment_options(r["given"]), status(r["error"]), cstr(r["message"])]
            for r in seg["invalid"] if c_can_give(r)])
+    uuid7 = load("uuid7.json")
+    table(L, "v_uuid7_fields", "V_UUID7_FIELDS",
+          [[u64(r["time_ms"]), str(r["rand_a"]), u64(r["rand_b"]), cstr(r["text"]), cstr(r["bytes"]), cstr(r["ulid"])]
+           for r in uuid7["fields"]])
+    table(L, "v_parse", "V_UUID7_PARSE", [[cstr(r["input"]), cstr(r["text"])] for r in uuid7["parse"]])
+    table(L, "v_invalid_text", "V_UUID7_REFUSE", [[cstr(r["input"]), status(r["error"])] for r in uuid7["refuse"]])
+    ulid = load("ulid.json")
+    # The 80 random bits as the 10 bytes idforge_ulid_compose takes.
+    table(L, "v_ulid_fields", "V_ULID_FIELDS",
+          [[u64(r["time_ms"]), cstr("%020x" % int(r["random"])), cstr(r["text"]), cstr(r["bytes"])]
+           for r in ulid["fields"]])
+    table(L, "v_parse", "V_ULID_PARSE", [[cstr(r["input"]), cstr(r["text"])] for r in ulid["parse"]])
+    table(L, "v_invalid_text", "V_ULID_REFUSE", [[cstr(r["input"]), status(r["error"])] for r in ulid["refuse"]])
     pathlib.Path(out).write_text("\n".join(L) + "\n")
 
 

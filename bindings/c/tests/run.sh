@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds libidforge and runs the C tests against it:
-#   1. test_idforge linked with libidforge.so (gcc -std=c99 -Wall -Wextra -Werror -pedantic)
-#   2. test_idforge linked with libidforge.a
+#   1. test_idforge and test_time_ordered (UUIDv7, ULID, random-start snowflakes) linked with
+#      libidforge.so (gcc -std=c99 -Wall -Wextra -Werror -pedantic)
+#   2. both linked with libidforge.a
 #   3. the header compiled and run as C++ (g++ -std=c++11 ... -pedantic)
-#   4. test_idforge (static) under valgrind: no errors, no leaks
-#   5. test_idforge built with -fsanitize=address (static)
+#   4. both (static) under valgrind: no errors, no leaks
+#   5. both built with -fsanitize=address (static)
 #   6. test_sources (the segment sources against the servers of ci/services.sh), shared and
 #      static; not under valgrind or ASan: its forked children leak the parent's connection on
 #      purpose (closing it could end the parent's session), which both report as lost memory
@@ -63,14 +64,19 @@ mkdir -p "$out/lib"
 cp "$lib/libidforge.so" "$out/lib/libidforge.so.$major"
 ln -sf "libidforge.so.$major" "$out/lib/libidforge.so"
 
-src="$here/test_idforge.c"
-gcc "${CFLAGS[@]}" "$src" -o "$out/test_shared" -L"$out/lib" -lidforge -Wl,-rpath,"$out/lib" -lpthread
-gcc "${CFLAGS[@]}" "$src" -o "$out/test_static" "$lib/libidforge.a" "${STATIC_LIBS[@]}"
+SUITES=(test_idforge test_time_ordered)
+for suite in "${SUITES[@]}"; do
+  gcc "${CFLAGS[@]}" "$here/$suite.c" -o "$out/${suite}_shared" -L"$out/lib" -lidforge \
+    -Wl,-rpath,"$out/lib" -lpthread
+  gcc "${CFLAGS[@]}" "$here/$suite.c" -o "$out/${suite}_static" "$lib/libidforge.a" "${STATIC_LIBS[@]}"
+done
 g++ -std=c++11 -Wall -Wextra -Werror -pedantic -g -I"$root/include" "$here/test_cpp.cpp" \
   -o "$out/test_cpp" "$lib/libidforge.a" "${STATIC_LIBS[@]}"
 
-run "C, shared library" "$out/test_shared"
-run "C, static library" "$out/test_static"
+for suite in "${SUITES[@]}"; do
+  run "C $suite, shared library" "$out/${suite}_shared"
+  run "C $suite, static library" "$out/${suite}_static"
+done
 run "C++" "$out/test_cpp"
 
 gcc "${CFLAGS[@]}" "$here/test_sources.c" -o "$out/sources_shared" -L"$out/lib" -lidforge \
@@ -84,15 +90,20 @@ if [ "$valgrind" -eq 1 ]; then
   command -v valgrind >/dev/null || { echo "error: valgrind not found (ci/install/install-deps.sh)" >&2; exit 1; }
   # Errors and definite/indirect leaks fail; std's per-thread and process-wide caches that live
   # until exit are "still reachable" and allowed.
-  run "valgrind (static)" valgrind --quiet --error-exitcode=99 --leak-check=full \
-    --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
-    --child-silent-after-fork=yes "$out/test_static"
+  for suite in "${SUITES[@]}"; do
+    run "valgrind $suite (static)" valgrind --quiet --error-exitcode=99 --leak-check=full \
+      --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
+      --child-silent-after-fork=yes "$out/${suite}_static"
+  done
 fi
 
 if [ "$asan" -eq 1 ]; then
-  gcc "${CFLAGS[@]}" -fsanitize=address,undefined -fno-omit-frame-pointer "$src" \
-    -o "$out/test_asan" "$lib/libidforge.a" "${STATIC_LIBS[@]}"
-  run "AddressSanitizer (static)" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 "$out/test_asan"
+  for suite in "${SUITES[@]}"; do
+    gcc "${CFLAGS[@]}" -fsanitize=address,undefined -fno-omit-frame-pointer "$here/$suite.c" \
+      -o "$out/${suite}_asan" "$lib/libidforge.a" "${STATIC_LIBS[@]}"
+    run "AddressSanitizer $suite (static)" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+      "$out/${suite}_asan"
+  done
 fi
 
 if [ "$failed" -ne 0 ]; then

@@ -24,6 +24,14 @@ int main() {
   if (st != IDFORGE_STATUS_INVALID_HEX) failed++;
   if (std::strcmp(idforge_status_str(st), "IDFORGE_STATUS_INVALID_HEX") != 0) failed++;
 
+  idforge_uuid7 *u = nullptr;
+  uint8_t uuid[IDFORGE_UUID7_LEN], back[IDFORGE_UUID7_LEN];
+  char text[IDFORGE_UUID7_TEXT_LEN + 1];
+  if (idforge_uuid7_new(&u) != IDFORGE_STATUS_OK || idforge_uuid7_next(u, uuid) != IDFORGE_STATUS_OK) failed++;
+  if (idforge_uuid7_to_text(uuid, text, sizeof text) != IDFORGE_STATUS_OK) failed++;
+  if (idforge_uuid7_parse(text, back) != IDFORGE_STATUS_OK || std::memcmp(uuid, back, sizeof uuid) != 0) failed++;
+  idforge_uuid7_free(u);
+
   std::printf("%d passed, %d failed\n", failed ? 0 : 1, failed ? 1 : 0);
   return failed ? 1 : 0;
 }

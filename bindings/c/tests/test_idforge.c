@@ -576,6 +576,14 @@ static idforge_status trigger_invalid_base62(void) {
   uint8_t out[16];
   return idforge_flake128_from_base62("!", out);
 }
+static idforge_status trigger_invalid_base32(void) {
+  uint8_t out[16];
+  return idforge_ulid_parse("U", out);
+}
+static idforge_status trigger_invalid_uuid(void) {
+  uint8_t out[16];
+  return idforge_uuid7_parse("00000000-0001-4001-8000-000000000001", out);
+}
 static idforge_status trigger_invalid_argument(void) {
   idforge_layout l;
   return idforge_layout_preset(99, &l);
@@ -689,6 +697,8 @@ static const struct {
     {"SEQUENCE_OUT_OF_RANGE", trigger_sequence_out_of_range},
     {"INVALID_HEX", trigger_invalid_hex},
     {"INVALID_BASE62", trigger_invalid_base62},
+    {"INVALID_BASE32", trigger_invalid_base32},
+    {"INVALID_UUID", trigger_invalid_uuid},
     {"INVALID_ARGUMENT", trigger_invalid_argument},
     {"CLOCK_BEHIND", trigger_clock_behind},
     {"TIMEOUT", trigger_timeout},
@@ -701,7 +711,7 @@ static const struct {
 
 /* Every row of errors.json: the status value has its C name; and every error the C API can
  * produce is produced, with a message. The rest come from parts the C API does not reach yet
- * (base32/decimal codecs, network sources) or, for PANIC, only from a bug; they are listed. */
+ * (the decimal codec, network sources) or, for PANIC, only from a bug; they are listed. */
 static void test_errors_json(void) {
   size_t i, j, triggered = 0;
   for (i = 0; i < V_ERRORS_LEN; i++) {
