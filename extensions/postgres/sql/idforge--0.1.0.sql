@@ -45,3 +45,36 @@ CREATE FUNCTION idforge_bounds(ts timestamptz, layout text DEFAULT 'twitter')
   AS 'MODULE_PATHNAME', 'idforge_bounds_wrapper';
 COMMENT ON FUNCTION idforge_bounds(timestamptz, text) IS
   'The smallest and largest ids of the tick holding ts: for WHERE id BETWEEN on an id column';
+
+CREATE FUNCTION idforge_uuid7() RETURNS uuid
+  STRICT VOLATILE PARALLEL SAFE LANGUAGE c
+  AS 'MODULE_PATHNAME', 'idforge_uuid7_wrapper';
+COMMENT ON FUNCTION idforge_uuid7() IS
+  'A new UUIDv7 (RFC 9562: Unix ms, an 18-bit counter, 56 random bits) from the one generator every backend shares: strictly increasing across the cluster and its restarts';
+
+CREATE FUNCTION idforge_ulid() RETURNS text
+  STRICT VOLATILE PARALLEL SAFE LANGUAGE c
+  AS 'MODULE_PATHNAME', 'idforge_ulid_wrapper';
+COMMENT ON FUNCTION idforge_ulid() IS
+  'A new ULID (26 characters, Crockford base32) from the one generator every backend shares: strictly increasing across the cluster and its restarts';
+
+CREATE FUNCTION idforge_uuid7_parse(text text) RETURNS uuid
+  STRICT IMMUTABLE PARALLEL SAFE LANGUAGE c
+  AS 'MODULE_PATHNAME', 'idforge_uuid7_parse_wrapper';
+COMMENT ON FUNCTION idforge_uuid7_parse(text) IS
+  'The UUIDv7 written in text (hyphenated, 32 hex digits, braces or urn:uuid:, either case); other versions are INVALID_UUID';
+
+CREATE FUNCTION idforge_uuid7_time(id uuid) RETURNS timestamptz
+  STRICT IMMUTABLE PARALLEL SAFE LANGUAGE c
+  AS 'MODULE_PATHNAME', 'idforge_uuid7_time_wrapper';
+COMMENT ON FUNCTION idforge_uuid7_time(uuid) IS 'The time (Unix ms) of a UUIDv7; other versions are INVALID_UUID';
+
+CREATE FUNCTION idforge_uuid_to_ulid(id uuid) RETURNS text
+  STRICT IMMUTABLE PARALLEL SAFE LANGUAGE c
+  AS 'MODULE_PATHNAME', 'idforge_uuid_to_ulid_wrapper';
+COMMENT ON FUNCTION idforge_uuid_to_ulid(uuid) IS 'The ULID text of a uuid''s 128 bits (a UUIDv7''s time is the ULID''s)';
+
+CREATE FUNCTION idforge_ulid_to_uuid(text text) RETURNS uuid
+  STRICT IMMUTABLE PARALLEL SAFE LANGUAGE c
+  AS 'MODULE_PATHNAME', 'idforge_ulid_to_uuid_wrapper';
+COMMENT ON FUNCTION idforge_ulid_to_uuid(text) IS 'The 128 bits of a ULID (26 characters, either case) as a uuid';

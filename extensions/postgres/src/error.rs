@@ -65,7 +65,8 @@ pub fn sqlstate(code: ErrorCode) -> PgSqlErrorCode {
         | ErrorCode::InvalidBase62
         | ErrorCode::InvalidBase32
         | ErrorCode::InvalidDecimal
-        | ErrorCode::InvalidLength => S::ERRCODE_INVALID_TEXT_REPRESENTATION,
+        | ErrorCode::InvalidLength
+        | ErrorCode::InvalidUuid => S::ERRCODE_INVALID_TEXT_REPRESENTATION,
         // The clock is behind the ids already issued, or the server is not set up for the
         // call: retrying later, or after fixing the setup, can succeed.
         ErrorCode::ClockBehind | ErrorCode::Timeout | ErrorCode::SourceUnavailable => {

@@ -185,7 +185,7 @@ fn unix_ms(ts: TimestampWithTimeZone) -> Result<u64> {
 }
 
 /// Unix milliseconds as a timestamp.
-fn timestamp(ms: u64) -> Result<TimestampWithTimeZone> {
+pub(crate) fn timestamp(ms: u64) -> Result<TimestampWithTimeZone> {
     i64::try_from(ms)
         .ok()
         .and_then(|ms| ms.checked_mul(1000))

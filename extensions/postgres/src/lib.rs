@@ -2,7 +2,11 @@
 //!
 //! - `idforge_snowflake(layout)`: every backend of the cluster draws from one generator per
 //!   layout, whose lock-free state lives in shared memory; the node id is the `idforge.node_id`
-//!   setting; a state file in the data directory keeps ids above the last run's after a restart.
+//!   setting; a state file in the data directory keeps ids above the last run's after a restart;
+//!   `idforge.random_start` starts each tick's sequence at a random value (even `id % n`).
+//! - `idforge_uuid7()` (`uuid`) and `idforge_ulid()` (`text`): shared generators too, strictly
+//!   increasing across every backend and across restarts; `idforge_uuid7_parse`,
+//!   `idforge_uuid7_time`, `idforge_uuid_to_ulid`, `idforge_ulid_to_uuid`.
 //! - `idforge_objectid()`, `idforge_objectid_bytes()`, `idforge_flake128()`: shared generators
 //!   too.
 //! - `idforge_decode`, `idforge_compose`, `idforge_bounds`: layout-aware decoding, and the id
@@ -22,7 +26,9 @@ mod error;
 mod high_water;
 mod ids;
 mod owner;
+mod random;
 mod shared;
+mod time_ordered;
 
 use error::{PgError, Result};
 use shared::Shared;
@@ -40,6 +46,9 @@ static PRELOADED: AtomicBool = AtomicBool::new(false);
 
 /// `idforge.node_id`: the node field of this cluster's snowflake ids.
 static NODE_ID: GucSetting<i32> = GucSetting::<i32>::new(0);
+
+/// `idforge.random_start`: each tick's snowflake sequence starts at a random value, not 0.
+static RANDOM_START: GucSetting<bool> = GucSetting::<bool>::new(false);
 
 /// Called when the library is loaded.
 #[pg_guard]
@@ -61,7 +70,18 @@ pub extern "C-unwind" fn _PG_init() {
         GucContext::Postmaster,
         GucFlags::default(),
     );
-    pg_shmem_init!(SHARED = Shared::new(high_water::read_at_startup()));
+    GucRegistry::define_bool_guc(
+        c"idforge.random_start",
+        c"Start each tick's snowflake sequence at a random value instead of 0.",
+        c"So that id % n spreads evenly at low rates (sharding by id). Each tick still holds at \
+          least half its sequence range (a quarter on average is skipped) before the generator \
+          borrows the next tick.",
+        &RANDOM_START,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    // Evaluated by the postmaster once the settings are read.
+    pg_shmem_init!(SHARED = Shared::new(high_water::read_at_startup(), RANDOM_START.get()));
     PRELOADED.store(true, Ordering::Relaxed);
 }
 

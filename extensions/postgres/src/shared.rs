@@ -2,7 +2,8 @@
 //!
 //! The postmaster builds [`Shared`] once at startup (and again after a crash restart, which
 //! resets shared memory): the ObjectId and flake-128 generators with fresh random process bytes
-//! and worker, and the high-water time read from the state file. Snowflake generators are made
+//! and worker, the UUIDv7 and ULID generators with fresh secret keys (their random bits come
+//! from each backend, see [`crate::random`]), and the high-water time read from the state file. Snowflake generators are made
 //! on first use of a layout, in one of [`SLOTS`] slots, and kept until the server stops. Backends
 //! are processes forked from the postmaster, so the core's lock-free state works across them as
 //! it does across threads: every id is one atomic read-modify-write on a shared word.
@@ -15,6 +16,9 @@ use idforge::{Clock, CoreError, ErrorCode, Layout, Order, SystemClock};
 use idforge_core::flake128::Flake128Gen;
 use idforge_core::objectid::ObjectIdGen;
 use idforge_core::snowflake::SnowflakeGen;
+use idforge_core::tick::SeqStart;
+use idforge_core::ulid::UlidGen;
+use idforge_core::uuid7::Uuid7Gen;
 
 use crate::error::{PgError, Result};
 
@@ -70,6 +74,10 @@ pub struct Shared {
     owner: AtomicU32,
     objectid: ObjectIdGen,
     flake: Flake128Gen,
+    uuid7: Uuid7Gen,
+    ulid: UlidGen,
+    /// Where each tick's sequence of the snowflake generators starts (`idforge.random_start`).
+    snowflake_start: SeqStart,
     slots: [Slot; SLOTS],
 }
 
@@ -82,11 +90,18 @@ unsafe impl pgrx::PGRXSharedMemory for Shared {}
 unsafe impl Sync for Shared {}
 
 impl Shared {
-    /// Built by the postmaster: the state file's mark `held` (or why it could not be read) and
-    /// random bytes for the ObjectId process field and the flake-128 worker.
-    pub fn new(held: std::result::Result<u64, BadStateFile>) -> Shared {
+    /// Built by the postmaster: the state file's mark `held` (or why it could not be read),
+    /// whether snowflake sequences start at a random value each tick (`random_start`), and
+    /// random bytes for the ObjectId process field, the flake-128 worker and the keys.
+    pub fn new(held: std::result::Result<u64, BadStateFile>, random_start: bool) -> Shared {
         let mut seed = [0u8; 16];
-        let no_entropy = getrandom::fill(&mut seed).is_err();
+        let mut keys = [0u8; 24];
+        let no_entropy = getrandom::fill(&mut seed).is_err() || getrandom::fill(&mut keys).is_err();
+        let key = |i: usize| {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&keys[i * 8..i * 8 + 8]);
+            u64::from_le_bytes(word)
+        };
         let held_ms = *held.as_ref().unwrap_or(&0);
         // Every id of the last run lies before this.
         let resume_ms = crate::high_water::resume_after(held_ms);
@@ -101,6 +116,15 @@ impl Shared {
             Err(_) => unreachable!("a 48-bit worker fits flake-128"),
         };
         flake.resume_after_ms(resume_ms);
+        // The 45-bit time and 18-bit counter always fit the core's state.
+        let (Ok(uuid7), Ok(ulid)) = (
+            Uuid7Gen::new(MAX_LEAD_MS, key(0)),
+            UlidGen::new(MAX_LEAD_MS, key(1)),
+        ) else {
+            unreachable!("the time-ordered generators' fields fit")
+        };
+        uuid7.resume_after_ms(resume_ms);
+        ulid.resume_after_ms(resume_ms);
         Shared {
             clock: SystemClock::new(),
             bad_state_file: held.is_err(),
@@ -111,6 +135,13 @@ impl Shared {
             owner: AtomicU32::new(crate::owner::UNCHECKED),
             objectid: ObjectIdGen::new(process, counter, 1),
             flake,
+            uuid7,
+            ulid,
+            snowflake_start: if random_start {
+                SeqStart::Keyed(key(2))
+            } else {
+                SeqStart::Zero
+            },
             slots: std::array::from_fn(|_| Slot {
                 state: AtomicU32::new(EMPTY),
                 generator: UnsafeCell::new(MaybeUninit::uninit()),
@@ -166,6 +197,16 @@ impl Shared {
     /// The flake-128 generator.
     pub fn flake(&self) -> &Flake128Gen {
         &self.flake
+    }
+
+    /// The UUIDv7 generator.
+    pub fn uuid7(&self) -> &Uuid7Gen {
+        &self.uuid7
+    }
+
+    /// The ULID generator.
+    pub fn ulid(&self) -> &UlidGen {
+        &self.ulid
     }
 
     /// The time before which ids are covered by the state file.
@@ -232,7 +273,8 @@ impl Shared {
             // The lead in whole ticks, rounded down: an id is never more than MAX_LEAD_MS
             // ahead of the clock, whatever the tick.
             let lead_ms = MAX_LEAD_MS / layout.tick_ms() * layout.tick_ms();
-            let generator = SnowflakeGen::new(layout, node, lead_ms)?;
+            let generator =
+                SnowflakeGen::new(layout, node, lead_ms)?.with_start(self.snowflake_start);
             generator.resume_after_ms(self.resume_ms.load(Ordering::SeqCst));
             match slot
                 .state

@@ -158,3 +158,20 @@ def ts_of_ms(ms: int) -> str:
         milliseconds=ms
     )
     return "'" + t.strftime("%Y-%m-%d %H:%M:%S.%f") + "+00'::timestamptz"
+
+
+def sessions_of_ids(expr: str, sessions: int, count: int, convert=str) -> list:
+    """`sessions` sessions at once, each making `count` values of `expr` (converted by
+    `convert`); checks that all are distinct and that each session's strictly increase, and
+    returns each session's values."""
+    procs = [
+        start_psql(f"COPY (SELECT {expr} FROM generate_series(1, {count})) TO STDOUT")
+        for _ in range(sessions)
+    ]
+    per_session = [[convert(x) for x in finish(p)] for p in procs]
+    everything = {i for ids in per_session for i in ids}
+    assert sum(map(len, per_session)) == sessions * count
+    assert len(everything) == sessions * count, "duplicate ids"
+    for ids in per_session:
+        assert all(a < b for a, b in zip(ids, ids[1:])), "a session's ids went down"
+    return per_session

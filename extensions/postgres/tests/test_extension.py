@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from pgext import (
-    ENV, MAX_TEXT_MS, NODE, STATE_FILE, SqlError, finish, one, read_state_file, restart, signed, spec,
-    sql, start_psql, ts_of_ms, wait_ready, while_stopped, write_state_file,
+    ENV, MAX_TEXT_MS, NODE, STATE_FILE, SqlError, finish, one, read_state_file, restart,
+    sessions_of_ids, signed, spec, sql, start_psql, ts_of_ms, wait_ready, while_stopped,
+    write_state_file,
 )
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -139,16 +140,7 @@ def test_decode_agrees_with_the_idforge_cli():
 
 
 def test_eight_sessions_share_one_generator():
-    sessions = [
-        start_psql("COPY (SELECT idforge_snowflake() FROM generate_series(1, 100000)) TO STDOUT")
-        for _ in range(8)
-    ]
-    per_session = [[int(x) for x in finish(p)] for p in sessions]
-    everything = [i for ids in per_session for i in ids]
-    assert len(everything) == 800_000
-    assert len(set(everything)) == 800_000, "duplicate ids"
-    for ids in per_session:
-        assert all(a < b for a, b in zip(ids, ids[1:])), "a session's ids went down"
+    sessions_of_ids("idforge_snowflake()", 8, 100_000, int)
 
 
 def test_parallel_workers_draw_from_the_same_generator():
