@@ -10,8 +10,9 @@
 #
 # Needs port 7379 free (the README's server) and dist/ built for this checkout's version. Installs
 # what it needs: JDK, JNA (ci/install/install-deps.sh jvm), PostgreSQL 15 and redis-cli (services), the
-# Kotlin compiler (ci/install/install-kotlin.sh), pytest and markdown-it-py (a venv under
-# $IDFORGE_CACHE), and the TypeScripts users have (ci/install/install-typescripts.sh).
+# Kotlin compiler (ci/install/install-kotlin.sh), Go (ci/install/go-env.sh), pytest and
+# markdown-it-py (a venv under $IDFORGE_CACHE), and the TypeScripts users have
+# (ci/install/install-typescripts.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 CACHE="${IDFORGE_CACHE:-$HOME/.cache/idforge}"
@@ -26,6 +27,8 @@ while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do docs+=("$1"); shift; done
 bash ci/install/install-deps.sh jvm services dist
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || bash ci/install/install-deps.sh node
 kotlin_home="$(bash ci/install/install-kotlin.sh)"
+# shellcheck source=install/go-env.sh
+. ci/install/go-env.sh
 
 venv="$CACHE/docs-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
@@ -38,6 +41,7 @@ export IDFORGE_DOCS_TYPESCRIPTS="$typescripts"
 export IDFORGE_DOCS_KOTLINC="$kotlin_home/bin/kotlinc"
 export IDFORGE_DOCS_KOTLIN_STDLIB="$kotlin_home/lib/kotlin-stdlib.jar"
 export IDFORGE_DOCS_JNA=/usr/share/java/jna.jar
+export IDFORGE_DOCS_GO="$IDFORGE_GO_BIN/go"
 export IDFORGE_DOCS_CARGO_TARGET="$CARGO_TARGET_DIR"
 export IDFORGE_DOCS_NPM_CACHE="$CACHE/npm"
 export IDFORGE_DOCS_PIP_CACHE="$CACHE/pip"

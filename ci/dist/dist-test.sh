@@ -18,18 +18,23 @@
 #           interop tests compare with; the Node test suite and the type test (tsc) against it;
 #   jvm     bindings/uniffi/tests/JavaCaller.java compiled against the jar and run with the class
 #           path a user has: the jar, JNA and the Kotlin stdlib (no jna.library.path);
+#   go      README.md's Install lines for Go, as written (with the segment source memory:), in an
+#           empty folder with the program of "Use from Go", the C tarball and a copy of
+#           bindings/go: PATH is the system's and Go's (ci/install/install-go.sh), a fresh Go
+#           cache, no proxy; shared (the tarball's libidforge.so.0 through the rpath) and static
+#           (-tags idforge_static: ldd names no libidforge);
 #   pgext   the tarball's install.sh into the local PostgreSQL 15 (as root or with sudo), then the
 #           extension's test suite against a cluster that preloads it (ci/steps/pg-extension.sh
 #           --installed: nothing is built).
 # Artifacts absent from dist/ are reported as such, and fail the run (build them with ci/dist/dist.sh).
 #
-#   ci/dist/dist-test.sh [ARTIFACT...]     (default: server c python node jvm pgext)
+#   ci/dist/dist-test.sh [ARTIFACT...]     (default: server c python node jvm go pgext)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 repo="$PWD"
 SYSTEM_PATH=/usr/local/bin:/usr/bin:/bin
 selected=("$@")
-[ "$#" -gt 0 ] || selected=(server c python node jvm pgext)
+[ "$#" -gt 0 ] || selected=(server c python node jvm go pgext)
 version="$(sed -n 's/^#define IDFORGE_VERSION_STRING "\(.*\)"$/\1/p' include/idforge.h)"
 
 work="$(mktemp -d)"
@@ -263,6 +268,33 @@ test_jvm() {
   user sh -ec "cd jvm
     javac -cp '$jar:kotlin-stdlib.jar' JavaCaller.java
     java -cp '$jar:jna.jar:kotlin-stdlib.jar:.' JavaCaller"
+}
+
+test_go() {
+  local name="idforge-c-$version-x86_64-linux-gnu" go_dir so
+  [ -f "dist/$name.tar.gz" ] || { echo "error: no dist/$name.tar.gz (ci/dist/dist.sh c)" >&2; return 1; }
+  go_dir="$(bash ci/install/install-go.sh)"
+  mkdir -p "$work/go/src/bindings"
+  cp "dist/$name.tar.gz" "$work/go/"
+  # The module as a user has it: the folder, outside any checkout (its benchmarks left out).
+  cp -r bindings/go "$work/go/src/bindings/"
+  rm -rf "$work/go/src/bindings/go/bench"
+  doc_block README.md '## Use from Go' go >"$work/go/main.go"
+  # The program's segment source: memory: (the README's server is the docs step's).
+  doc_block README.md '**Go**' sh |
+    sed -e 's/^go run \./go run . memory:/' -e 's#&& ./app-static #\&\& ./app-static memory: #' >"$work/go/install.sh"
+  grep -q 'app-static memory:' "$work/go/install.sh" || { echo "error: README.md's Go lines changed shape" >&2; return 1; }
+  user env PATH="$go_dir:$SYSTEM_PATH" IDFORGE_SRC="$work/go/src" sh -ec 'cd go && sh -e install.sh'
+  if ldd "$work/go/app/app-static" | grep libidforge; then
+    echo "error: the idforge_static Go build loads a libidforge" >&2
+    return 1
+  fi
+  user env PATH="$go_dir:$SYSTEM_PATH" PKG_CONFIG_PATH="$work/go/$name/lib/pkgconfig" \
+    sh -ec 'cd go/app && go build -o app-shared . && ./app-shared memory: >/dev/null'
+  so="$(ldd "$work/go/app/app-shared" | awk '$1 ~ /^libidforge\.so/ { print $3 }')"
+  [ -n "$so" ] && [ "$so" -ef "$work/go/$name/lib/libidforge.so.${version%%.*}" ] ||
+    { echo "error: the Go program loads '$so', not the tarball's libidforge.so.${version%%.*}" >&2; return 1; }
+  echo "go: README.md's Install lines in an empty folder (Go toolchain and a C compiler, no Rust), shared (rpath) and static (no libidforge in ldd)"
 }
 
 test_pgext() {

@@ -14,12 +14,15 @@ block makes it); `js` as CommonJS and `mjs` as an ES module with node; `ts` thro
 (.mts, --module nodenext); `kotlin` compiled with kotlinc against the release jar and run with
 java; `rust` built and run as a binary depending on the runtime crate; `sql` through psql, in a
 database of its own per document, on a PostgreSQL cluster the step starts with the lines of the
-document's `file=postgresql.conf` block; `c` and `java` blocks are files (`file=`) that a shell
-block of the document compiles and runs.
+document's `file=postgresql.conf` block; `go` built and run as the main.go of a module of its own
+that requires the checkout's bindings/go (a replace), linked through pkg-config against the C
+tarball of the artifacts (as the Install section says), with a Go cache of the session's own;
+`c` and `java` blocks are files (`file=`) that a shell block of the document compiles and runs.
 
 Environment (ci/docs.sh sets it): IDFORGE_DOCS_DIST (the artifacts), IDFORGE_DOCS_TYPESCRIPTS
 (tsc paths, colon-separated), IDFORGE_DOCS_KOTLINC, IDFORGE_DOCS_JNA, IDFORGE_DOCS_KOTLIN_STDLIB,
-IDFORGE_DOCS_PG_PORT (25440), IDFORGE_DOCS_CARGO_TARGET (the rust blocks' target dir).
+IDFORGE_DOCS_PG_PORT (25440), IDFORGE_DOCS_CARGO_TARGET (the rust blocks' target dir),
+IDFORGE_DOCS_GO (the go binary).
 """
 
 from __future__ import annotations
@@ -316,6 +319,11 @@ def check_fragment(b: Block) -> None:
         r = subprocess.run(["bash", "-n"], input=b.text, capture_output=True, text=True)
         if r.returncode != 0:
             raise BlockFailed(f"bash -n: {r.stderr}")
+    elif b.lang == "go" and os.environ.get("IDFORGE_DOCS_GO"):
+        gofmt = Path(os.environ["IDFORGE_DOCS_GO"]).parent / "gofmt"
+        r = subprocess.run([str(gofmt), "-e"], input=b.text, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise BlockFailed(f"gofmt -e: {r.stderr}")
     elif b.lang == "xml":
         try:
             ET.fromstring(b.text)
@@ -459,6 +467,31 @@ def run_rust(docs: Docs, b: Block, work: Path, doc: Path, blocks: list[Block]) -
     return run(["cargo", "run", "-q"], docs, crate, doc, b, e)
 
 
+def run_go(docs: Docs, b: Block, work: Path, doc: Path, blocks: list[Block]) -> str:
+    """Built and run as the main.go of a module requiring the checkout's bindings/go, linked
+    through the C tarball's pkg-config file, with only the Go toolchain and a C compiler."""
+    if "file" in b.words:
+        return run_file(docs, b, work, doc, blocks)
+    go = Path(env("IDFORGE_DOCS_GO"))
+    c_tarball = docs.root / "go-c"
+    name = f"idforge-c-{docs.version}-x86_64-linux-gnu"
+    if not c_tarball.exists():
+        with tarfile.open(docs.artifact(f"{name}.tar.gz")) as t:
+            t.extractall(c_tarball, filter="data")
+    module = work / f"go-{b.line}"
+    module.mkdir()
+    (module / "go.mod").write_text(
+        f"module example.com/readme{b.line}\n\ngo 1.24\n\nrequire idforge.dev/idforge v0.0.0\n\n"
+        f"replace idforge.dev/idforge => {REPO}/bindings/go\n")
+    write(module, b, docs, "main.go")
+    # A cache of the session's own: go's cache keys do not cover what pkg-config says, so a
+    # shared cache could link a library other than the tarball's.
+    e = {"PATH": f"{go.parent}:{docs.path}", "PKG_CONFIG_PATH": str(c_tarball / name / "lib/pkgconfig"),
+         "GOCACHE": str(docs.root / "go-cache"), "GOPATH": str(docs.root / "go-path"),
+         "GOPROXY": "off", "GOTOOLCHAIN": "local", "GOTELEMETRY": "off"}
+    return run(["go", "run", "."], docs, module, doc, b, e)
+
+
 def run_sql(docs: Docs, b: Block, work: Path, doc: Path, blocks: list[Block]) -> str:
     if docs.pg is None:
         raise BlockFailed("no PostgreSQL cluster: a `file=postgresql.conf` block must come first")
@@ -493,6 +526,7 @@ RUNNERS = {
     "ts": run_ts,
     "kotlin": run_kotlin,
     "rust": run_rust,
+    "go": run_go,
     "sql": run_sql,
     "ini": run_ini,
     "c": run_file,
