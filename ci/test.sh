@@ -48,8 +48,9 @@ Runs the named steps, or all of them: ${STEPS[*]}
   segment sources must then run.
   ctest   C tests (bindings/c/tests/run.sh: .so, .a, C++, valgrind, ASan) and examples/c
   python  pip install ./python into a venv (maturin builds the pyo3 module), then pytest
-          (with pymongo, for the bson.ObjectId interop tests), mypy.stubtest on the stubs and
-          mypy --strict on python/typing_check.py; then the maturin sdist in a second venv
+          (with pymongo, uuid-utils and python-ulid, for the interop tests), mypy.stubtest on
+          the stubs and mypy --strict on python/typing_check.py; then the maturin sdist in a
+          second venv
   node    cd node && npm ci && npm run build (napi CLI: the addon, native.js, native.d.ts;
           errors.js/.d.ts from errors.json), committed generated files unchanged, npm test
           (node --test, tsc on test/types), then ci/dist/node-pack.sh: the npm pack tarball in an
@@ -188,8 +189,9 @@ step_python() {
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip
   "$venv/bin/python" -m pip install --quiet --force-reinstall --no-deps ./python
-  # pymongo: the interop tests check our ObjectIds against the real bson.ObjectId.
-  "$venv/bin/python" -m pip install --quiet "pytest>=7" "pymongo>=4" "mypy>=1.18"
+  # The interop tests check our ids against the peers' own types: pymongo's bson.ObjectId,
+  # uuid_utils' UUID and python-ulid's ULID.
+  "$venv/bin/python" -m pip install --quiet "pytest>=7" "pymongo>=4" "uuid-utils>=0.9" "python-ulid>=2" "mypy>=1.18"
   # From python/, with the pytest script (not -m): the installed package is tested, not the
   # source folder.
   (cd python && "$venv/bin/pytest" -q)
@@ -204,7 +206,8 @@ step_python() {
   "$venv/bin/python" -m pip install --quiet "maturin>=1.5,<2"
   (cd python && "$venv/bin/maturin" sdist --out "$sdist_dir" >/dev/null)
   python3 -m venv "$sdist_venv"
-  "$sdist_venv/bin/python" -m pip install --quiet "$sdist_dir"/idforge-*.tar.gz "pytest>=7" "pymongo>=4"
+  "$sdist_venv/bin/python" -m pip install --quiet "$sdist_dir"/idforge-*.tar.gz "pytest>=7" "pymongo>=4" \
+    "uuid-utils>=0.9" "python-ulid>=2"
   # IDFORGE_SDIST: pip on that sdist with no cargo on PATH must say Rust is needed, in a paragraph.
   (cd python && IDFORGE_SDIST="$(echo "$sdist_dir"/idforge-*.tar.gz)" "$sdist_venv/bin/pytest" -q)
   rm -rf "$sdist_dir"

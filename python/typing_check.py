@@ -2,7 +2,7 @@
 import datetime
 import uuid
 from array import array
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import idforge
 
@@ -25,6 +25,25 @@ flake: idforge.Flake128 = idforge.Flake128()
 as_uuid: uuid.UUID = flake.uuid
 as_int: int = int(flake)
 generated: idforge.Flake128 = idforge.Flake128Generator().next()
+
+u7: uuid.UUID = idforge.uuid7()
+u7s: idforge.Uuid7s = idforge.Uuid7s("uuid7.state", policy="wait", max_wait=0.5)
+u7_many: List[uuid.UUID] = u7s.next_many(10)
+u7_next: uuid.UUID = u7s.next()
+u7_parts: idforge.Uuid7Parts = idforge.uuid7_fields(u7)
+u7_time: Optional[datetime.datetime] = u7_parts.time
+u7_parsed: uuid.UUID = idforge.parse_uuid7("018bcfe5-687b-7abc-8123-456789abcdef")
+u7_made: uuid.UUID = idforge.uuid7_from_fields(1, 2, 3)
+persisted: Optional[int] = u7s.persisted_ms
+ul: str = idforge.ulid()
+ul_many: List[str] = idforge.Ulids().next_many(3)
+ul_parts: idforge.UlidParts = idforge.ulid_fields(ul)
+ul_random: int = ul_parts.random
+ul_uuid: uuid.UUID = idforge.ulid_to_uuid(idforge.parse_ulid(ul))
+ul_back: str = idforge.ulid_from_uuid(ul_uuid)
+ul_made: str = idforge.ulid_from_fields(1, 2)
+spread: idforge.Snowflake = idforge.Snowflake("twitter", node_id=1, random_start=True)
+spreads: bool = spread.random_start
 
 seg: idforge.Segments = idforge.Segments("memory:", "orders", step=100)
 seg_ids: "array[int]" = seg.next_many(5)

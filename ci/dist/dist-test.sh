@@ -217,7 +217,7 @@ test_python() {
   carries "idforge-$version.tar.gz" "$work/sdist"
   user /usr/bin/python3 -m venv "$work/venv"
   user "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary :all: \
-    "$repo/$wheel" "pytest>=7" "pymongo>=4"
+    "$repo/$wheel" "pytest>=7" "pymongo>=4" "uuid-utils>=0.9" "python-ulid>=2"
   # The tests, and the shared vectors they read (../../core/testdata), outside the source tree.
   mkdir -p "$work/py/python" "$work/py/core"
   cp -r python/tests "$work/py/python/"

@@ -1,8 +1,10 @@
-"""idforge: unique ids that never repeat (snowflake, MongoDB ObjectId, flake-128, segments).
+"""idforge: unique ids that never repeat (snowflake, MongoDB ObjectId, flake-128, segments,
+UUIDv7 and ULID).
 
 The generators are native (Rust) and thread-safe; the GIL is released whenever a call may wait.
 After ``os.fork()`` a child never repeats its parent's ids: ObjectIds and random-worker flake ids
-reseed, segments fetch their own ranges, and a fixed-node ``Snowflake`` raises ``ForkedError``.
+reseed, segments fetch their own ranges, UUIDv7s and ULIDs draw new random bits, and a fixed-node
+``Snowflake`` (or a generator with a state file) raises ``ForkedError``.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ import asyncio as _asyncio
 import datetime as _dt
 import uuid as _uuid
 from array import array as _array
-from typing import Any, NamedTuple, Optional, Tuple, Union
+from typing import Any, List, NamedTuple, Optional, Tuple, Union
 
 from . import _idforge as _native
 from ._errors import *  # noqa: F401,F403 - the exception classes are part of the API
+from ._errors import InvalidUuidError
 from ._errors import __all__ as _error_names
-from ._idforge import Layout
+from ._idforge import Layout, ulid, uuid7
 
 __version__: str = _native.__version__
 
@@ -28,6 +31,20 @@ __all__ = [
     "Segments",
     "Snowflake",
     "SnowflakeParts",
+    "UlidParts",
+    "Ulids",
+    "Uuid7Parts",
+    "Uuid7s",
+    "parse_ulid",
+    "parse_uuid7",
+    "ulid",
+    "ulid_fields",
+    "ulid_from_fields",
+    "ulid_from_uuid",
+    "ulid_to_uuid",
+    "uuid7",
+    "uuid7_fields",
+    "uuid7_from_fields",
     *_error_names,
 ]
 
@@ -75,6 +92,11 @@ class Snowflake(_native.Snowflake):
     behind it waits within ``max_wait`` or raises ``ClockBehindError``. A host whose clock is more
     than 1 s from the server's is refused with ``ClockBehindError``; ``?max_skew_ms=N`` on the
     ``lease`` URL sets that bound.
+
+    ``random_start=True`` starts each tick's sequence at a random value below half its range
+    instead of 0, so ``id % n`` spreads evenly over ``n`` shards even at a few ids per tick (by
+    default most ids end in sequence 0). A tick then holds at least half its sequence range
+    (2,048 ids per ms in the Twitter layout) before borrowing the next; ids still increase.
     """
 
     def next_many(self, n: int) -> "_array[int]":
@@ -229,3 +251,130 @@ class Segments(_native.Segments):
         out = _array("Q")
         out.frombytes(self.next_many_bytes(n))
         return out
+
+
+# ---- UUIDv7 and ULID ------------------------------------------------------------------------
+
+
+def _time_or_none(ms: int) -> Optional[_dt.datetime]:
+    try:
+        return _from_ms(ms)
+    except OverflowError:
+        return None
+
+
+class Uuid7Parts(NamedTuple):
+    """The fields of a UUIDv7 (RFC 9562)."""
+
+    time: Optional[_dt.datetime]
+    """The id's millisecond, an aware UTC datetime (``None`` past 9999, where datetime ends)."""
+    time_ms: int
+    """The same, in Unix milliseconds (48 bits)."""
+    rand_a: int
+    """The 12 bits after the version (the top of idforge's counter)."""
+    rand_b: int
+    """The 62 bits after the variant."""
+
+
+class UlidParts(NamedTuple):
+    """The fields of a ULID."""
+
+    time: Optional[_dt.datetime]
+    """The id's millisecond, an aware UTC datetime (``None`` past 9999, where datetime ends)."""
+    time_ms: int
+    """The same, in Unix milliseconds (48 bits)."""
+    random: int
+    """The 80 bits after the time."""
+
+
+class Uuid7s(_native.Uuid7s):
+    """UUIDv7s (RFC 9562) as ``uuid.UUID``: 48-bit Unix ms, an 18-bit counter that starts each
+    millisecond at a random value below 2^17 (so at least 131,072 ids a ms), 56 random bits.
+
+    Strictly increasing, from any number of threads: a clock stepped back keeps counting in the
+    last millisecond (within ``policy``: ``"borrow"`` runs up to ``max_wait`` seconds, default
+    1, ahead of the clock; ``"wait"`` waits at most ``max_wait``; ``"error"`` raises).
+    ``state_file`` keeps a high-water time, so ids also increase across restarts with the clock
+    set back. After ``os.fork()`` the child draws its own random bits and never repeats the
+    parent's ids; a generator with a state file raises ``ForkedError`` in the child (make a new
+    one there). ``uuid7()`` uses one process-wide generator.
+    """
+
+    def next_many(self, n: int) -> List[_uuid.UUID]:
+        """``n`` fresh UUIDs, increasing."""
+        return super().next_many(n)
+
+
+class Ulids(_native.Ulids):
+    """ULIDs (26 characters of Crockford base32, upper case), strictly increasing: the ULID
+    spec's monotonic mode. Same engine and options as ``Uuid7s`` (18-bit counter, 62 random
+    bits). ``ulid()`` uses one process-wide generator."""
+
+    def next_many(self, n: int) -> List[str]:
+        """``n`` fresh ULIDs, increasing."""
+        return super().next_many(n)
+
+
+_UUID_INPUT = Union[str, bytes, int, _uuid.UUID]
+
+
+def parse_uuid7(value: _UUID_INPUT) -> _uuid.UUID:
+    """The UUIDv7 given as text (hyphenated, 32 hex digits, in braces or after ``urn:uuid:``,
+    either case), 16 bytes, a 128-bit int or a ``uuid.UUID`` (``uuid_utils.UUID`` too). Another
+    version or variant raises ``InvalidUuidError``; 16 bytes of another length,
+    ``InvalidLengthError``."""
+    if isinstance(value, str):
+        return _native.uuid7_parse(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _native.uuid7_from_bytes(bytes(value))
+    if isinstance(value, int):
+        if not 0 <= value < 1 << 128:
+            raise InvalidUuidError("invalid UUID: not a 128-bit value")
+        return _native.uuid7_from_bytes(value.to_bytes(16, "big"))
+    data = getattr(value, "bytes", None)
+    if isinstance(data, bytes):
+        return _native.uuid7_from_bytes(data)
+    raise TypeError("parse_uuid7() takes text, 16 bytes, an int or a uuid.UUID")
+
+
+def uuid7_fields(value: _UUID_INPUT) -> Uuid7Parts:
+    """The fields of a UUIDv7 (anything ``parse_uuid7`` takes)."""
+    n = parse_uuid7(value).int
+    time_ms = n >> 80
+    return Uuid7Parts(_time_or_none(time_ms), time_ms, (n >> 64) & 0xFFF, n & ((1 << 62) - 1))
+
+
+def uuid7_from_fields(time_ms: int, rand_a: int, rand_b: int) -> _uuid.UUID:
+    """The UUIDv7 of its fields (48, 12 and 62 bits); a time too wide raises
+    ``TimeOutOfRangeError``, another field too wide ``InvalidArgumentError``."""
+    return _native.uuid7_from_fields(time_ms, rand_a, rand_b)
+
+
+def parse_ulid(text: str) -> str:
+    """The canonical (upper-case) form of ULID text: 26 Crockford base32 characters in either
+    case, with Crockford's aliases (``I``/``L`` for 1, ``O`` for 0). Anything else (another
+    length, a first character above ``7``) raises ``InvalidBase32Error``."""
+    return _native.ulid_from_bytes(_native.ulid_parse(text))
+
+
+def ulid_fields(text: str) -> UlidParts:
+    """The fields of ULID text."""
+    n = int.from_bytes(_native.ulid_parse(text), "big")
+    time_ms = n >> 80
+    return UlidParts(_time_or_none(time_ms), time_ms, n & ((1 << 80) - 1))
+
+
+def ulid_from_fields(time_ms: int, random: int) -> str:
+    """The ULID text of its fields (48 and 80 bits)."""
+    return _native.ulid_from_fields(time_ms, random)
+
+
+def ulid_to_uuid(text: str) -> _uuid.UUID:
+    """The same 128 bits as a ``uuid.UUID`` (as python-ulid's ``ULID.to_uuid()``); a ULID made
+    from a UUIDv7 gives that UUIDv7 back."""
+    return _uuid.UUID(bytes=_native.ulid_parse(text))
+
+
+def ulid_from_uuid(value: _uuid.UUID) -> str:
+    """The same 128 bits as ULID text (any UUID; a UUIDv7's time is the ULID's time)."""
+    return _native.ulid_from_bytes(value.bytes)

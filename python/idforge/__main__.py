@@ -7,7 +7,9 @@ the wheel but not the server's binary::
     python -m idforge gen snowflake [--layout L] [--node N] [--count N]
     python -m idforge gen objectid [--count N]
     python -m idforge gen flake128 [--count N] [--format base62|hex|decimal|uuid]
-    python -m idforge decode ID [--layout L] [--type snowflake|objectid|flake128] [--json]
+    python -m idforge gen uuid7 [--count N]
+    python -m idforge gen ulid [--count N]
+    python -m idforge decode ID [--layout L] [--type snowflake|objectid|flake128|uuid7|ulid] [--json]
 
 ``compose``, ``layouts``, ``serve`` and ``store`` are the binary's alone.
 """
@@ -18,9 +20,23 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, TextIO, Tuple
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, TextIO, Tuple, Union
 
-from . import Flake128, Flake128Generator, Layout, ObjectId, Snowflake
+from . import (
+    Flake128,
+    Flake128Generator,
+    Layout,
+    ObjectId,
+    Snowflake,
+    Ulids,
+    Uuid7s,
+    parse_ulid,
+    parse_uuid7,
+    ulid_fields,
+    ulid_from_uuid,
+    ulid_to_uuid,
+    uuid7_fields,
+)
 from ._errors import (
     IdforgeError,
     InvalidArgumentError,
@@ -56,6 +72,8 @@ _OBJECTID_HEX_LEN = 24
 _FLAKE_HEX_LEN = 32
 _FLAKE_BASE62_LEN = 22
 _UUID_DASHES = (8, 13, 18, 23)
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZabcdefghjkmnpqrstvwxyzIiLlOo"
+_ULID_LEN = 26
 
 
 class _Refused(Exception):
@@ -127,30 +145,49 @@ def _parse_flake128(text: str) -> Flake128:
     return Flake128.from_base62(text)
 
 
+def _is_uuid7(hex_digits: str) -> bool:
+    """Whether 32 hex digits are a UUIDv7 rather than a flake-128's 16 bytes: version 7, the
+    RFC 9562 variant, and a time of 2^32 ms (1970-02-19) or later. A flake-128 starts with 64
+    bits of milliseconds, whose top 16 are zero until the year 10889."""
+    n = int(hex_digits, 16)
+    return (n >> 76) & 0xF == 7 and (n >> 62) & 0b11 == 0b10 and n >> 112 != 0
+
+
 def parse_id(text: str, kind: Optional[str]) -> Tuple[str, Any]:
     """``(type, id)`` for ``text``, of ``kind`` or detected as the binary does: 24 hex characters
-    are an ObjectId; 32 hex characters, a UUID text, or 22 base62 characters that are not all
-    digits are a flake-128; all digits are a snowflake."""
+    are an ObjectId; 32 hex characters or a UUID text are a UUIDv7 when they have its version,
+    variant and a time after 1970-02-19, else a flake-128; 22 base62 characters that are not
+    all digits are a flake-128; 26 Crockford base32 characters are a ULID; all digits are a
+    snowflake."""
     if kind == "snowflake":
         return "snowflake", _parse_snowflake(text)
     if kind == "objectid":
         return "objectid", ObjectId(text)
     if kind == "flake128":
         return "flake128", _parse_flake128(text)
+    if kind == "uuid7":
+        return "uuid7", parse_uuid7(text)
+    if kind == "ulid":
+        return "ulid", parse_ulid(text)
     hexadecimal = _all(text, _HEX)
     if hexadecimal and len(text) == _OBJECTID_HEX_LEN:
         return "objectid", ObjectId(text)
-    if (hexadecimal and len(text) == _FLAKE_HEX_LEN) or _uuid_hex(text) is not None:
+    hex_digits = text if hexadecimal and len(text) == _FLAKE_HEX_LEN else _uuid_hex(text)
+    if hex_digits is not None:
+        if _is_uuid7(hex_digits):
+            return "uuid7", parse_uuid7(hex_digits)
         return "flake128", _parse_flake128(text)
     if _all(text, _DIGITS):
         return "snowflake", _parse_snowflake(text)
+    if len(text) == _ULID_LEN and _all(text, _CROCKFORD):
+        return "ulid", parse_ulid(text)
     # Only the full width: a short word ("nope") is base62 too, and would decode as a flake-128
     # from 1970.
     if len(text) == _FLAKE_BASE62_LEN and _all(text, _BASE62):
         return "flake128", _parse_flake128(text)
     raise InvalidArgumentError(
-        "not a snowflake (decimal), ObjectId (24 hex) or flake-128 (22 base62, 32 hex or UUID) "
-        "id; pass --type to say which"
+        "not a snowflake (decimal), ObjectId (24 hex), flake-128 (22 base62, 32 hex or UUID), "
+        "UUIDv7 or ULID (26 base32) id; pass --type to say which"
     )
 
 
@@ -211,6 +248,30 @@ def fields(kind: str, id: Any, layout: Layout) -> List[Tuple[str, str, Any]]:
             ("time", format_secs(secs), format_secs(secs)),
             ("timestamp", str(secs), secs),
         ]
+    if kind == "uuid7":
+        parts = uuid7_fields(id)
+        rand_b = f"{parts.rand_b:016x}"
+        return [
+            ("type", "uuid7", "uuid7"),
+            ("id", str(id), str(id)),
+            ("time", format_ms(parts.time_ms), format_ms(parts.time_ms)),
+            ("time_ms", str(parts.time_ms), parts.time_ms),
+            ("rand_a", f"{parts.rand_a:03x}", f"{parts.rand_a:03x}"),
+            ("rand_b", rand_b, rand_b),
+            ("ulid", ulid_from_uuid(id), ulid_from_uuid(id)),
+        ]
+    if kind == "ulid":
+        lparts = ulid_fields(id)
+        random = f"{lparts.random:020x}"
+        as_uuid = str(ulid_to_uuid(id))
+        return [
+            ("type", "ulid", "ulid"),
+            ("id", id, id),
+            ("time", format_ms(lparts.time_ms), format_ms(lparts.time_ms)),
+            ("time_ms", str(lparts.time_ms), lparts.time_ms),
+            ("random", random, random),
+            ("uuid", as_uuid, as_uuid),
+        ]
     worker = f"{id.worker:012x}"
     return [
         ("type", "flake128", "flake128"),
@@ -249,6 +310,22 @@ def _gen_flake128(out: TextIO, args: argparse.Namespace) -> None:
     write = _FLAKE_FORMATS[args.format]
     for _ in range(args.count):
         out.write(write(ids.next()) + "\n")
+
+
+def _gen_batches(ids: Union[Uuid7s, Ulids], out: TextIO, count: int) -> None:
+    left = count
+    while left > 0:
+        n = min(left, BATCH)
+        out.write("".join(f"{u}\n" for u in ids.next_many(n)))
+        left -= n
+
+
+def _gen_uuid7(out: TextIO, args: argparse.Namespace) -> None:
+    _gen_batches(Uuid7s(), out, args.count)
+
+
+def _gen_ulid(out: TextIO, args: argparse.Namespace) -> None:
+    _gen_batches(Ulids(), out, args.count)
 
 
 def _decode(out: TextIO, args: argparse.Namespace) -> None:
@@ -301,7 +378,7 @@ def _parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=PROG,
         allow_abbrev=False,
-        description="Unique ids: generate and decode snowflake, ObjectId and flake-128 ids "
+        description="Unique ids: generate and decode snowflake, ObjectId, flake-128, UUIDv7 and ULID ids "
         "(the gen and decode commands of the idforge binary).",
     )
     commands = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -322,16 +399,23 @@ def _parser() -> argparse.ArgumentParser:
     fl.add_argument("--count", metavar="N", type=count, default="1", help=count_help)
     fl.add_argument("--format", choices=list(_FLAKE_FORMATS), default="base62", help="how to write each id")
     fl.set_defaults(run=_gen_flake128)
+    u7 = kinds.add_parser("uuid7", allow_abbrev=False, help="UUIDv7s (RFC 9562), hyphenated lower case")
+    u7.add_argument("--count", metavar="N", type=count, default="1", help=count_help)
+    u7.set_defaults(run=_gen_uuid7)
+    ul = kinds.add_parser("ulid", allow_abbrev=False, help="ULIDs, 26 upper-case Crockford base32 characters")
+    ul.add_argument("--count", metavar="N", type=count, default="1", help=count_help)
+    ul.set_defaults(run=_gen_ulid)
     dec = commands.add_parser("decode", allow_abbrev=False, help="split an id into its fields")
     dec.add_argument(
         "id",
         metavar="ID",
-        help="decimal (snowflake), 24 hex (ObjectId), base62, 32 hex or UUID (flake-128)",
+        help="decimal (snowflake), 24 hex (ObjectId), base62, 32 hex or UUID (flake-128 or UUIDv7), "
+        "26 base32 (ULID)",
     )
     dec.add_argument("--layout", metavar="NAME|SPEC", type=layout, default="twitter", help=layout_help)
     dec.add_argument(
         "--type",
-        choices=["snowflake", "objectid", "flake128"],
+        choices=["snowflake", "objectid", "flake128", "uuid7", "ulid"],
         help="the id's type, instead of detecting it",
     )
     dec.add_argument("--json", action="store_true", help="print one JSON object")

@@ -153,6 +153,10 @@ BAD = [
     (["gen", "objectid", "--count", "10000001"], "INVALID_ARGUMENT"),
     (["gen", "snowflake", "--node", "1024"], "NODE_OUT_OF_RANGE"),
     (["gen", "snowflake", "--node", "x"], "INVALID_DECIMAL"),
+    (["gen", "uuid7", "--count", "0"], "INVALID_ARGUMENT"),
+    (["gen", "ulid", "--count", "x"], "INVALID_DECIMAL"),
+    (["decode", "00000000-0001-4001-8000-000000000001", "--type", "uuid7"], "INVALID_UUID"),
+    (["decode", "01ARYZ6S4128T5CY4TQKFF04HU", "--type", "ulid"], "INVALID_BASE32"),
 ]
 
 
@@ -184,6 +188,39 @@ def test_a_reader_that_goes_away_ends_the_run_quietly():
     p.stdout.close()
     assert p.wait(timeout=120) == 0
     assert p.stderr.read() == b""
+
+
+def test_gen_and_decode_uuid7_and_ulid():
+    uuids = ok("gen", "uuid7", "--count", "5000").split()
+    assert len(uuids) == 5000 and uuids == sorted(uuids) and len(set(uuids)) == 5000
+    assert all(uuid.UUID(u).version == 7 for u in uuids)
+    ulids = ok("gen", "ulid", "--count", "3").split()
+    assert len(ulids) == 3 and ulids == sorted(ulids) and all(len(u) == 26 for u in ulids)
+    text = ok("decode", "018bcfe5-687b-7abc-8123-456789abcdef")
+    assert text == (
+        "type      uuid7\n"
+        "id        018bcfe5-687b-7abc-8123-456789abcdef\n"
+        "time      2023-11-14T22:13:20.123Z\n"
+        "time_ms   1700000000123\n"
+        "rand_a    abc\n"
+        "rand_b    0123456789abcdef\n"
+        "ulid      01HF7YAT3VFAY828T5CY4TQKFF\n"
+    )
+    # Every spelling a UUIDv7 parser takes, and the 32-digit form, is detected.
+    for form in ("018BCFE5687B7ABC8123456789ABCDEF", "018bcfe5-687b-7abc-8123-456789abcdef"):
+        assert field(ok("decode", form), "type") == "uuid7"
+    assert json.loads(ok("decode", "01ARYZ6S4128T5CY4TQKFF04HM", "--json")) == {
+        "type": "ulid",
+        "id": "01ARYZ6S4128T5CY4TQKFF04HM",
+        "time": "2016-07-30T22:36:16.385Z",
+        "time_ms": 1469918176385,
+        "random": "123456789abcdef01234",
+        "uuid": "01563df3-6481-1234-5678-9abcdef01234",
+    }
+    assert field(ok("decode", "01aryz6s4128t5cy4tqkff04hm"), "id") == "01ARYZ6S4128T5CY4TQKFF04HM"
+    # A flake-128's UUID form keeps decoding as one: its top 16 bits are zero until 10889.
+    f = idforge.Flake128.from_parts(1_700_000_000_123, 0xABC, 0x7000)
+    assert field(ok("decode", str(f.uuid)), "type") == "flake128"
 
 
 def test_main_in_process():

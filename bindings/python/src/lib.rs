@@ -7,10 +7,15 @@ mod buffer;
 mod error;
 mod fast_next;
 mod flake128;
+mod hand_made;
 mod layout;
 mod objectid;
 mod segments;
 mod snowflake;
+mod time_ordered;
+mod ulid;
+mod uuid7;
+mod uuid_object;
 
 /// Does nothing: the floor of a call into this module, for the benchmarks.
 #[pyfunction]
@@ -27,6 +32,8 @@ fn _idforge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<flake128::Flake128>()?;
     m.add_class::<flake128::Flake128Generator>()?;
     m.add_class::<segments::Segments>()?;
+    uuid7::add(m)?;
+    ulid::add(m)?;
     m.add_function(wrap_pyfunction!(error::error_codes, m)?)?;
     m.add_function(wrap_pyfunction!(_noop, m)?)?;
     Ok(())

@@ -29,7 +29,7 @@ pub(crate) fn layout_of(value: &Bound<'_, PyAny>) -> PyResult<Layout> {
     value.extract::<Layout>()
 }
 
-fn policy_of(name: &str, max_wait: Option<f64>) -> PyResult<Policy> {
+pub(crate) fn policy_of(name: &str, max_wait: Option<f64>) -> PyResult<Policy> {
     let duration = match max_wait {
         None => None,
         Some(s) if s.is_finite() && (0.0..1e12).contains(&s) => Some(Duration::from_secs_f64(s)),
@@ -58,7 +58,7 @@ impl Snowflake {
 #[pymethods]
 impl Snowflake {
     #[new]
-    #[pyo3(signature = (layout = None, node_id = 0, *, policy = "borrow", max_wait = None, state_file = None, lease = None, service = None, lease_ttl = None))]
+    #[pyo3(signature = (layout = None, node_id = 0, *, policy = "borrow", max_wait = None, state_file = None, lease = None, service = None, lease_ttl = None, random_start = false))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn new(
         py: Python<'_>,
@@ -70,6 +70,7 @@ impl Snowflake {
         lease: Option<String>,
         service: Option<String>,
         lease_ttl: Option<f64>,
+        random_start: bool,
     ) -> PyResult<Self> {
         let layout = match layout {
             Some(l) => layout_of(l)?,
@@ -80,7 +81,8 @@ impl Snowflake {
         let policy = policy_of(policy, max_wait)?;
         let mut builder = RtSnowflake::builder(layout.inner)
             .node(node_id)
-            .policy(policy);
+            .policy(policy)
+            .random_start(random_start);
         if let Some(path) = state_file {
             builder = builder.state_file(path);
         }
@@ -137,5 +139,11 @@ impl Snowflake {
     #[getter]
     fn node_id(&self) -> u64 {
         self.inner.node()
+    }
+
+    /// Whether each tick's sequence starts at a random value below half its range.
+    #[getter]
+    fn random_start(&self) -> bool {
+        self.inner.random_start()
     }
 }

@@ -1,0 +1,65 @@
+"""Interop of UUIDv7 and ULID with the peers' own types and parsers: the standard library's
+uuid.UUID, uuid_utils and python-ulid (test dependencies, installed by ci/test.sh)."""
+import pickle
+import uuid
+
+import ulid  # python-ulid
+import uuid_utils
+
+import idforge
+
+
+def test_our_uuid7s_are_plain_uuid_objects():
+    for u in [idforge.uuid7(), *idforge.Uuid7s().next_many(100)]:
+        assert type(u) is uuid.UUID
+        assert uuid.UUID(str(u)) == u and uuid.UUID(bytes=u.bytes) == u and uuid.UUID(int=u.int) == u
+        assert u.version == 7 and u.variant == uuid.RFC_4122 and u.urn == f"urn:uuid:{u}"
+        assert pickle.loads(pickle.dumps(u)) == u
+        assert {u: 1}[uuid.UUID(u.hex)] == 1
+
+
+def test_uuid_utils_reads_ours_with_the_same_time():
+    for u in idforge.Uuid7s().next_many(1000):
+        theirs = uuid_utils.UUID(str(u))
+        assert theirs.version == 7 and theirs.bytes == u.bytes
+        assert theirs.timestamp == idforge.uuid7_fields(u).time_ms
+
+
+def test_we_read_uuid_utils_and_stdlib_objects():
+    for _ in range(1000):
+        theirs = uuid_utils.uuid7()
+        ours = idforge.parse_uuid7(theirs)
+        assert ours.bytes == theirs.bytes and str(ours) == str(theirs)
+        assert idforge.uuid7_fields(str(theirs)).time_ms == theirs.timestamp
+        assert idforge.parse_uuid7(uuid.UUID(str(theirs))) == ours
+
+
+def test_order_of_ours_is_the_order_of_their_objects():
+    ids = [idforge.uuid7() for _ in range(10_000)]
+    theirs = [uuid_utils.UUID(bytes=u.bytes) for u in ids]
+    assert sorted(theirs) == theirs
+
+
+def test_python_ulid_reads_ours_and_we_read_theirs():
+    g = idforge.Ulids()
+    texts = g.next_many(1000)
+    parsed = [ulid.ULID.from_str(t) for t in texts]
+    for text, theirs in zip(texts, parsed):
+        assert str(theirs) == text
+        assert theirs.milliseconds == idforge.ulid_fields(text).time_ms
+        assert theirs.to_uuid() == idforge.ulid_to_uuid(text)
+    assert sorted(parsed) == parsed
+    for _ in range(1000):
+        theirs = ulid.ULID()
+        assert idforge.parse_ulid(str(theirs)) == str(theirs)
+        assert idforge.parse_ulid(str(theirs).lower()) == str(theirs)
+        assert idforge.ulid_fields(str(theirs)).time_ms == theirs.milliseconds
+        assert idforge.ulid_from_uuid(theirs.to_uuid()) == str(theirs)
+
+
+def test_a_uuid7_and_its_ulid_text_are_the_same_id():
+    u = idforge.uuid7()
+    text = idforge.ulid_from_uuid(u)
+    assert ulid.ULID.from_str(text).to_uuid() == u
+    assert ulid.ULID.from_uuid(u).milliseconds == idforge.uuid7_fields(u).time_ms
+    assert idforge.ulid_to_uuid(text) == u
