@@ -2,8 +2,8 @@
 # The JVM binding (bindings/uniffi): builds the library, generates the Kotlin sources with
 # uniffi-bindgen (library mode; they are reproducible, so they are not committed), compiles them
 # with the Kotlin compiler of the npm package kotlin-compiler, then runs the Kotlin tests
-# (bindings/uniffi/tests/IdforgeTest.kt) and the Java caller against the built library, and the
-# README's Java program (examples/java/App.java) as a user runs it: the jar with the native
+# (bindings/uniffi/tests/IdforgeTest.kt with TimeOrderedTest.kt) and the Java caller against the
+# built library, and the README's Java program (examples/java/App.java) as a user runs it: the jar with the native
 # library inside (as ci/dist/dist.sh makes it), JNA and the Kotlin stdlib, no jna.library.path. It
 # checks that the README shows that program as it is and that the Maven coordinates the README and
 # packaging/jvm/pom.xml give are the versions used here.
@@ -48,7 +48,7 @@ echo "    kotlinc: idforge.jar, tests"
 "$KOTLINC" -nowarn -jvm-target 17 -cp "$JNA" -d "$OUT/idforge.jar" \
   "$OUT/gen/dev/idforge/idforge_uniffi.kt" bindings/uniffi/kotlin/*.kt
 "$KOTLINC" -nowarn -jvm-target 17 -cp "$OUT/idforge.jar:$GSON:$KLIB/kotlin-test.jar" \
-  -d "$OUT/tests.jar" bindings/uniffi/tests/IdforgeTest.kt
+  -d "$OUT/tests.jar" bindings/uniffi/tests/IdforgeTest.kt bindings/uniffi/tests/TimeOrderedTest.kt
 javac -d "$OUT/java" -cp "$OUT/idforge.jar:$KLIB/kotlin-stdlib.jar" bindings/uniffi/tests/JavaCaller.java
 
 CP="$OUT/idforge.jar:$JNA:$KLIB/kotlin-stdlib.jar"

@@ -33,13 +33,9 @@ pub struct Snowflake {
     layout: Arc<Layout>,
 }
 
-/// The builder of a layout, node and policy.
-fn builder(
-    layout: &Layout,
-    node_id: i64,
-    policy: Option<Policy>,
-    max_wait_ms: Option<i64>,
-) -> Result<SnowflakeBuilder> {
+/// The runtime policy of `policy` (default `Borrow`) and its duration in ms (default: the
+/// policy's own).
+pub(crate) fn runtime_policy(policy: Option<Policy>, max_wait_ms: Option<i64>) -> Result<RtPolicy> {
     let duration = match max_wait_ms {
         None => None,
         Some(ms) => {
@@ -50,25 +46,46 @@ fn builder(
     };
     // The enum's order is the runtime's names' (checked by a test).
     let name = RtPolicy::NAMES[policy.unwrap_or(Policy::Borrow) as usize];
-    let policy = RtPolicy::named(name, duration)?;
+    Ok(RtPolicy::named(name, duration)?)
+}
+
+/// The builder of a layout, node, policy and sequence start.
+fn builder(
+    layout: &Layout,
+    node_id: i64,
+    policy: Option<Policy>,
+    max_wait_ms: Option<i64>,
+    random_start: bool,
+) -> Result<SnowflakeBuilder> {
     Ok(RtSnowflake::builder(layout.inner)
         .node(node_id as u64)
-        .policy(policy))
+        .policy(runtime_policy(policy, max_wait_ms)?)
+        .random_start(random_start))
 }
 
 #[uniffi::export]
 impl Snowflake {
     /// A generator for `layout` and `node_id` (`policy` defaults to `Borrow`); `state_file` persists the high-water time so a
-    /// restart with the clock set back cannot repeat ids.
-    #[uniffi::constructor(default(node_id = 0, policy = None, max_wait_ms = None, state_file = None))]
+    /// restart with the clock set back cannot repeat ids. With `random_start`, each tick's
+    /// sequence starts at a random value below half its range instead of 0, so `id % n` spreads
+    /// evenly over n shards even at a few ids per tick; a tick then holds at least half its
+    /// sequence range (2,048 ids per ms in the Twitter layout) before borrowing the next.
+    #[uniffi::constructor(default(
+        node_id = 0,
+        policy = None,
+        max_wait_ms = None,
+        state_file = None,
+        random_start = false
+    ))]
     pub fn new(
         layout: Arc<Layout>,
         node_id: i64,
         policy: Option<Policy>,
         max_wait_ms: Option<i64>,
         state_file: Option<String>,
+        random_start: bool,
     ) -> Result<Arc<Snowflake>> {
-        let mut builder = builder(&layout, node_id, policy, max_wait_ms)?;
+        let mut builder = builder(&layout, node_id, policy, max_wait_ms, random_start)?;
         if let Some(path) = state_file {
             builder = builder.state_file(path);
         }
@@ -82,8 +99,14 @@ impl Snowflake {
     /// (`idforge://[user:pass@]host:port[,…]`): the lowest id of `service` that no live process
     /// holds, renewed in the background every third of `ttl_ms` and released when the generator
     /// is destroyed (`close()`). If the lease is lost, every call throws
-    /// `IdforgeException.LeaseLost`. Blocks for one round trip to the server.
-    #[uniffi::constructor(default(policy = None, max_wait_ms = None, ttl_ms = 10000))]
+    /// `IdforgeException.LeaseLost`. Blocks for one round trip to the server. `random_start`
+    /// as in the constructor.
+    #[uniffi::constructor(default(
+        policy = None,
+        max_wait_ms = None,
+        ttl_ms = 10000,
+        random_start = false
+    ))]
     pub fn leased(
         layout: Arc<Layout>,
         url: String,
@@ -91,10 +114,11 @@ impl Snowflake {
         policy: Option<Policy>,
         max_wait_ms: Option<i64>,
         ttl_ms: i64,
+        random_start: bool,
     ) -> Result<Arc<Snowflake>> {
         let ttl = u64::try_from(ttl_ms)
             .map_err(|_| IdforgeError::argument("ttlMs cannot be negative"))?;
-        let builder = builder(&layout, 0, policy, max_wait_ms)?
+        let builder = builder(&layout, 0, policy, max_wait_ms, random_start)?
             .lease(url, service)
             .lease_ttl(Duration::from_millis(ttl));
         Ok(Arc::new(Snowflake {
@@ -106,7 +130,7 @@ impl Snowflake {
     /// A generator of the preset layout `name` (`twitter`, ...).
     #[uniffi::constructor(default(node_id = 0))]
     pub fn preset(name: String, node_id: i64) -> Result<Arc<Snowflake>> {
-        Snowflake::new(Layout::preset(name)?, node_id, None, None, None)
+        Snowflake::new(Layout::preset(name)?, node_id, None, None, None, false)
     }
 
     /// The next id; may wait for the clock as the policy says.
@@ -148,6 +172,11 @@ impl Snowflake {
     /// The node id.
     pub fn node_id(&self) -> i64 {
         self.inner.node() as i64
+    }
+
+    /// Whether each tick's sequence starts at a random value (`random_start`).
+    pub fn random_start(&self) -> bool {
+        self.inner.random_start()
     }
 }
 

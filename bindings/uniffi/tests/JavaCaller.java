@@ -10,6 +10,12 @@ import dev.idforge.Policy;
 import dev.idforge.Segments;
 import dev.idforge.Snowflake;
 import dev.idforge.SnowflakeParts;
+import dev.idforge.Ulid;
+import dev.idforge.Ulids;
+import dev.idforge.Uuid7;
+import dev.idforge.Uuid7s;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -21,7 +27,7 @@ public final class JavaCaller {
     }
 
     public static void main(String[] args) throws Exception {
-        try (Snowflake g = new Snowflake(Layout.Companion.preset("twitter"), 5L, Policy.BORROW, 1000L, null)) {
+        try (Snowflake g = new Snowflake(Layout.Companion.preset("twitter"), 5L, Policy.BORROW, 1000L, null, false)) {
             long a = g.next();
             long b = g.next();
             check(b > a, "ids increase");
@@ -32,8 +38,43 @@ public final class JavaCaller {
             check(seen.size() == 1000 && many.get(0) > b, "a batch of fresh ids");
         }
 
+        try (Snowflake g = new Snowflake(Layout.Companion.preset("twitter"), 6L, Policy.BORROW, 1000L, null, true)) {
+            check(g.randomStart() && g.next() > 0, "a snowflake with a random sequence start");
+        }
+
+        try (Uuid7s g = new Uuid7s(null, null, null)) {
+            UUID a = g.next();
+            check(a.version() == 7 && a.variant() == 2, "java.util.UUID sees version 7, variant 2");
+            check(Uuid7.parse(a.toString()).equals(a) && UUID.fromString(a.toString()).equals(a), "text round trip");
+            check(Math.abs(Uuid7.timeMs(a) - System.currentTimeMillis()) < 60000, "time of the UUID");
+            // UUID.compareTo compares signed halves; for UUIDv7s it is still the order they were made in.
+            List<UUID> made = new ArrayList<>(g.nextMany(10000));
+            made.add(0, a);
+            List<UUID> sorted = new ArrayList<>(made);
+            Collections.shuffle(sorted);
+            Collections.sort(sorted);
+            check(sorted.equals(made), "Collections.sort (UUID.compareTo) gives the generation order");
+            sorted.sort(Uuid7.UNSIGNED_ORDER);
+            check(sorted.equals(made), "the unsigned order too");
+            check(Ulid.toUUID(Uuid7.toUlid(a)).equals(a), "the same bits as ULID text");
+        }
+
+        try (Ulids g = new Ulids(null, null, null)) {
+            String a = g.next();
+            String b = g.next();
+            check(a.length() == 26 && a.compareTo(b) < 0, "ULID text, increasing");
+            check(Ulid.parse(a.toLowerCase()).equals(a), "ULID parse");
+        }
+
         try {
-            new Snowflake(Layout.Companion.preset("twitter"), 1024L, null, 1000L, null);
+            Uuid7.parse(UUID.randomUUID().toString());
+            throw new AssertionError("a version 4 UUID must be refused");
+        } catch (IdforgeException.InvalidUuid e) {
+            check(Idforge.getCode(e).equals("INVALID_UUID"), "code of the error");
+        }
+
+        try {
+            new Snowflake(Layout.Companion.preset("twitter"), 1024L, null, 1000L, null, false);
             throw new AssertionError("node 1024 must be refused");
         } catch (IdforgeException.NodeOutOfRange e) {
             check(Idforge.getCode(e).equals("NODE_OUT_OF_RANGE"), "code of the error");
