@@ -27,6 +27,7 @@ import http.client
 import json
 import os
 import random
+import re
 import sys
 import tempfile
 import threading
@@ -195,8 +196,11 @@ def failover(binary, work, clients, requests):
         assert (status, body) == (503, ""), (status, body)
         status, page = get(http_of[standby.addr], "/status")
         assert '<span id="role">standby</span>' in page, page[:1500]
-        status, page = get(http_of[leader.addr], "/status")
-        assert '<span id="role">leader</span>' in page, page[:1500]
+        status, lead_page = get(http_of[leader.addr], "/status")
+        assert '<span id="role">leader</span>' in lead_page, lead_page[:1500]
+        # Both name the same term (the leader key's create revision).
+        terms = [re.search(r'<span id="term">(\d+)</span>', p) for p in (page, lead_page)]
+        assert all(terms) and terms[0].group(1) == terms[1].group(1), (terms, page[:1500])
         kills = [0]
         last = [time.monotonic()]
 

@@ -248,7 +248,8 @@ impl Election {
                 self.lead_with(revision).await;
                 Duration::ZERO
             }
-            Some((peer, lease, _)) => {
+            Some((peer, lease, revision)) => {
+                self.shared.allocator.leadership().set_term(revision);
                 if self.config.probe {
                     if let Some(p) = &peer {
                         self.probe(p, lease).await;
@@ -384,6 +385,7 @@ impl Election {
         };
         self.paused_at = None;
         self.store.set_fence(fence);
+        self.shared.allocator.leadership().set_term(fence);
         // Whatever was cached in an earlier term is stale: start from the store.
         self.shared.allocator.reset().await;
         if self.shared.allocator.verify_store().await.is_err() {

@@ -108,6 +108,9 @@ pub struct Leadership {
     elected: bool,
     me: Peer,
     leader: Mutex<Option<Peer>>,
+    /// The leader's term as the store numbers it (etcd: its key's create revision; SQL: the
+    /// fencing token); 0: not known (alone, or no leader seen yet).
+    term: std::sync::atomic::AtomicI64,
     /// Every server of the group with a live lease (the leader among them).
     members: Mutex<Vec<Peer>>,
     /// `IDF.FAILOVER` asks the election to hand over…
@@ -133,6 +136,7 @@ impl Leadership {
             valid_until: AtomicU64::new(if elected { 0 } else { FOREVER }),
             elected,
             leader: Mutex::new((!elected).then(|| me.clone())),
+            term: std::sync::atomic::AtomicI64::new(0),
             members: Mutex::new(vec![me.clone()]),
             me,
             failover: Notify::new(),
@@ -196,6 +200,16 @@ impl Leadership {
         if self.elected {
             self.valid_until.store(0, Ordering::Release);
         }
+    }
+
+    /// The leader's term (the status page's), if known.
+    pub fn term(&self) -> Option<i64> {
+        Some(self.term.load(Ordering::Relaxed)).filter(|t| *t != 0)
+    }
+
+    /// Records the term of the leader seen or won (see `term`).
+    pub(super) fn set_term(&self, term: i64) {
+        self.term.store(term, Ordering::Relaxed);
     }
 
     /// Records the leader seen in the store (`None`: there is none).

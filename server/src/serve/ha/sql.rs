@@ -145,6 +145,7 @@ impl Election {
                     self.probe(p, row.token).await;
                 }
             }
+            leadership.set_term(row.token);
             leadership.set_leader(peer);
             return poll;
         }
@@ -161,6 +162,7 @@ impl Election {
                 self.token = Some(token);
                 self.renewed = sent;
                 self.store.set_fence(Some((me.id.clone(), token)));
+                leadership.set_term(token);
                 self.shared.allocator.reset().await;
                 if self.shared.allocator.verify_store().await.is_err() {
                     self.step_down("the store is behind this server's guard")

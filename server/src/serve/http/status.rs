@@ -141,6 +141,12 @@ pub(crate) fn page(shared: &Shared, http: &Http, token: Option<&[u8]>) -> Reply 
                     .leader()
                     .map_or("none".into(), |l| escape(&l.addr())),
             ),
+            (
+                "term",
+                leadership
+                    .term()
+                    .map_or("—".into(), |t| format!("<span id=\"term\">{t}</span>")),
+            ),
             ("standbys", escape(&standbys.join(", "))),
             ("version", env!("CARGO_PKG_VERSION").into()),
             ("uptime", format!("{} s", a.started().elapsed().as_secs())),
