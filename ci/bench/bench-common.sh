@@ -30,3 +30,22 @@ else:
 path.write_text(text)
 PY
 }
+
+# pin_cpus: sets on_server and on_client, the command prefixes that put every server on the last
+# CPU and the client on the first. On a 2-core machine the client never takes the server's core,
+# and no run's numbers depend on where the scheduler put whom (unpinned, one setting's medians
+# moved ±10% between runs). BENCH_PIN=0 turns it off. The CPUs used (a cpuset need not start at
+# 0): the first and the last.
+pin_cpus() {
+  read -r first_cpu last_cpu < <(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[-1])')
+  on_server=()
+  on_client=()
+  if [ "${BENCH_PIN:-1}" = 1 ] && [ "$first_cpu" != "$last_cpu" ]; then
+    if command -v taskset >/dev/null 2>&1; then
+      on_server=(taskset -c "$last_cpu")
+      on_client=(taskset -c "$first_cpu")
+    else
+      echo "warning: no taskset (util-linux): the servers and the client are not pinned" >&2
+    fi
+  fi
+}

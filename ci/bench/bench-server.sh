@@ -30,21 +30,8 @@ rounds=${ROUNDS:-5}
 # shellcheck source=ci/bench/bench-common.sh
 . ci/bench/bench-common.sh
 
-# Every server on the last CPU, redis-benchmark on the first: on a 2-core machine the client
-# never takes the server's core, and no run's numbers depend on where the scheduler put whom
-# (unpinned, one setting's medians moved ±10% between runs). BENCH_PIN=0 turns it off.
-# The CPUs this script may use (a cpuset need not start at 0): the first and the last.
-read -r first_cpu last_cpu < <(python3 -c 'import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[-1])')
-on_server=()
-on_client=()
-if [ "${BENCH_PIN:-1}" = 1 ] && [ "$first_cpu" != "$last_cpu" ]; then
-  if command -v taskset >/dev/null 2>&1; then
-    on_server=(taskset -c "$last_cpu")
-    on_client=(taskset -c "$first_cpu")
-  else
-    echo "warning: no taskset (util-linux): the servers and the client are not pinned" >&2
-  fi
-fi
+# Every server on the last CPU, redis-benchmark on the first (bench-common.sh).
+pin_cpus
 # Below, ${a[@]+"${a[@]}"} expands an empty array to nothing under `set -u` on every bash.
 read -ra idforge_args <<<"${IDFORGE_ARGS:-}"
 
