@@ -21,16 +21,18 @@ if ldd "$work/app-static" | grep libidforge; then
 fi
 
 export PKG_CONFIG_PATH="$work/idforge/lib/pkgconfig"
-# shellcheck disable=SC2046
-cc -std=c99 -Wall -Wextra -Werror -pedantic examples/c/order_ids.c -o "$work/order_ids" \
-  $(pkg-config --cflags --libs idforge)
-env -u LD_LIBRARY_PATH "$work/order_ids" >/dev/null
-# shellcheck disable=SC2046
-cc -std=c99 -Wall -Wextra -Werror -pedantic examples/c/order_ids.c -o "$work/order_ids_static" \
-  $(pkg-config --cflags --libs idforge-static)
-if ldd "$work/order_ids_static" | grep libidforge; then
-  echo "error: order_ids_static loads a libidforge" >&2
-  exit 1
-fi
-"$work/order_ids_static" | tail -1
-echo "examples/c: the README's program and order_ids.c built with pkg-config and run (shared, no LD_LIBRARY_PATH; static, no libidforge)"
+for example in order_ids time_ordered; do
+  # shellcheck disable=SC2046
+  cc -std=c99 -Wall -Wextra -Werror -pedantic "examples/c/$example.c" -o "$work/$example" \
+    $(pkg-config --cflags --libs idforge)
+  env -u LD_LIBRARY_PATH "$work/$example" >/dev/null
+  # shellcheck disable=SC2046
+  cc -std=c99 -Wall -Wextra -Werror -pedantic "examples/c/$example.c" -o "$work/${example}_static" \
+    $(pkg-config --cflags --libs idforge-static)
+  if ldd "$work/${example}_static" | grep libidforge; then
+    echo "error: ${example}_static loads a libidforge" >&2
+    exit 1
+  fi
+  "$work/${example}_static" | tail -1
+done
+echo "examples/c: the README's program, order_ids.c and time_ordered.c built with pkg-config and run (shared, no LD_LIBRARY_PATH; static, no libidforge)"
