@@ -251,9 +251,17 @@ static void test_leased_snowflakes(void) {
     struct timespec pause = {0, 20 * 1000 * 1000};
     nanosleep(&pause, NULL); /* past the last time `a` used */
   }
-  CHECK_OK(idforge_snowflake_new_leased(&config, idf, svc, 0, &a));
-  CHECK_OK(idforge_snowflake_node(a, &node_a));
-  CHECK(node_a == 0); /* given back by the free */
+  {
+    /* A leased generator with a random sequence start: the flag and the lease together. */
+    bool random_start = false;
+    CHECK_OK(idforge_snowflake_new_leased_with_flags(&config, IDFORGE_SNOWFLAKE_FLAG_RANDOM_START, idf,
+                                                     svc, 0, &a));
+    CHECK_OK(idforge_snowflake_node(a, &node_a));
+    CHECK(node_a == 0); /* given back by the free */
+    CHECK_OK(idforge_snowflake_random_start(a, &random_start));
+    CHECK(random_start);
+    CHECK_OK(idforge_snowflake_next(a, &id));
+  }
   idforge_snowflake_free(a);
   idforge_snowflake_free(b);
   CHECK_STATUS(idforge_snowflake_new_leased(&config, "redis://127.0.0.1:1", svc, 0, &a),
