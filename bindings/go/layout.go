@@ -9,14 +9,15 @@ import (
 	"time"
 )
 
-// Order tells which field follows the time field of a snowflake.
+// Order tells which field follows the time field of a snowflake (the values are the C
+// idforge_order values).
 type Order uint32
 
 const (
 	// TimeNodeSeq is time | node | seq (Twitter, Discord, Instagram, Baidu).
-	TimeNodeSeq Order = C.IDFORGE_ORDER_TIME_NODE_SEQ
+	TimeNodeSeq Order = 0
 	// TimeSeqNode is time | seq | node (Sonyflake).
-	TimeSeqNode Order = C.IDFORGE_ORDER_TIME_SEQ_NODE
+	TimeSeqNode Order = 1
 )
 
 // String gives "time_node_seq" or "time_seq_node", as layout specs spell them.
@@ -30,24 +31,25 @@ func (o Order) String() string {
 	return "Order(" + strconv.FormatUint(uint64(o), 10) + ")"
 }
 
-// Preset names one of the layouts every language knows by name.
+// Preset names one of the layouts every language knows by name (the values are the C
+// idforge_preset values).
 type Preset uint32
 
 const (
 	// Twitter is 41-bit ms since 2010-11-04T01:42:54.657Z, 10-bit node, 12-bit sequence.
-	Twitter Preset = C.IDFORGE_PRESET_TWITTER
+	Twitter Preset = 0
 	// Discord is 42-bit ms since 2015-01-01, 10-bit node, 12-bit sequence; unsigned.
-	Discord Preset = C.IDFORGE_PRESET_DISCORD
+	Discord Preset = 1
 	// Instagram is 41-bit ms since 2011-08-24, 13-bit shard, 10-bit sequence; unsigned.
-	Instagram Preset = C.IDFORGE_PRESET_INSTAGRAM
+	Instagram Preset = 2
 	// Sonyflake is 39-bit 10 ms ticks since 2014-09-01, 8-bit sequence, 16-bit node (last).
-	Sonyflake Preset = C.IDFORGE_PRESET_SONYFLAKE
+	Sonyflake Preset = 3
 	// Baidu is uid-generator's 28-bit seconds since 2016-05-20, 22-bit node, 13-bit sequence.
 	// Its time field ran out on 2024-11-20: decode only, a generator fails.
-	Baidu Preset = C.IDFORGE_PRESET_BAIDU
+	Baidu Preset = 4
 	// JSSafe is 53 bits in all, so ids fit a JavaScript number: 41-bit ms since 2020, 4-bit
 	// node, 8-bit sequence.
-	JSSafe Preset = C.IDFORGE_PRESET_JS_SAFE
+	JSSafe Preset = 5
 )
 
 // presetNames holds each preset's name, in the order of the Preset values.

@@ -10,22 +10,23 @@ import (
 	"unsafe"
 )
 
-// PolicyKind says what a snowflake generator does when it is ahead of the clock.
+// PolicyKind says what a snowflake generator does when it is ahead of the clock (the values are
+// the C idforge_policy_kind values).
 type PolicyKind uint32
 
 const (
 	// PolicyDefault borrows with a 1 s lead.
-	PolicyDefault PolicyKind = C.IDFORGE_POLICY_KIND_DEFAULT
+	PolicyDefault PolicyKind = 0
 	// PolicyBorrow runs up to Policy.Duration ahead of the clock when a tick's sequence is used
 	// up; past it, waits at most that long, else fails with ErrClockBehind. With 50 ms or more
 	// (and by default) Next reads the coarse clock: an id's time may trail the clock by a kernel
 	// tick (1-10 ms), never lead it.
-	PolicyBorrow PolicyKind = C.IDFORGE_POLICY_KIND_BORROW
+	PolicyBorrow PolicyKind = 1
 	// PolicyWait never runs ahead: it waits for the next tick, at most Policy.Duration, else
 	// fails with ErrClockBehind.
-	PolicyWait PolicyKind = C.IDFORGE_POLICY_KIND_WAIT
+	PolicyWait PolicyKind = 2
 	// PolicyError never runs ahead and waits only up to 5 ms, else ErrClockBehind.
-	PolicyError PolicyKind = C.IDFORGE_POLICY_KIND_ERROR
+	PolicyError PolicyKind = 3
 )
 
 // Policy is a clock policy: a kind and its lead (PolicyBorrow) or wait budget (PolicyWait),
