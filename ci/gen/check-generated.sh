@@ -4,8 +4,9 @@
 #                              core/src/error_code.rs (the core's ErrorCode),
 #                              python/idforge/_errors.py, bindings/c/src/status_codes.rs,
 #                              bindings/uniffi/src/error_codes.rs,
-#                              bindings/uniffi/kotlin/IdforgeCodes.kt (compared first: the header is
-#                              made from the C crate with the fresh list)
+#                              bindings/uniffi/kotlin/IdforgeCodes.kt, bindings/go/codes.go
+#                              (compared first: the header is made from the C crate with the fresh
+#                              list)
 #   include/idforge.h          cbindgen (pinned below, installed on first use) from bindings/c
 #   the shared vectors         core/testdata/gen_snowflake.py, gen_uuid7_ulid.py (independent
 #                              Python models) -> snowflake.json, uuid7.json, ulid.json
