@@ -19,10 +19,18 @@ export {
   SegmentStats,
   Flake128Parts,
   ErrorCodeInfo,
+  Ulids,
+  TimeOrderedOptions,
+  Uuid7Parts,
+  UlidParts,
 } from './native'
 export { ErrorCode, IdforgeErrorCode, IdforgeError, errorTable } from './errors'
 
-import { Segments as NativeSegments, SegmentOptions as NativeSegmentOptions } from './native'
+import {
+  Segments as NativeSegments,
+  SegmentOptions as NativeSegmentOptions,
+  Uuid7s as NativeUuid7s,
+} from './native'
 
 /**
  * Ids of one tag from a segment source, chosen by URL: `idforge://[user:pass@]host:port[,…]`
@@ -132,6 +140,61 @@ export declare class Flake128Generator {
   get worker(): number
 }
 
+/**
+ * UUIDv7s (RFC 9562) as the `uuid` package writes them (lower-case hyphenated text), strictly
+ * increasing from any number of threads: 48-bit Unix ms, an 18-bit counter that starts each
+ * millisecond at a random value below 2^17 (at least 131,072 ids a ms), 56 random bits.
+ * `stateFile` keeps ids increasing across restarts with the clock set back. Errors:
+ * `IDFORGE_INVALID_ARGUMENT` (a batch size), `IDFORGE_CLOCK_BEHIND`, `IDFORGE_IO`.
+ */
+export declare class Uuid7s extends NativeUuid7s {
+  /**
+   * The next UUID as 16 bytes, written into `buf` at `offset` (returns `buf`, as the `uuid`
+   * package's `v7(undefined, buf, offset)`), or a new Buffer.
+   */
+  nextBytes(): Buffer
+  nextBytes<T extends Uint8Array>(buf: T, offset?: number): T
+}
+
+/** A fresh UUIDv7 from the process-wide generator: lower-case hyphenated text. */
+export declare function uuid7(): string
+/**
+ * A fresh UUIDv7 from the process-wide generator as 16 bytes, written into `buf` at `offset`
+ * (returns `buf`, as the `uuid` package's `v7(undefined, buf, offset)`), or a new Buffer.
+ */
+export declare function uuid7Bytes(): Buffer
+export declare function uuid7Bytes<T extends Uint8Array>(buf: T, offset?: number): T
+/**
+ * The 16 bytes of a UUIDv7 written as text (hyphenated, 32 hex digits, in braces or after
+ * `urn:uuid:`, either case); another version or variant throws `IDFORGE_INVALID_UUID`.
+ */
+export declare function parseUuid7(text: string): Buffer
+/** The lower-case hyphenated text of the UUIDv7 in 16 bytes (checked). */
+export declare function stringifyUuid7(bytes: Uint8Array): string
+/** The fields of a UUIDv7 (text or 16 bytes). */
+export declare function uuid7Fields(value: string | Uint8Array): import('./native').Uuid7Parts
+/** The UUIDv7 of its fields (48, 12 and 62 bits), as text. */
+export declare function uuid7FromFields(
+  timeMs: number | bigint | string,
+  randA: number,
+  randB: number | bigint | string,
+): string
+/** A fresh ULID (26 upper-case Crockford base32 characters) from the process-wide generator. */
+export declare function ulid(): string
+/**
+ * The canonical (upper-case) form of ULID text (either case, Crockford's aliases); anything
+ * else throws `IDFORGE_INVALID_BASE32`.
+ */
+export declare function parseUlid(text: string): string
+/** The fields of ULID text. */
+export declare function ulidFields(text: string): import('./native').UlidParts
+/** The ULID text of its fields (48 and 80 bits). */
+export declare function ulidFromFields(timeMs: number | bigint | string, random: bigint): string
+/** The same 128 bits as UUID text (a ULID made from a UUIDv7 gives that UUIDv7 back). */
+export declare function ulidToUuid(text: string): string
+/** The same 128 bits as ULID text, from any UUID (text or 16 bytes). */
+export declare function uuidToUlid(value: string | Uint8Array): string
+
 /** Every error code the addon can throw, with its C status value, in `errors.json` order. */
 export declare function errorCodes(): Array<import('./native').ErrorCodeInfo>
 /** The package version. */
@@ -146,6 +209,20 @@ declare const idforge: {
   ObjectId: typeof ObjectId
   Flake128: typeof Flake128
   Flake128Generator: typeof Flake128Generator
+  Uuid7s: typeof Uuid7s
+  Ulids: typeof import('./native').Ulids
+  uuid7: typeof uuid7
+  uuid7Bytes: typeof uuid7Bytes
+  parseUuid7: typeof parseUuid7
+  stringifyUuid7: typeof stringifyUuid7
+  uuid7Fields: typeof uuid7Fields
+  uuid7FromFields: typeof uuid7FromFields
+  ulid: typeof ulid
+  parseUlid: typeof parseUlid
+  ulidFields: typeof ulidFields
+  ulidFromFields: typeof ulidFromFields
+  ulidToUuid: typeof ulidToUuid
+  uuidToUlid: typeof uuidToUlid
   ErrorCode: typeof import('./errors').ErrorCode
   errorTable: typeof import('./errors').errorTable
   errorCodes: typeof errorCodes

@@ -8,7 +8,7 @@
 const native = require('./native.js')
 const { ErrorCode, errorTable, idforgeError } = require('./errors.js')
 
-const { Snowflake, Layout, Segments, Flake128Generator, batchLen, MAX_BATCH } = native
+const { Snowflake, Layout, Segments, Flake128Generator, Uuid7s, Ulids, batchLen, MAX_BATCH } = native
 const inspect = Symbol.for('nodejs.util.inspect.custom')
 
 // ---- Snowflake: single ids from runs of one tick -------------------------------------------
@@ -392,6 +392,120 @@ Flake128Generator.prototype.next = function next() {
   return made((b) => this.nextInto(b))
 }
 
+// ---- UUIDv7 and ULID ----------------------------------------------------------------------
+
+const UUID = 16
+
+/** A fresh UUIDv7 from the process-wide generator: lower-case hyphenated text. */
+function uuid7() {
+  return native.uuid7Next()
+}
+
+/** Writes 16 fresh bytes with `fill` into `buf` at `offset` (a new Buffer without `buf`). */
+function bytesInto(fill, buf, offset) {
+  if (buf === undefined) {
+    const b = Buffer.allocUnsafe(UUID)
+    fill(b)
+    return b
+  }
+  const at = offset === undefined ? 0 : offset
+  if (!(buf instanceof Uint8Array) || !Number.isInteger(at) || at < 0 || at + UUID > buf.length) {
+    throw idforgeError(ErrorCode.INVALID_ARGUMENT, 'expected a Uint8Array with 16 bytes from offset')
+  }
+  fill(buf.subarray(at, at + UUID))
+  return buf
+}
+
+/**
+ * A fresh UUIDv7 from the process-wide generator as 16 bytes, written into `buf` at `offset`
+ * (as the `uuid` package's `v7(undefined, buf, offset)`; returns `buf`), or a new Buffer.
+ */
+function uuid7Bytes(buf, offset) {
+  return bytesInto(native.uuid7Fill, buf, offset)
+}
+
+Uuid7s.prototype.nextBytes = function nextBytes(buf, offset) {
+  return bytesInto((b) => this.fill(b), buf, offset)
+}
+
+function needText(value) {
+  if (typeof value !== 'string') throw idforgeError(ErrorCode.INVALID_ARGUMENT, 'expected a string')
+  return value
+}
+
+/** The 16 bytes of the UUIDv7 written as text (any spelling `uuid` and RFC 9562 allow). */
+function parseUuid7(text) {
+  const b = Buffer.allocUnsafe(UUID)
+  native.uuid7Parse(needText(text), b)
+  return b
+}
+
+/** The lower-case hyphenated text of the UUIDv7 in 16 bytes. */
+function stringifyUuid7(bytes) {
+  return native.uuid7ToString(bytes)
+}
+
+/** The fields of a UUIDv7 (text or 16 bytes). */
+function uuid7Fields(value) {
+  return native.uuid7Decompose(typeof value === 'string' ? parseUuid7(value) : value)
+}
+
+/** The UUIDv7 of its fields (48, 12 and 62 bits), as text. */
+function uuid7FromFields(timeMs, randA, randB) {
+  const b = Buffer.allocUnsafe(UUID)
+  native.uuid7Compose(timeMs, randA, randB, b)
+  return native.uuid7ToString(b)
+}
+
+/** A fresh ULID from the process-wide generator. */
+function ulid() {
+  return native.ulidNext()
+}
+
+function ulidBytes(text) {
+  const b = Buffer.allocUnsafe(UUID)
+  native.ulidParse(needText(text), b)
+  return b
+}
+
+/** The canonical (upper-case) form of ULID text (either case, Crockford's aliases). */
+function parseUlid(text) {
+  return native.ulidToString(ulidBytes(text))
+}
+
+/** The fields of ULID text. */
+function ulidFields(text) {
+  return native.ulidDecompose(ulidBytes(text))
+}
+
+/** The ULID text of its fields (48 and 80 bits; `random` a bigint). */
+function ulidFromFields(timeMs, random) {
+  const b = Buffer.allocUnsafe(UUID)
+  native.ulidCompose(timeMs, random, b)
+  return native.ulidToString(b)
+}
+
+function uuidText(b) {
+  const h = b.toString('hex')
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+}
+
+/** The same 128 bits as UUID text (a ULID made from a UUIDv7 gives that UUIDv7 back). */
+function ulidToUuid(text) {
+  return uuidText(ulidBytes(text))
+}
+
+const UUID_TEXT = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i
+
+/** The same 128 bits as ULID text, from any UUID (text or 16 bytes). */
+function uuidToUlid(value) {
+  if (typeof value === 'string') {
+    if (!UUID_TEXT.test(value)) throw idforgeError(ErrorCode.INVALID_UUID, 'invalid uuid: not 32 hex digits')
+    return native.ulidToString(Buffer.from(value.replace(/-/g, ''), 'hex'))
+  }
+  return native.ulidToString(value)
+}
+
 module.exports = {
   Snowflake,
   Layout,
@@ -399,6 +513,20 @@ module.exports = {
   Flake128,
   Flake128Generator,
   Segments,
+  Uuid7s,
+  Ulids,
+  uuid7,
+  uuid7Bytes,
+  parseUuid7,
+  stringifyUuid7,
+  uuid7Fields,
+  uuid7FromFields,
+  ulid,
+  parseUlid,
+  ulidFields,
+  ulidFromFields,
+  ulidToUuid,
+  uuidToUlid,
   ErrorCode,
   errorTable,
   errorCodes: native.errorCodes,

@@ -165,6 +165,40 @@ export declare class Snowflake {
   get layout(): Layout
   /** The node id (for a leased generator, the id leased). */
   get nodeId(): number
+  /** Whether each tick's sequence starts at a random value (the `randomStart` option). */
+  get randomStart(): boolean
+}
+
+/** ULIDs, strictly increasing (the ULID spec's monotonic mode): the engine of `Uuid7s`. */
+export declare class Ulids {
+  /** A generator; `stateFile` keeps its ids increasing across restarts. */
+  constructor(options?: TimeOrderedOptions | undefined | null)
+  /** The next ULID. */
+  next(): string
+  /** `n` fresh ULIDs, increasing. */
+  nextMany(n: number): Array<string>
+  /** The high-water time (Unix ms) in the state file, or `null` without one. */
+  get persistedMs(): number | null
+}
+
+/**
+ * UUIDv7s (RFC 9562): strictly increasing, from an 18-bit counter that starts each
+ * millisecond at a random value below 2^17, and 56 random bits.
+ */
+export declare class Uuid7s {
+  /** A generator; `stateFile` keeps its ids increasing across restarts. */
+  constructor(options?: TimeOrderedOptions | undefined | null)
+  /** The next UUID, lower-case hyphenated text. */
+  next(): string
+  /** `n` fresh UUIDs, increasing. */
+  nextMany(n: number): Array<string>
+  /**
+   * Internal (the package's `nextBytes` uses it): fills `buf` (a multiple of 16 bytes) with
+   * fresh UUIDs; returns how many.
+   */
+  fill(buf: Uint8Array): number
+  /** The high-water time (Unix ms) in the state file, or `null` without one. */
+  get persistedMs(): number | null
 }
 
 /**
@@ -376,6 +410,13 @@ export interface SnowflakeOptions {
    * third of it).
    */
   leaseTtlMs?: number
+  /**
+   * Start each tick's sequence at a random value below half its range instead of 0
+   * (default false), so `id % n` spreads evenly over shards even at a few ids per tick. A
+   * tick then holds at least half its sequence range (2,048 ids per ms in the Twitter
+   * layout) before borrowing the next; ids still increase.
+   */
+  randomStart?: boolean
 }
 
 /** The fields of a snowflake id. */
@@ -391,6 +432,80 @@ export interface SnowflakeParts {
   /** The sequence number within the tick. */
   seq: number
 }
+
+/** Options of `Uuid7s` and `Ulids`. */
+export interface TimeOrderedOptions {
+  /**
+   * A file that persists the high-water time, so ids keep increasing after a restart even
+   * if the clock was set back while the process was down.
+   */
+  stateFile?: string
+}
+
+/** Writes into `out` (16 bytes) the ULID of `(timeMs, random)` (48 and 80 bits). */
+export declare function ulidCompose(timeMs: bigint | number | string, random: bigint, out: Uint8Array): void
+
+/** The fields of the ULID in `bytes` (16). */
+export declare function ulidDecompose(bytes: Uint8Array): UlidParts
+
+/** Internal (the package's `ulid()`): a fresh ULID from the process-wide generator. */
+export declare function ulidNext(): string
+
+/**
+ * Writes into `out` (16 bytes) the ULID written as text (26 characters, either case,
+ * Crockford's aliases); anything else throws `IDFORGE_INVALID_BASE32`.
+ */
+export declare function ulidParse(text: string, out: Uint8Array): void
+
+/** The fields of a ULID. */
+export interface UlidParts {
+  /** The time, in Unix milliseconds (48 bits). */
+  timeMs: number
+  /** The time as a `Date`. */
+  time: Date
+  /** The 80 bits after the time. */
+  random: bigint
+}
+
+/** The text of the ULID in `bytes` (16, any 128 bits). */
+export declare function ulidToString(bytes: Uint8Array): string
+
+/** Writes into `out` (16 bytes) the UUIDv7 of `(timeMs, randA, randB)` (48, 12, 62 bits). */
+export declare function uuid7Compose(timeMs: bigint | number | string, randA: number, randB: bigint | number | string, out: Uint8Array): void
+
+/** The fields of the UUIDv7 in `bytes` (16), checked. */
+export declare function uuid7Decompose(bytes: Uint8Array): Uuid7Parts
+
+/**
+ * Internal (the package's `uuid7Bytes()`): fills `buf` (a multiple of 16 bytes) with fresh
+ * UUIDv7s from the process-wide generator; returns how many.
+ */
+export declare function uuid7Fill(buf: Uint8Array): number
+
+/** Internal (the package's `uuid7()`): a fresh UUIDv7 from the process-wide generator. */
+export declare function uuid7Next(): string
+
+/**
+ * Writes into `out` (16 bytes) the UUIDv7 written as text (hyphenated, 32 hex digits, in
+ * braces or after `urn:uuid:`, either case); another version or variant throws
+ * `IDFORGE_INVALID_UUID`.
+ */
+export declare function uuid7Parse(text: string, out: Uint8Array): void
+
+/** The fields of a UUIDv7. */
+export interface Uuid7Parts {
+  /** The time, in Unix milliseconds (48 bits). */
+  timeMs: number
+  /** The time as a `Date`. */
+  time: Date
+  /** The 12 bits after the version (the top of idforge's counter). */
+  randA: number
+  /** The 62 bits after the variant. */
+  randB: bigint
+}
+
+/** The lower-case hyphenated text of the UUIDv7 in `bytes` (16), checked. */
+export declare function uuid7ToString(bytes: Uint8Array): string
 
 /** The package version (the crate's). */
 export declare function version(): string

@@ -15,3 +15,10 @@ test('ESM imports are the CommonJS exports', () => {
   assert.equal(typeof new Snowflake().next(), 'bigint')
   assert.equal(version(), require('../package.json').version)
 })
+
+test('ESM names every CommonJS export, UUIDv7 and ULID included', async () => {
+  const cjs = require('idforge')
+  const esm = await import('idforge')
+  for (const name of Object.keys(cjs)) assert.equal(esm[name], cjs[name], name)
+  assert.match(esm.uuid7(), /^[0-9a-f-]{36}$/)
+})

@@ -15,6 +15,9 @@ mod objectid;
 mod segments;
 mod snowflake;
 mod task;
+mod time_ordered;
+mod ulid;
+mod uuid7;
 
 use napi_derive::napi;
 

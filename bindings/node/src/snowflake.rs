@@ -35,6 +35,11 @@ pub struct SnowflakeOptions {
     /// With `Snowflake.lease`: the lease's time to live in ms (default 10000; renewed every
     /// third of it).
     pub lease_ttl_ms: Option<f64>,
+    /// Start each tick's sequence at a random value below half its range instead of 0
+    /// (default false), so `id % n` spreads evenly over shards even at a few ids per tick. A
+    /// tick then holds at least half its sequence range (2,048 ids per ms in the Twitter
+    /// layout) before borrowing the next; ids still increase.
+    pub random_start: Option<bool>,
 }
 
 /// The builder and layout of `options` (without a lease).
@@ -46,6 +51,7 @@ fn builder_of(options: Option<SnowflakeOptions>) -> Result<(SnowflakeBuilder, Co
         max_wait_ms: None,
         state_file: None,
         lease_ttl_ms: None,
+        random_start: None,
     });
     let layout = match o.layout {
         Some(l) => layout_of(l)?,
@@ -56,7 +62,10 @@ fn builder_of(options: Option<SnowflakeOptions>) -> Result<(SnowflakeBuilder, Co
         None => 0,
     };
     let policy = policy_of(o.policy.as_deref(), o.max_wait_ms)?;
-    let mut builder = RtSnowflake::builder(layout).node(node).policy(policy);
+    let mut builder = RtSnowflake::builder(layout)
+        .node(node)
+        .policy(policy)
+        .random_start(o.random_start.unwrap_or(false));
     if let Some(path) = o.state_file {
         builder = builder.state_file(path);
     }
@@ -263,5 +272,11 @@ impl Snowflake {
     #[napi(getter)]
     pub fn node_id(&self) -> f64 {
         self.inner.node() as f64
+    }
+
+    /// Whether each tick's sequence starts at a random value (the `randomStart` option).
+    #[napi(getter)]
+    pub fn random_start(&self) -> bool {
+        self.inner.random_start()
     }
 }

@@ -11,6 +11,22 @@ import idforge, {
   type SegmentOptionsInEffect,
   Snowflake,
   type SnowflakeParts,
+  Ulids,
+  type UlidParts,
+  Uuid7s,
+  type Uuid7Parts,
+  parseUlid,
+  parseUuid7,
+  stringifyUuid7,
+  ulid,
+  ulidFields,
+  ulidFromFields,
+  ulidToUuid,
+  uuid7,
+  uuid7Bytes,
+  uuid7Fields,
+  uuid7FromFields,
+  uuidToUlid,
 } from 'idforge'
 
 const g = new Snowflake({ layout: 'twitter', nodeId: 7, policy: 'wait', maxWaitMs: 50 })
@@ -48,3 +64,24 @@ function codeOf(e: unknown): string | undefined {
 
 const v: string = idforge.version()
 export { id, text, many, when, later, small, min, max, composed, same, created, big, ready, codeOf, v }
+
+const u7: string = uuid7()
+const u7Bytes: Buffer = uuid7Bytes()
+const u7Into: Uint8Array = uuid7Bytes(new Uint8Array(32), 16)
+const u7s = new Uuid7s({ stateFile: 'uuid7.state' })
+const u7Next: string = u7s.next()
+const u7Many: string[] = u7s.nextMany(3)
+const u7Buf: Buffer = u7s.nextBytes()
+const u7Persisted: number | null = u7s.persistedMs
+const u7Parts: Uuid7Parts = uuid7Fields(u7)
+const u7RandB: bigint = u7Parts.randB
+const u7Parsed: Buffer = parseUuid7(u7)
+const u7Text: string = stringifyUuid7(u7Parsed)
+const u7Made: string = uuid7FromFields(Date.now(), 1, 2n)
+const ul: string = ulid()
+const uls: string[] = new Ulids().nextMany(2)
+const ulParts: UlidParts = ulidFields(parseUlid(ul))
+const ulMade: string = ulidFromFields(ulParts.timeMs, ulParts.random)
+const ulBack: string = uuidToUlid(ulidToUuid(ul))
+const spread: boolean = new Snowflake({ randomStart: true }).randomStart
+const viaDefault: string = idforge.uuid7() + idforge.ulid()
