@@ -3,9 +3,12 @@
 # `ci/steps/pg-extension.sh --bench` starts (release build, preloaded) and rewrites the
 # "PostgreSQL extension" section of BENCHMARKS.md:
 #   - one statement inserting 1,000,000 rows into a table whose key is DEFAULT idforge_snowflake(),
-#     DEFAULT nextval(...) (bigserial), DEFAULT gen_random_uuid() or DEFAULT idforge_flake128();
-#   - 4 sessions of one-row INSERTs (pgbench, 10 s each), the same four tables;
-#   - SELECT count(f()) FROM generate_series(1, 1000000): the function alone.
+#     DEFAULT nextval(...) (bigserial), DEFAULT gen_random_uuid(), DEFAULT idforge_flake128() or
+#     DEFAULT idforge_uuid7();
+#   - 4 sessions of one-row INSERTs (pgbench, 10 s each), the same five tables;
+#   - SELECT count(f()) FROM generate_series(1, 1000000): the function alone;
+# and the ratios of idforge_uuid7() to gen_random_uuid() (the UUIDv7 target: >= 1.0x in the
+# SELECT) from the same run.
 # Each figure is the median of 3 runs, interleaved. pg_idkit (UUIDv7) needs cargo-pgrx to build,
 # which this project does not install, so gen_random_uuid() (PostgreSQL 15 has no uuidv7) is the
 # random-uuid peer.
@@ -26,14 +29,16 @@ declare -A KEY=(
   [nextval]="bigserial PRIMARY KEY"
   [gen_random_uuid]="uuid PRIMARY KEY DEFAULT gen_random_uuid()"
   [idforge_flake128]="uuid PRIMARY KEY DEFAULT idforge_flake128()"
+  [idforge_uuid7]="uuid PRIMARY KEY DEFAULT idforge_uuid7()"
 )
 declare -A FN=(
   [idforge_snowflake]="idforge_snowflake()"
   [nextval]="nextval('bench_seq')"
   [gen_random_uuid]="gen_random_uuid()"
   [idforge_flake128]="idforge_flake128()"
+  [idforge_uuid7]="idforge_uuid7()"
 )
-ORDER=(idforge_snowflake nextval gen_random_uuid idforge_flake128)
+ORDER=(idforge_snowflake nextval gen_random_uuid idforge_flake128 idforge_uuid7)
 psql_ -c "DROP SEQUENCE IF EXISTS bench_seq" -c "CREATE SEQUENCE bench_seq"
 
 # ms NAME SQL: the statement's server-side time (psql's \timing), in ms.
@@ -81,6 +86,19 @@ report="$work/report.md"
   done
   # shellcheck disable=SC2086
   printf '| (no function: `count(g)`, the floor of the last column) | | | %s |\n' "$(median $FLOOR)"
+  echo
+  # shellcheck disable=SC2086
+  python3 - "$(median ${SELECT_MS[gen_random_uuid]})" "$(median ${SELECT_MS[idforge_uuid7]})" \
+    "$(median ${BULK[gen_random_uuid]})" "$(median ${BULK[idforge_uuid7]})" \
+    "$(median ${TPS[gen_random_uuid]})" "$(median ${TPS[idforge_uuid7]})" <<'PY'
+import sys
+sel_peer, sel_ours, bulk_peer, bulk_ours, tps_peer, tps_ours = map(float, sys.argv[1:])
+ratio = sel_peer / sel_ours
+verdict = "met" if ratio >= 1.0 else "MISSED"
+print(f"`idforge_uuid7()` / `gen_random_uuid()` in this run: SELECT count(f()) "
+      f"**{ratio:.2f}x** (target >= 1.0x: {verdict}), bulk INSERT {bulk_peer / bulk_ours:.2f}x, "
+      f"pgbench one-row INSERTs {tps_ours / tps_peer:.2f}x.")
+PY
 } >"$report"
 cat "$report"
 write_section pgextbench "PostgreSQL extension (ci/bench/bench-pg-extension.sh)" "$report"
