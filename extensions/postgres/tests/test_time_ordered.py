@@ -112,6 +112,28 @@ def test_eight_sessions_make_distinct_increasing_uuid7s():
     # Lower-case hex at fixed places: text order is byte order, PostgreSQL's uuid order.
     per_session = sessions_of_ids("idforge_uuid7()", 8, 100_000)
     assert all(uuid.UUID(ids[-1]).version == 7 for ids in per_session)
+    # Each backend draws its random bits from a stream of its own, seeded after the fork: two
+    # backends on one stream would repeat each other's low 56 bits (800,000 draws of 56 bits
+    # repeat by chance with a probability of 4e-6).
+    low56 = {int(i.replace("-", ""), 16) & ((1 << 56) - 1) for ids in per_session for i in ids}
+    assert len(low56) == 800_000
+
+
+def test_parallel_workers_share_the_uuid7_generator():
+    # Parallel workers are forked from the postmaster too: the same shared word, streams of
+    # their own.
+    sql("DROP TABLE IF EXISTS wide")
+    sql("CREATE TABLE wide AS SELECT g FROM generate_series(1, 400000) g")
+    sql("ANALYZE wide")
+    settings = ("SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; "
+                "SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; ")
+    query = "SELECT idforge_uuid7() AS id FROM wide"
+    plan = "\n".join(r[0] for r in sql(settings + "EXPLAIN (ANALYZE, COSTS OFF) " + query))
+    assert "Workers Launched: 0" not in plan and "Workers Launched" in plan, plan
+    got = sql(settings + "SELECT count(*), count(DISTINCT id), "
+              "count(DISTINCT substring(uuid_send(id) from 10 for 7)) FROM (" + query + ") t")
+    assert got == [["400000", "400000", "400000"]]
+    sql("DROP TABLE wide")
 
 
 def test_uuid7_increases_from_one_session_to_the_next():
