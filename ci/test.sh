@@ -41,8 +41,9 @@ Runs the named steps, or all of them: ${STEPS[*]}
           (needs root: skipped otherwise)
   pgext   ci/steps/pg-extension.sh: the PostgreSQL extension (extensions/postgres, pgrx; a
           workspace of its own): fmt, clippy, build, install into PostgreSQL 15, then its pytest suite against
-          a throwaway cluster that preloads it (8 sessions x 100,000 ids, a DEFAULT column,
-          restarts with the state file, errors, the shared vectors and the idforge CLI)
+          a throwaway cluster that preloads it (8 sessions x 100,000 snowflakes and UUIDv7s, a
+          DEFAULT column, uuid order, restarts with the state file, idforge.random_start, errors,
+          the shared vectors and the idforge CLI)
   The steps test, server, ctest, python, node, jvm, go and dist first start idforge serve, Redis, PostgreSQL,
   MariaDB and etcd on 127.0.0.1 (ci/services.sh, once; stopped by PID at exit): their tests of the
   segment sources must then run.
