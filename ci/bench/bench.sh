@@ -62,11 +62,15 @@ python3 bench/report.py \
   --steps "bench/c/run.sh" \
   --c-bench "$c_json"
 
-# The bindings' benches write their own sections of BENCHMARKS.md (between pybench and nodebench
-# markers). IDFORGE_BENCH_BINDINGS=0 skips them.
+# The bindings' benches write their own sections of BENCHMARKS.md (between pybench, pyuuid7bench,
+# nodebench and nodeuuid7bench markers). IDFORGE_BENCH_BINDINGS=0 skips them.
 if [ "${IDFORGE_BENCH_BINDINGS:-1}" != 0 ]; then
   echo "== Python: python/bench/run.sh (pyperf)"
   bash python/bench/run.sh
+  echo "== Python UUIDv7: python/bench/run.sh uuid7 (pyperf, then a plain loop)"
+  bash python/bench/run.sh uuid7
   echo "== Node: node/bench/run.sh (mitata, then a plain loop)"
   bash node/bench/run.sh
+  echo "== Node UUIDv7: node/bench/run.sh uuid7 (mitata, then a plain loop)"
+  bash node/bench/run.sh uuid7
 fi

@@ -10,14 +10,12 @@
 // generators run a layout with 22 sequence bits (4 M ids a ms): with Twitter's 12 bits any
 // generator is capped at 4.096 M ids/s, and a tight loop makes ids faster than that, so the
 // loop would time the clock's pace (and exhaust the policy's lead) rather than the call.
-import { writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
 import { bench, do_not_optimize, run } from 'mitata'
 import { ObjectId as BsonObjectId } from 'bson'
 import { Snowflake as SapphireSnowflake } from '@sapphire/snowflake'
 import { v7 as uuidv7 } from 'uuid'
+import { runLoopsAndWrite } from './loops.mjs'
 
 const require = createRequire(import.meta.url)
 const idforge = require('../index.js')
@@ -58,10 +56,7 @@ bench('peer/flake-idgen next()', () => do_not_optimize(flakeIdgenNext()))
 bench('peer/nodejs-snowflake getUniqueID()', () => do_not_optimize(nodejsSnowflake.getUniqueID()))
 bench('clock/Date.now()', () => do_not_optimize(Date.now()))
 
-// The plain loop (the cross-check of the harness's ratios): each case is its own `for` loop storing every id into a
-// preallocated array, as a user's code would. mitata said our ObjectId was 1.45x bson's while
-// such a loop measured it slower (72 against 61 ns): a loop that keeps 2 M ids pays for keeping
-// them (heap growth, GC), which mitata's short batches may not show.
+// The plain loop (bench/loops.mjs: every id kept, as a user's loop keeps them).
 const LOOP_N = Number(process.env.IDFORGE_BENCH_LOOP_N || 2_000_000)
 const LOOP_ROUNDS = 7
 const loopCases = [
@@ -71,42 +66,10 @@ const loopCases = [
   ['peer/@sapphire/snowflake generate()', (out) => { for (let i = 0; i < out.length; i++) out[i] = sapphire.generate() }],
 ]
 
-/** ns per call of one round of `body` over a fresh array of n; the array is dropped on return. */
-function timeLoop(body, n) {
-  const out = new Array(n)
-  const t0 = process.hrtime.bigint()
-  body(out)
-  return Number(process.hrtime.bigint() - t0) / n
-}
-
-/** Best of LOOP_ROUNDS rounds per case; each round runs every case once, in turn, so drift in
- * the machine's speed falls on all of them alike. */
-function plainLoops() {
-  // A full collection before each run frees the last one's ids, so no run pays for another's
-  // garbage. Not `node --expose-gc`: mitata would then collect around its benches too and its
-  // figures would change; a flag set now reaches only the new context's gc().
-  setFlagsFromString('--expose-gc')
-  const gc = runInNewContext('gc')
-  const best = new Map(loopCases.map(([name]) => [name, Infinity]))
-  for (let round = 0; round < LOOP_ROUNDS; round++) {
-    for (const [name, body] of loopCases) {
-      gc()
-      best.set(name, Math.min(best.get(name), timeLoop(body, LOOP_N)))
-    }
-  }
-  return [...best].map(([name, ns]) => ({ name, ns }))
-}
-
 const jsonAt = process.argv.indexOf('--json')
 let rows = []
 if (!process.argv.includes('--loops-only')) {
   const results = await run({ format: jsonAt > 0 ? 'quiet' : 'mitata' })
   rows = results.benchmarks.map((t) => ({ name: t.alias, ns: t.runs[0].stats?.avg ?? null }))
 }
-const loops = plainLoops()
-console.log(`\nplain loop, best of ${LOOP_ROUNDS} x ${LOOP_N} calls, every id kept:`)
-for (const { name, ns } of loops) console.log(`  ${name.padEnd(40)} ${ns.toFixed(1)} ns/call`)
-if (jsonAt > 0) {
-  const loop = { n: LOOP_N, rounds: LOOP_ROUNDS }
-  writeFileSync(process.argv[jsonAt + 1], JSON.stringify({ node: process.version, rows, loop, loops }, null, 2))
-}
+runLoopsAndWrite(rows, loopCases, LOOP_N, LOOP_ROUNDS, jsonAt > 0 ? process.argv[jsonAt + 1] : undefined)

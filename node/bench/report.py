@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Ratios and targets of a bench.mjs --json run; rewrites BENCHMARKS.md between
-<!-- nodebench:begin --> and <!-- nodebench:end -->, keeping the previous run's verdicts beside
+"""Ratios and targets of a bench.mjs (or, with --suite uuid7, bench_uuid7.mjs) --json run;
+rewrites the bench's section of BENCHMARKS.md (between <!-- nodebench:begin --> and
+<!-- nodebench:end -->, or the nodeuuid7bench markers), keeping the previous run's verdicts beside
 this run's (a target is met when both pass; the pass/fail rule is ci/bench/bench_verdicts.py's,
 shared by every bench report, so bench.mjs writes numbers only).
 
-    python3 bench/report.py results.json [--markdown ../BENCHMARKS.md] [--command "..."]
+    python3 bench/report.py results.json [--suite ids|uuid7] [--markdown ../BENCHMARKS.md] [--command "..."]
 """
 
 import argparse
@@ -16,13 +17,29 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ci", "bench"))
 import bench_verdicts  # noqa: E402  (the pass/fail rule every bench report shares)
 
-BEGIN, END = "<!-- nodebench:begin -->", "<!-- nodebench:end -->"
-# Speed against a peer: (measure, the peer's benchmark, ours, target text, lower bound).
-PEERS = [
-    ("@sapphire/snowflake generate() / our Snowflake.next()", "peer/@sapphire/snowflake generate()",
-     "idforge/Snowflake.next()", "≥ 2×", 2),
-    ("bson new ObjectId() / our new ObjectId()", "peer/bson new ObjectId()", "idforge/new ObjectId()", "≥ 1×", 1),
-]
+# Each bench (run.sh's argument) writes its own section. Speed against a peer: (measure, the
+# peer's benchmark, ours, target text, lower bound).
+SUITES = {
+    "ids": {
+        "markers": ("<!-- nodebench:begin -->", "<!-- nodebench:end -->"),
+        "heading": "Node (`node/bench`)",
+        "peers": [
+            ("@sapphire/snowflake generate() / our Snowflake.next()", "peer/@sapphire/snowflake generate()",
+             "idforge/Snowflake.next()", "≥ 2×", 2),
+            ("bson new ObjectId() / our new ObjectId()", "peer/bson new ObjectId()", "idforge/new ObjectId()",
+             "≥ 1×", 1),
+        ],
+    },
+    "uuid7": {
+        "markers": ("<!-- nodeuuid7bench:begin -->", "<!-- nodeuuid7bench:end -->"),
+        "heading": "Node UUIDv7 (`node/bench`)",
+        "peers": [
+            ("uuid v7() / our uuid7()", "peer/uuid v7()", "idforge/uuid7()", "≥ 2×", 2),
+            ("ulid monotonicFactory()() / our ulid()", "peer/ulid monotonicFactory()()", "idforge/ulid()",
+             "≥ 1×", 1),
+        ],
+    },
+}
 
 
 def speedup(v):
@@ -43,7 +60,11 @@ def main():
     ap.add_argument("json")
     ap.add_argument("--markdown")
     ap.add_argument("--command", default="node/bench/run.sh")
+    ap.add_argument("--suite", choices=sorted(SUITES), default="ids")
     args = ap.parse_args()
+    suite = SUITES[args.suite]
+    begin, end = suite["markers"]
+    peers = suite["peers"]
     with open(args.json) as f:
         data = json.load(f)
     ns = {r["name"]: r["ns"] for r in data["rows"] if r["ns"] is not None}
@@ -59,18 +80,19 @@ def main():
     if args.markdown:
         with open(args.markdown) as f:
             text = f.read()
-    previous = bench_verdicts.previous_run(bench_verdicts.old_section(text, BEGIN, END))
+    previous = bench_verdicts.previous_run(bench_verdicts.old_section(text, begin, end))
 
     # The plain loop's figures when the run has them ("what a user's loop sees"), else mitata's;
     # the measure's name says which, so a run is only paired with a run measured the same way.
-    by_loop = any(ratio(peer, our, loop_ns) is not None for _, peer, our, _, _ in PEERS)
+    by_loop = any(ratio(peer, our, loop_ns) is not None for _, peer, our, _, _ in peers)
     targets = []  # (measure, value, shown, target text, lower bound)
-    for name, peer, our, target, least in PEERS:
+    for name, peer, our, target, least in peers:
         value = ratio(peer, our, loop_ns) if by_loop else ratio(peer, our)
         label = f"{name} (speed-up, plain loop)" if by_loop else f"{name} (speed-up)"
         targets.append((label, value, None if value is None else speedup(value), target, least))
-    targets.append(("Snowflake.nextMany(100000)", rate, None if rate is None else f"{rate / 1e6:.1f} M ids/s",
-                    "≥ 50 M ids/s", 50e6))
+    if args.suite == "ids":
+        targets.append(("Snowflake.nextMany(100000)", rate, None if rate is None else f"{rate / 1e6:.1f} M ids/s",
+                        "≥ 50 M ids/s", 50e6))
     lines, verdicts = bench_verdicts.targets_table(
         ["measure", "result", "target"],
         [([label, shown or "—", target], bench_verdicts.verdict(value, at_least=least))
@@ -89,7 +111,7 @@ def main():
         lines += ["", f"Plain loop ({loop_desc}) beside mitata (mean ns per call):", "",
                   "| comparison | plain loop: peer / ours (ns) | speed-up | mitata: peer / ours (ns) | speed-up |",
                   "| --- | ---: | ---: | ---: | ---: |"]
-        for name, peer, our, _, _ in PEERS:
+        for name, peer, our, _, _ in peers:
             lines.append(f"| {name} | {ns1(loop_ns.get(peer))} / {ns1(loop_ns.get(our))} "
                          f"| {x(ratio(peer, our, loop_ns))} | {ns1(ns.get(peer))} / {ns1(ns.get(our))} "
                          f"| {x(ratio(peer, our))} |")
@@ -109,7 +131,7 @@ def main():
     section = "\n".join([head, "", *lines])
     print(section)
     if args.markdown:
-        bench_verdicts.write_section(args.markdown, text, BEGIN, END, section, heading="Node (`node/bench`)")
+        bench_verdicts.write_section(args.markdown, text, begin, end, section, heading=suite["heading"])
 
 
 if __name__ == "__main__":

@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# Builds the addon, runs node/bench/bench.mjs (mitata, one run, then a plain loop for the
-# comparisons with a peer) against the peers in devDependencies, then node/bench/report.py
-# (Python: the pass/fail rule of every bench report): ratios and targets (with the previous run's
-# verdicts), and the Node section of BENCHMARKS.md.
+# Builds the addon, runs a Node bench (mitata, one run, then a plain loop for the comparisons
+# with a peer) against the peers in devDependencies, then node/bench/report.py (Python: the
+# pass/fail rule of every bench report): ratios and targets (with the previous run's verdicts),
+# and the bench's section of BENCHMARKS.md.
 #
-#   node/bench/run.sh
+#   node/bench/run.sh           bench.mjs: ids against their peers ("Node")
+#   node/bench/run.sh uuid7     bench_uuid7.mjs: uuid7() against the uuid package ("Node UUIDv7")
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+suite="${1:-ids}"
+case "$suite" in
+  ids) script=bench.mjs out=node.json ;;
+  uuid7) script=bench_uuid7.mjs out=node-uuid7.json ;;
+  *) echo "usage: node/bench/run.sh [uuid7]" >&2; exit 2 ;;
+esac
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
 npm ci --no-audit --no-fund --silent
 npm run build --silent
-out="$CARGO_TARGET_DIR/idforge-bench/node.json"
+out="$CARGO_TARGET_DIR/idforge-bench/$out"
 mkdir -p "$(dirname "$out")"
-node bench/bench.mjs --json "$out"
-python3 bench/report.py "$out" --markdown ../BENCHMARKS.md --command "node/bench/run.sh"
+node "bench/$script" --json "$out"
+python3 bench/report.py "$out" --suite "$suite" --markdown ../BENCHMARKS.md \
+  --command "node/bench/run.sh${1:+ $1}"
