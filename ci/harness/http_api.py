@@ -228,11 +228,47 @@ def token_server(binary, base):
         proc.wait()
 
 
+def tls_and_shutdown(binary, base):
+    """HTTPS with the client port's certificate; SIGTERM ends the server with keep-alive
+    connections open (idle ones closed at once)."""
+    certs = os.path.join(base, "certs")
+    subprocess.run(["bash", os.path.join(ROOT, "ci", "install", "tls-certs.sh"), certs],
+                   check=True, capture_output=True)
+    http_port, = free_ports(1)
+    proc, port = serve_on_port_file(binary, os.path.join(base, "tls"), [
+        "--http-port", str(http_port), "--tls-cert", os.path.join(certs, "server.pem"),
+        "--tls-key", os.path.join(certs, "server.key"), "--log", "warn"])
+    try:
+        s = requests.Session()
+        ca = os.path.join(certs, "ca.pem")  # per request: REQUESTS_CA_BUNDLE beats Session.verify
+        check(s.get(f"https://localhost:{http_port}/api/segment/get/tls", verify=ca), "leaf", "ok")
+        st, _, body = curl("--cacert", os.path.join(certs, "ca.pem"),
+                           f"https://localhost:{http_port}/tinyid/id/nextIdSimple?bizType=tls&token=t")
+        assert st == 200 and int(body) == 2, (st, body)
+        try:
+            requests.get(f"http://127.0.0.1:{http_port}/api/segment/get/tls", timeout=5)
+            raise AssertionError("plain HTTP answered on a TLS port")
+        except requests.exceptions.ConnectionError:
+            pass
+        # Keep-alive connections open (one idle, one just answered), then SIGTERM.
+        idle = socket.create_connection(("127.0.0.1", http_port))
+        check(s.get(f"https://localhost:{http_port}/api/segment/get/tls", verify=ca), "leaf", "ok")
+        proc.send_signal(15)
+        assert proc.wait(timeout=5) == 0, "SIGTERM: a clean exit within 5 s"
+        idle.close()
+        print("    TLS on the HTTP port; SIGTERM with keep-alive connections open: ok")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def main():
     binary = sys.argv[1]
     with tempfile.TemporaryDirectory() as base:
         open_server(binary, base)
         token_server(binary, base)
+        tls_and_shutdown(binary, base)
     print("http api ok")
 
 

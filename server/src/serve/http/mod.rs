@@ -199,7 +199,7 @@ async fn connection(
     http: Arc<Http>,
     tcp: tokio::net::TcpStream,
     slot: Slot,
-    stop: watch::Receiver<bool>,
+    mut stop: watch::Receiver<bool>,
 ) {
     let _ = tcp.set_nodelay(true);
     let timeout = shared.limits.request_timeout;
@@ -207,7 +207,12 @@ async fn connection(
         None => requests(shared, http, tcp, slot, stop).await,
         Some(tls) => {
             let handshake = tls.acceptor().accept(Records::new(tcp, timeout));
-            match tokio::time::timeout(timeout, handshake).await {
+            // A shutdown does not wait for a handshake (no request was made yet).
+            let handshake = tokio::select! {
+                done = tokio::time::timeout(timeout, handshake) => done,
+                _ = stopped(&mut stop) => return,
+            };
+            match handshake {
                 Ok(Ok(stream)) => requests(shared, http, stream, slot, stop).await,
                 Ok(Err(_)) => shared.allocator.metrics().error(ErrorKind::Protocol),
                 Err(_) => shared.allocator.metrics().error(ErrorKind::Limit),
