@@ -187,15 +187,15 @@ async fn run(
     let loading = current + n * LOADING_PERCENT / 100;
     Ok(match op {
         Op::Id => {
-            let ids: Vec<String> = (first..=last).map(|id| id.to_string()).collect();
-            json(format!(
-                "{{\"data\":[{}],\"code\":200,\"message\":\"\"}}",
-                ids.join(",")
-            ))
+            let mut body = String::from("{\"data\":[");
+            joined(&mut body, first, last);
+            body.push_str("],\"code\":200,\"message\":\"\"}");
+            json(body)
         }
         Op::IdSimple => {
-            let ids: Vec<String> = (first..=last).map(|id| id.to_string()).collect();
-            text(ids.join(","))
+            let mut body = String::new();
+            joined(&mut body, first, last);
+            text(body)
         }
         Op::Segment => json(format!(
             "{{\"data\":{{\"maxId\":{last},\"loadingId\":{loading},\"currentId\":{current},\
@@ -203,6 +203,19 @@ async fn run(
         )),
         Op::SegmentSimple => text(format!("{current},{loading},{last},1,0")),
     })
+}
+
+/// Appends `first,…,last` to `out` (one buffer, no string per id: a batch is up to
+/// `--http-max-batch` ids).
+fn joined(out: &mut String, first: i64, last: i64) {
+    let mut digits = itoa::Buffer::new();
+    out.reserve(((last - first + 1) as usize).saturating_mul(8));
+    for id in first..=last {
+        if id != first {
+            out.push(',');
+        }
+        out.push_str(digits.format(id));
+    }
 }
 
 /// tinyid's message for an unknown `bizType`.
