@@ -7,8 +7,10 @@ Starts its own servers (free ports, temporary data dirs; stopped by PID) and che
 `requests` and `curl`, every Leaf and tinyid endpoint's answer for success and each error against
 server/tests/http/fixtures.json (the peers' formats, read from their sources); then tokens (users
 and their tag rights), the status page's access rules, and the bounds (header, query, body,
-parameters, method, batch size, rate limit). Ids taken over HTTP and RESP `INCR` on the same tag
-never repeat. Needs `requests` (the server step's venv) and curl.
+parameters, method, batch size, rate limit), striped servers (ids within each one's blocks, a
+segment cut to one block), HTTPS with the client port's certificate, and SIGTERM with keep-alive
+connections open. Ids taken over HTTP and RESP `INCR` on the same tag never repeat. Needs
+`requests` (the server step's venv), curl and openssl.
 """
 
 import hashlib
@@ -228,6 +230,37 @@ def token_server(binary, base):
         proc.wait()
 
 
+def stripes(binary, base):
+    """Two striped servers (--stripe 0/2, 1/2, blocks of 1000): HTTP ids stay in each server's
+    blocks, and a segment is cut to one block, as RESP's INCRBY is."""
+    urls, procs = [], []
+    try:
+        for k in range(2):
+            http_port, = free_ports(1)
+            proc, _ = serve_on_port_file(binary, os.path.join(base, f"stripe{k}"), [
+                "--http-port", str(http_port), "--stripe", f"{k}/2", "--stripe-block", "1000",
+                "--log", "warn"])
+            procs.append(proc)
+            urls.append(f"http://127.0.0.1:{http_port}")
+        s = requests.Session()
+        assert check(s.get(f"{urls[0]}/api/segment/get/st"), "leaf", "ok").text == "1"
+        assert check(s.get(f"{urls[1]}/api/segment/get/st"), "leaf", "ok").text == "1001"
+        ids = check(s.get(f"{urls[0]}/tinyid/id/nextIdSimple?bizType=st&token=t&batchSize=5"),
+                    "tinyid", "nextIdSimple").text
+        assert ids == "2,3,4,5,6", ids
+        # 1002-2000 cannot hold a segment of 1000: it comes from stripe 1's next block.
+        seg = check(s.get(f"{urls[1]}/tinyid/id/nextSegmentIdSimple?bizType=st&token=t"),
+                    "tinyid", "nextSegmentIdSimple").text
+        assert seg == "3000,3200,4000,1,0", seg
+        r = s.get(f"{urls[0]}/tinyid/id/nextId?bizType=st&token=t&batchSize=5000")
+        assert len(check(r, "tinyid", "nextId").json()["data"]) == 1000, "cut to the stripe block"
+        print("    stripes: HTTP ids and segments within each server's blocks: ok")
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
 def tls_and_shutdown(binary, base):
     """HTTPS with the client port's certificate; SIGTERM ends the server with keep-alive
     connections open (idle ones closed at once)."""
@@ -268,6 +301,7 @@ def main():
     with tempfile.TemporaryDirectory() as base:
         open_server(binary, base)
         token_server(binary, base)
+        stripes(binary, base)
         tls_and_shutdown(binary, base)
     print("http api ok")
 
