@@ -18,6 +18,9 @@ use super::{Http, chart};
 use crate::serve::metrics::http::constant_time_eq;
 use crate::serve::shared::Shared;
 
+/// The most tag rows the page lists (a server may hold many thousands of tags).
+const MAX_ROWS: usize = 1000;
+
 /// Who is looking.
 struct Viewer {
     /// May see tag and service names.
@@ -196,7 +199,7 @@ pub(crate) fn page(shared: &Shared, http: &Http, token: Option<&[u8]>) -> Reply 
             "<table id=\"tags\"><tr><th>tag</th><th>step (stored / dynamic)</th><th>last id</th>\
              <th>cached range</th><th>ids/s (last minute)</th><th>last persist</th></tr>",
         );
-        for t in &tags {
+        for t in tags.iter().take(MAX_ROWS) {
             let _ = write!(
                 body,
                 "<tr class=\"tag\"><td><a href=\"/status/tag/{href}\">{name}</a></td>\
@@ -214,8 +217,14 @@ pub(crate) fn page(shared: &Shared, http: &Http, token: Option<&[u8]>) -> Reply 
             );
         }
         body.push_str("</table>");
+        if tags.len() > MAX_ROWS {
+            let _ = write!(
+                body,
+                "<p>The first {MAX_ROWS} by name; /status/tag/NAME shows any tag.</p>"
+            );
+        }
         body.push_str("<h2>Worker leases</h2><table id=\"leases\"><tr><th>service</th><th>leases held</th></tr>");
-        for (service, held) in a.leases_by_service() {
+        for (service, held) in a.leases_by_service().into_iter().take(MAX_ROWS) {
             let _ = write!(
                 body,
                 "<tr><td>{}</td><td class=\"n\">{held}</td></tr>",
