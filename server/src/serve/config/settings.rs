@@ -182,7 +182,7 @@ settings! {
     ["HTTP"] http_max_query_bytes: usize = {2048usize}, "BYTES", "IDFORGE_HTTP_MAX_QUERY_BYTES",
         min 64, max 65536, limit "`414 URI Too Long` (more than 32 parameters: `400`)";
     /// Requests per second one token (or the anonymous user) may make, in bursts of as many;
-    /// 0: no limit.
+    /// 0: no limit. A server without tokens and auth has no limit per caller.
     ["HTTP"] http_rate_limit: u32 = {10_000u32}, "N", "IDFORGE_HTTP_RATE_LIMIT",
         limit "`429 Too Many Requests` until the token's allowance refills";
     /// The most ids one HTTP request takes (`batchSize` above it is cut to it, as tinyid's

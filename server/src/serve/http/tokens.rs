@@ -37,6 +37,9 @@ pub(crate) struct Caller {
     pub perms: Arc<Perms>,
     /// What its rate limit is counted against: the token's hash (`None`: no token).
     pub key: Option<TokenHash>,
+    /// Whether the rate limit applies: not on an open server (no tokens, no auth), where there
+    /// is no one to count requests against but the whole server.
+    pub limited: bool,
 }
 
 impl Caller {
@@ -90,6 +93,7 @@ impl Tokens {
                     user: user.to_owned(),
                     perms,
                     key,
+                    limited: true,
                 })
                 .ok_or(Refused::BadToken)
         };
@@ -119,6 +123,7 @@ fn everyone() -> Caller {
         user: DEFAULT_USER.to_owned(),
         perms: Arc::new(Perms::all()),
         key: None,
+        limited: false,
     }
 }
 
