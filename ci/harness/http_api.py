@@ -232,6 +232,26 @@ def token_server(binary, base):
         proc.wait()
 
 
+def anonymous_user(binary, base):
+    """--http-anonymous-user: a Leaf client that sends no token gets that user's rights."""
+    http_port, = free_ports(1)
+    proc, port = serve_on_port_file(binary, os.path.join(base, "anonymous"), [
+        "--http-port", str(http_port), "--requirepass", "pw", "--http-anonymous-user", "leafy",
+        "--log", "warn"])
+    url = f"http://127.0.0.1:{http_port}"
+    try:
+        s = requests.Session()
+        assert s.get(f"{url}/api/segment/get/leaf-orders").status_code == 401, "no such user yet"
+        redis(port, "IDF.USER", "SET", "leafy", "leafy-pw", "alloc:leaf-*", auth=("default", "pw"))
+        check(s.get(f"{url}/api/segment/get/leaf-orders"), "leaf", "ok")
+        assert s.get(f"{url}/api/segment/get/orders").status_code == 403
+        check(s.get(f"{url}/tinyid/id/nextId?bizType=orders"), "tinyid", "token_error")
+        print("    anonymous user: its rights without a token: ok")
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def stripes(binary, base):
     """Two striped servers (--stripe 0/2, 1/2, blocks of 1000): HTTP ids stay in each server's
     blocks, and a segment is cut to one block, as RESP's INCRBY is."""
@@ -303,6 +323,7 @@ def main():
     with tempfile.TemporaryDirectory() as base:
         open_server(binary, base)
         token_server(binary, base)
+        anonymous_user(binary, base)
         stripes(binary, base)
         tls_and_shutdown(binary, base)
     print("http api ok")
