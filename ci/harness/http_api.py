@@ -96,9 +96,10 @@ def redis(port, *args, auth=None):
 
 def open_server(binary, base):
     """No users, no tokens: every request has every right (as RESP there)."""
-    http_port, = free_ports(1)
+    http_port, metrics_port = free_ports(2)
     proc, port = serve_on_port_file(binary, os.path.join(base, "open"), [
         "--http-port", str(http_port), "--http-max-batch", "50", "--log", "warn",
+        "--metrics-port", str(metrics_port),
         # No one to count requests against on an open server: the many below all pass.
         "--http-rate-limit", "5"])
     url = f"http://127.0.0.1:{http_port}"
@@ -160,7 +161,10 @@ def open_server(binary, base):
         assert s.put(f"{url}/api/segment/get/mixed").status_code == 405
         assert s.get(f"{url}/status").status_code == 200, "open without a metrics token"
         check(s.get(f"{url}/api/segment/get/mixed"), "leaf", "ok")
-        print("    open server: Leaf and tinyid formats, HTTP and RESP ids, bounds: ok")
+        metrics = requests.get(f"http://127.0.0.1:{metrics_port}/metrics").text
+        counts = dict(re.findall(r'^idforge_http_requests_total\{api="(\w+)"\} (\d+)$', metrics, re.M))
+        assert int(counts["leaf"]) > 20 and int(counts["tinyid"]) > 10 and int(counts["status"]) == 1, counts
+        print("    open server: Leaf and tinyid formats, HTTP and RESP ids, bounds, metrics: ok")
     finally:
         proc.kill()
         proc.wait()

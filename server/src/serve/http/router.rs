@@ -9,13 +9,20 @@ use hyper::{Method, Request, StatusCode};
 use super::query::{Params, decode};
 use super::reply::{Reply, spring_error};
 use super::{Http, leaf, status, tinyid};
-use crate::serve::metrics::ErrorKind;
 use crate::serve::metrics::http::credential;
+use crate::serve::metrics::{ErrorKind, HttpApi};
 use crate::serve::shared::Shared;
 
 /// Answers one request.
 pub(crate) async fn handle(shared: &Shared, http: &Http, req: Request<Incoming>) -> Reply {
     let path = req.uri().path().to_owned();
+    let api = match path.split('/').nth(1) {
+        Some("api") => HttpApi::Leaf,
+        Some("tinyid" | "id") => HttpApi::Tinyid,
+        Some("status") => HttpApi::Status,
+        _ => HttpApi::Other,
+    };
+    shared.allocator.metrics().http_request(api);
     let refuse = |status: StatusCode, exception: Option<&str>, message: &str| {
         let kind = if status == StatusCode::NOT_FOUND {
             ErrorKind::Usage

@@ -59,6 +59,37 @@ impl ErrorKind {
     }
 }
 
+/// Which API an HTTP request went to, for `idforge_http_requests_total{api}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HttpApi {
+    /// Leaf's `/api/segment/get` and `/api/snowflake/get`.
+    Leaf,
+    /// tinyid's `/tinyid/id/…`.
+    Tinyid,
+    /// The status page and its charts.
+    Status,
+    /// Anything else (a 404, a refused method or size).
+    Other,
+}
+
+impl HttpApi {
+    const ALL: [HttpApi; 4] = [
+        HttpApi::Leaf,
+        HttpApi::Tinyid,
+        HttpApi::Status,
+        HttpApi::Other,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            HttpApi::Leaf => "leaf",
+            HttpApi::Tinyid => "tinyid",
+            HttpApi::Status => "status",
+            HttpApi::Other => "other",
+        }
+    }
+}
+
 /// Upper bounds (seconds) of the persist latency histogram's buckets.
 const BUCKETS: [f64; 11] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
@@ -76,12 +107,18 @@ pub struct Metrics {
     persist_micros: AtomicU64,
     connections: AtomicU64,
     connections_total: AtomicU64,
+    http_requests: [AtomicU64; HttpApi::ALL.len()],
 }
 
 impl Metrics {
     /// Counts a request.
     pub(crate) fn request(&self, cmd: Cmd) {
         self.requests[cmd as usize].fetch_add(1, Relaxed);
+    }
+
+    /// Counts an HTTP request.
+    pub fn http_request(&self, api: HttpApi) {
+        self.http_requests[api as usize].fetch_add(1, Relaxed);
     }
 
     /// Counts a failed request.
@@ -151,6 +188,17 @@ impl Metrics {
         for cmd in Cmd::ALL {
             let v = self.requests[cmd as usize].load(Relaxed);
             let _ = writeln!(out, "{name}{{command=\"{}\"}} {v}", cmd.name());
+        }
+        let name = "idforge_http_requests_total";
+        header(
+            &mut out,
+            name,
+            "counter",
+            "HTTP requests by API (--http-port).",
+        );
+        for api in HttpApi::ALL {
+            let v = self.http_requests[api as usize].load(Relaxed);
+            let _ = writeln!(out, "{name}{{api=\"{}\"}} {v}", api.name());
         }
         let name = "idforge_errors_total";
         header(&mut out, name, "counter", "Failed requests by kind.");
@@ -232,6 +280,7 @@ mod tests {
     fn exposition_has_every_family() {
         let m = Metrics::default();
         m.request(Cmd::Incr);
+        m.http_request(HttpApi::Tinyid);
         m.error(ErrorKind::Usage);
         m.ids(7);
         m.persisted(Duration::from_millis(3));
@@ -239,6 +288,8 @@ mod tests {
         let text = m.render(&cache, true);
         for want in [
             "idforge_requests_total{command=\"incr\"} 1",
+            "idforge_http_requests_total{api=\"tinyid\"} 1",
+            "idforge_http_requests_total{api=\"leaf\"} 0",
             "idforge_errors_total{kind=\"usage\"} 1",
             "idforge_ids_allocated_total 7",
             "idforge_persist_seconds_bucket{le=\"0.005\"} 1",
