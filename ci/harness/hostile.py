@@ -915,6 +915,34 @@ def latency(path, start, end):
     return len(lat), p99, (lat[-1] if lat else float("nan")), errors
 
 
+def run_case(case, ctx, server, lat_file, what, width, p99_limit_ms=None):
+    """Runs one case while sampling the server's RSS, then judges it on the latency client's
+    lines of that time (`what` it sends; a p99 past `p99_limit_ms` fails it when given) and
+    prints its row of the table (`width`: the case column's). "ok" or "FAIL"."""
+    sampler = RssSampler(server.pid)
+    start = time.time()
+    try:
+        note = case(ctx)
+        result = "ok"
+    except (CaseFailed, OSError) as e:
+        note, result = f"{type(e).__name__}: {e}", "FAIL"
+    peak = sampler.stop()
+    time.sleep(0.3)  # let the latency client's last lines land
+    n, p99, worst, errors = latency(lat_file, start, time.time() - 0.3)
+    if result == "ok" and peak > RSS_LIMIT_MB:
+        note, result = f"peak RSS {peak:.0f} MB > {RSS_LIMIT_MB} MB; {note}", "FAIL"
+    if result == "ok" and (n == 0 or errors):
+        note, result = f"the {what} client stalled ({n} ok, {errors} errors); {note}", "FAIL"
+    if result == "ok" and p99_limit_ms is not None and p99 > p99_limit_ms:
+        note, result = f"the {what} client's p99 {p99:.1f} ms > {p99_limit_ms} ms; {note}", "FAIL"
+    if server.poll() is not None:
+        note, result = f"the server died; {note}", "FAIL"
+    name = case.__name__.removeprefix("case_")
+    print(f"{name:<{width}} {result:<6} {peak:>6.0f} MB {n:>6} {p99:>7.2f} {worst:>7.1f} {errors:>4}  {note}",
+          flush=True)
+    return result
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -955,27 +983,8 @@ def main():
         print(header)
         print("-" * len(header))
         for case in cases:
-            sampler = RssSampler(server.pid)
-            start = time.time()
-            try:
-                note = case(ctx)
-                result = "ok"
-            except (CaseFailed, OSError) as e:
-                note, result = f"{type(e).__name__}: {e}", "FAIL"
-            peak = sampler.stop()
-            time.sleep(0.3)  # let the latency client's last lines land
-            n, p99, worst, errors = latency(lat_file, start, time.time() - 0.3)
-            if result == "ok" and peak > RSS_LIMIT_MB:
-                note, result = f"peak RSS {peak:.0f} MB > {RSS_LIMIT_MB} MB; {note}", "FAIL"
-            if result == "ok" and (n == 0 or errors):
-                note, result = f"the INCR client stalled ({n} ok, {errors} errors); {note}", "FAIL"
-            if server.poll() is not None:
-                note, result = f"the server died; {note}", "FAIL"
-            if result != "ok":
+            if run_case(case, ctx, server, lat_file, "INCR", 22) != "ok":
                 failed.append(case.__name__)
-            name = case.__name__.removeprefix("case_")
-            print(f"{name:<22} {result:<6} {peak:>6.0f} MB {n:>6} {p99:>7.2f} {worst:>7.1f} {errors:>4}  {note}",
-                  flush=True)
             if server.poll() is not None:
                 break
     finally:

@@ -22,7 +22,7 @@ import threading
 import time
 
 from cluster import free_ports, serve_on_port_file
-from hostile import RSS_LIMIT_MB, CaseFailed, RssSampler, check, close_all, latency, rss_mb
+from hostile import check, close_all, rss_mb, run_case
 
 P99_LIMIT_MS = 50
 IDLE = 10_000
@@ -217,25 +217,8 @@ def main():
         print(header)
         print("-" * len(header))
         for case in cases:
-            sampler = RssSampler(server.pid)
-            start = time.time()
-            try:
-                note, result = case(ctx), "ok"
-            except (CaseFailed, OSError) as e:
-                note, result = f"{type(e).__name__}: {e}", "FAIL"
-            peak = sampler.stop()
-            time.sleep(0.3)
-            n, p99, worst, errors = latency(lat_file, start, time.time() - 0.3)
-            if result == "ok" and peak > RSS_LIMIT_MB:
-                note, result = f"peak RSS {peak:.0f} MB > {RSS_LIMIT_MB} MB; {note}", "FAIL"
-            if result == "ok" and (n == 0 or errors or p99 > P99_LIMIT_MS):
-                note, result = f"the HTTP client suffered ({n} ok, {errors} errors, p99 {p99:.1f} ms); {note}", "FAIL"
-            if server.poll() is not None:
-                note, result = f"the server died; {note}", "FAIL"
-            if result != "ok":
+            if run_case(case, ctx, server, lat_file, "GET", 18, P99_LIMIT_MS) != "ok":
                 failed.append(case.__name__)
-            name = case.__name__.removeprefix("case_")
-            print(f"{name:<18} {result:<6} {peak:>6.0f} MB {n:>6} {p99:>7.2f} {worst:>7.1f} {errors:>4}  {note}", flush=True)
             if server.poll() is not None:
                 break
     finally:
