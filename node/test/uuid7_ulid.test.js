@@ -155,7 +155,8 @@ test('randomStart spreads snowflakes over shards', async () => {
   ])
   for (let i = 0; i < 150; i++) {
     for (const [g, out] of seqs) out.push(g.decode(g.nextMany(1)[0]).seq)
-    await new Promise((resolve) => setTimeout(resolve, 2)) // about one id a tick
+    // Past the coarse clock's next tick (up to 4 ms), so most ids start a tick.
+    await new Promise((resolve) => setTimeout(resolve, 5))
   }
   const zeros = (s) => s.filter((x) => x === 0).length
   assert.ok(zeros(seqs.get(plain)) > 75, 'by default a tick starts at 0')

@@ -193,14 +193,15 @@ def test_random_start_spreads_snowflakes_over_shards():
     spread = idforge.Snowflake("twitter", node_id=1, random_start=True)
     assert not plain.random_start and spread.random_start
     ids = {plain: [], spread: []}
-    for _ in range(200):
+    for _ in range(150):
         for g, out in ids.items():
             out.append(g.next())
-        time.sleep(0.002)  # about one id a tick
+        # Past the coarse clock's next tick (up to 4 ms), so most ids start a tick.
+        time.sleep(0.005)
     for out in ids.values():
         assert all(a < b for a, b in zip(out, out[1:]))
     plain_seqs = [plain.decode(i).seq for i in ids[plain]]
     spread_seqs = [spread.decode(i).seq for i in ids[spread]]
-    assert plain_seqs.count(0) > 100, "by default a tick starts at 0"
-    assert spread_seqs.count(0) < 20 and len({s % 16 for s in spread_seqs}) >= 12
+    assert plain_seqs.count(0) > 75, "by default a tick starts at 0"
+    assert spread_seqs.count(0) < 15 and len({s % 16 for s in spread_seqs}) >= 12
     assert max(spread_seqs) < 4096
