@@ -256,6 +256,30 @@ def anonymous_user(binary, base):
         proc.wait()
 
 
+def eviction(binary, base):
+    """Past --http-maxclients, a new connection closes the oldest idle one: 100 idle connections
+    against a cap of 50 keep no client out."""
+    http_port, = free_ports(1)
+    proc, _ = serve_on_port_file(binary, os.path.join(base, "eviction"), [
+        "--http-port", str(http_port), "--http-maxclients", "50", "--log", "warn"])
+    try:
+        idle = [socket.create_connection(("127.0.0.1", http_port)) for _ in range(100)]
+        check(requests.get(f"http://127.0.0.1:{http_port}/api/segment/get/evict", timeout=5), "leaf", "ok")
+        closed = 0
+        for sock in idle:
+            sock.settimeout(0.1)
+            try:
+                closed += sock.recv(1) == b""
+            except OSError:
+                pass
+            sock.close()
+        assert closed >= 50, f"{closed} of 100 idle connections closed"
+        print(f"    eviction: past --http-maxclients the oldest idle connections close ({closed}): ok")
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def stripes(binary, base):
     """Two striped servers (--stripe 0/2, 1/2, blocks of 1000): HTTP ids stay in each server's
     blocks, and a segment is cut to one block, as RESP's INCRBY is."""
@@ -328,6 +352,7 @@ def main():
         open_server(binary, base)
         token_server(binary, base)
         anonymous_user(binary, base)
+        eviction(binary, base)
         stripes(binary, base)
         tls_and_shutdown(binary, base)
     print("http api ok")
