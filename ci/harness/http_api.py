@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 import requests
 
@@ -261,7 +262,8 @@ def eviction(binary, base):
     against a cap of 50 keep no client out."""
     http_port, = free_ports(1)
     proc, _ = serve_on_port_file(binary, os.path.join(base, "eviction"), [
-        "--http-port", str(http_port), "--http-maxclients", "50", "--log", "warn"])
+        "--http-port", str(http_port), "--http-maxclients", "50", "--request-timeout-ms", "2000",
+        "--log", "warn"])
     try:
         idle = [socket.create_connection(("127.0.0.1", http_port)) for _ in range(100)]
         check(requests.get(f"http://127.0.0.1:{http_port}/api/segment/get/evict", timeout=5), "leaf", "ok")
@@ -274,7 +276,15 @@ def eviction(binary, base):
                 pass
             sock.close()
         assert closed >= 50, f"{closed} of 100 idle connections closed"
-        print(f"    eviction: past --http-maxclients the oldest idle connections close ({closed}): ok")
+        # A keep-alive connection idle for --request-timeout-ms (2 s here) is closed.
+        with socket.create_connection(("127.0.0.1", http_port)) as kept:
+            kept.sendall(b"GET /api/segment/get/evict HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert kept.recv(4096).startswith(b"HTTP/1.1 200")
+            kept.settimeout(6)
+            started = time.monotonic()
+            assert kept.recv(1) == b"" and time.monotonic() - started < 5, "idle keep-alive closed"
+        print(f"    eviction: past --http-maxclients the oldest idle connections close ({closed}); "
+              "an idle keep-alive connection closes at the request timeout: ok")
     finally:
         proc.kill()
         proc.wait()

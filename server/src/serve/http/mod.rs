@@ -5,9 +5,11 @@
 //! hyper's HTTP/1.1 (keep-alive) on the server's runtime, with the client port's TLS settings
 //! and its graceful shutdown, and bounds of its own (docs/server.md "Limits"): at most
 //! `http-maxclients` connections (a new one past it closes the oldest idle between requests),
-//! the request head within `request-timeout-ms` and `http-max-header-bytes`, a form body within
-//! both and `http-max-body-bytes`, the query string within `http-max-query-bytes` and 32
-//! parameters, `http-rate-limit` requests a second per token, `http-max-batch` ids per request.
+//! the request head within `request-timeout-ms` (timed from the connection's start or its last
+//! answer: a keep-alive connection idle that long is closed) and `http-max-header-bytes`, a form
+//! body within both and `http-max-body-bytes`, the query string within `http-max-query-bytes`
+//! and 32 parameters, `http-rate-limit` requests a second per token, `http-max-batch` ids per
+//! request.
 //!
 //! - [`router`]: a request to its handler; [`query`]: parameters; [`reply`]: response bodies.
 //! - [`leaf`], [`tinyid`]: the peers' URLs.
