@@ -4,11 +4,11 @@ Same arguments, same output and the same error lines (``idforge: error: MESSAGE 
 status 2 for bad input, 1 for other failures), made with this package's API, for users who have
 the wheel but not the server's binary::
 
-    python -m idforge gen snowflake [--layout L] [--node N] [--count N]
+    python -m idforge gen snowflake [--layout L] [--node N] [--count N] [--random-start]
     python -m idforge gen objectid [--count N]
     python -m idforge gen flake128 [--count N] [--format base62|hex|decimal|uuid]
-    python -m idforge gen uuid7 [--count N]
-    python -m idforge gen ulid [--count N]
+    python -m idforge gen uuid7 [--count N] [--format uuid|hex|ulid] [--state-file PATH]
+    python -m idforge gen ulid [--count N] [--state-file PATH]
     python -m idforge decode ID [--layout L] [--type snowflake|objectid|flake128|uuid7|ulid] [--json]
 
 ``compose``, ``layouts``, ``serve`` and ``store`` are the binary's alone.
@@ -72,7 +72,8 @@ _OBJECTID_HEX_LEN = 24
 _FLAKE_HEX_LEN = 32
 _FLAKE_BASE62_LEN = 22
 _UUID_DASHES = (8, 13, 18, 23)
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZabcdefghjkmnpqrstvwxyzIiLlOo"
+# Detection reads Crockford's alphabet in either case; its aliases (I, L, O) only with --type.
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZabcdefghjkmnpqrstvwxyz"
 _ULID_LEN = 26
 
 
@@ -177,10 +178,10 @@ def parse_id(text: str, kind: Optional[str]) -> Tuple[str, Any]:
         if _is_uuid7(hex_digits):
             return "uuid7", parse_uuid7(hex_digits)
         return "flake128", _parse_flake128(text)
-    if _all(text, _DIGITS):
-        return "snowflake", _parse_snowflake(text)
     if len(text) == _ULID_LEN and _all(text, _CROCKFORD):
         return "ulid", parse_ulid(text)
+    if _all(text, _DIGITS):
+        return "snowflake", _parse_snowflake(text)
     # Only the full width: a short word ("nope") is base62 too, and would decode as a flake-128
     # from 1970.
     if len(text) == _FLAKE_BASE62_LEN and _all(text, _BASE62):
@@ -250,14 +251,14 @@ def fields(kind: str, id: Any, layout: Layout) -> List[Tuple[str, str, Any]]:
         ]
     if kind == "uuid7":
         parts = uuid7_fields(id)
-        rand_b = f"{parts.rand_b:016x}"
         return [
             ("type", "uuid7", "uuid7"),
             ("id", str(id), str(id)),
             ("time", format_ms(parts.time_ms), format_ms(parts.time_ms)),
             ("time_ms", str(parts.time_ms), parts.time_ms),
-            ("rand_a", f"{parts.rand_a:03x}", f"{parts.rand_a:03x}"),
-            ("rand_b", rand_b, rand_b),
+            ("rand_a", str(parts.rand_a), parts.rand_a),
+            # A string in JSON too: 62 bits do not fit a JSON reader's double.
+            ("rand_b", str(parts.rand_b), str(parts.rand_b)),
             ("ulid", ulid_from_uuid(id), ulid_from_uuid(id)),
         ]
     if kind == "ulid":
@@ -284,7 +285,7 @@ def fields(kind: str, id: Any, layout: Layout) -> List[Tuple[str, str, Any]]:
 
 
 def _gen_snowflake(out: TextIO, args: argparse.Namespace) -> None:
-    ids = Snowflake(args.layout, node_id=args.node)
+    ids = Snowflake(args.layout, node_id=args.node, random_start=args.random_start)
     left = args.count
     while left > 0:
         n = min(left, BATCH)
@@ -312,20 +313,27 @@ def _gen_flake128(out: TextIO, args: argparse.Namespace) -> None:
         out.write(write(ids.next()) + "\n")
 
 
-def _gen_batches(ids: Union[Uuid7s, Ulids], out: TextIO, count: int) -> None:
+_UUID7_FORMATS: Dict[str, Callable[[Any], str]] = {
+    "uuid": str,
+    "hex": lambda u: u.hex,
+    "ulid": ulid_from_uuid,
+}
+
+
+def _gen_batches(ids: Union[Uuid7s, Ulids], out: TextIO, count: int, write: Callable[[Any], str]) -> None:
     left = count
     while left > 0:
         n = min(left, BATCH)
-        out.write("".join(f"{u}\n" for u in ids.next_many(n)))
+        out.write("".join(f"{write(u)}\n" for u in ids.next_many(n)))
         left -= n
 
 
 def _gen_uuid7(out: TextIO, args: argparse.Namespace) -> None:
-    _gen_batches(Uuid7s(), out, args.count)
+    _gen_batches(Uuid7s(args.state_file), out, args.count, _UUID7_FORMATS[args.format])
 
 
 def _gen_ulid(out: TextIO, args: argparse.Namespace) -> None:
-    _gen_batches(Ulids(), out, args.count)
+    _gen_batches(Ulids(args.state_file), out, args.count, str)
 
 
 def _decode(out: TextIO, args: argparse.Namespace) -> None:
@@ -391,6 +399,13 @@ def _parser() -> argparse.ArgumentParser:
     sf.add_argument("--layout", metavar="NAME|SPEC", type=layout, default="twitter", help=layout_help)
     sf.add_argument("--node", metavar="N", type=node, default="0", help="the node id (fits the layout)")
     sf.add_argument("--count", metavar="N", type=count, default="1", help=count_help)
+    sf.add_argument(
+        "--random-start",
+        action="store_true",
+        help="start each tick's sequence at a random value below half its range instead of 0, so "
+        "that id %% n spreads evenly over shards at low rates (a tick then holds at least half "
+        "its sequence range)",
+    )
     sf.set_defaults(run=_gen_snowflake)
     oid = kinds.add_parser("objectid", allow_abbrev=False, help="MongoDB ObjectIds, as 24 lower-case hex characters")
     oid.add_argument("--count", metavar="N", type=count, default="1", help=count_help)
@@ -401,9 +416,16 @@ def _parser() -> argparse.ArgumentParser:
     fl.set_defaults(run=_gen_flake128)
     u7 = kinds.add_parser("uuid7", allow_abbrev=False, help="UUIDv7s (RFC 9562), hyphenated lower case")
     u7.add_argument("--count", metavar="N", type=count, default="1", help=count_help)
+    u7.add_argument("--format", choices=list(_UUID7_FORMATS), default="uuid", help="how to write each id")
+    state_help = (
+        "keep a high-water time in this file, so that the ids of the next run are greater even if "
+        "the clock went back meanwhile"
+    )
+    u7.add_argument("--state-file", metavar="PATH", help=state_help)
     u7.set_defaults(run=_gen_uuid7)
     ul = kinds.add_parser("ulid", allow_abbrev=False, help="ULIDs, 26 upper-case Crockford base32 characters")
     ul.add_argument("--count", metavar="N", type=count, default="1", help=count_help)
+    ul.add_argument("--state-file", metavar="PATH", help=state_help)
     ul.set_defaults(run=_gen_ulid)
     dec = commands.add_parser("decode", allow_abbrev=False, help="split an id into its fields")
     dec.add_argument(

@@ -202,8 +202,8 @@ def test_gen_and_decode_uuid7_and_ulid():
         "id        018bcfe5-687b-7abc-8123-456789abcdef\n"
         "time      2023-11-14T22:13:20.123Z\n"
         "time_ms   1700000000123\n"
-        "rand_a    abc\n"
-        "rand_b    0123456789abcdef\n"
+        "rand_a    2748\n"
+        "rand_b    81985529216486895\n"
         "ulid      01HF7YAT3VFAY828T5CY4TQKFF\n"
     )
     # Every spelling a UUIDv7 parser takes, and the 32-digit form, is detected.
@@ -218,6 +218,13 @@ def test_gen_and_decode_uuid7_and_ulid():
         "uuid": "01563df3-6481-1234-5678-9abcdef01234",
     }
     assert field(ok("decode", "01aryz6s4128t5cy4tqkff04hm"), "id") == "01ARYZ6S4128T5CY4TQKFF04HM"
+    # Crockford's aliases only with --type (as the binary); 26 digits are a ULID too.
+    assert field(ok("decode", "0IARYZ6S4128T5CY4TQKFF04HM", "--type", "ulid"), "id") == "01ARYZ6S4128T5CY4TQKFF04HM"
+    assert field(ok("decode", "0" * 26), "type") == "ulid"
+    hexes = ok("gen", "uuid7", "--count", "3", "--format", "hex").split()
+    assert all(len(h) == 32 and uuid.UUID(h).version == 7 for h in hexes)
+    as_ulid = ok("gen", "uuid7", "--format", "ulid").strip()
+    assert idforge.ulid_to_uuid(as_ulid).version == 7
     # A flake-128's UUID form keeps decoding as one: its top 16 bits are zero until 10889.
     f = idforge.Flake128.from_parts(1_700_000_000_123, 0xABC, 0x7000)
     assert field(ok("decode", str(f.uuid)), "type") == "flake128"
@@ -257,6 +264,16 @@ def test_the_same_output_and_errors_as_the_binary():
         ["decode", f.base62, "--json"],
         ["decode", str(f.uuid)],
         ["decode", "1", "--layout", "epoch=1,tick=10,time=41,node=10,seq=12,order=time_seq_node"],
+        ["decode", "018bcfe5-687b-7abc-8123-456789abcdef"],
+        ["decode", "018BCFE5687B7ABC8123456789ABCDEF", "--json"],
+        ["decode", "00000000-0001-7001-8000-000000000001"],
+        ["decode", "00000000-0001-7001-8000-000000000001", "--type", "uuid7"],
+        ["decode", "01ARYZ6S4128T5CY4TQKFF04HM", "--json"],
+        ["decode", "01aryz6s4128t5cy4tqkff04hm"],
+        ["decode", "0IARYZ6S4128T5CY4TQKFF04HM"],
+        ["decode", "0IARYZ6S4128T5CY4TQKFF04HM", "--type", "ulid"],
+        ["decode", "0" * 26],
+        ["decode", "7ZZZZZZZZZFZZVZZZZZZZZZZZZ"],
         *[args for args, _ in BAD],
     ]
     for args in cases:
