@@ -1,7 +1,10 @@
 """Interop of UUIDv7 and ULID with the peers' own types and parsers: the standard library's
 uuid.UUID, uuid_utils and python-ulid (test dependencies, installed by ci/test.sh)."""
+import copy
+import gc
 import pickle
 import uuid
+import weakref
 
 import ulid  # python-ulid
 import uuid_utils
@@ -16,6 +19,23 @@ def test_our_uuid7s_are_plain_uuid_objects():
         assert u.version == 7 and u.variant == uuid.RFC_4122 and u.urn == f"urn:uuid:{u}"
         assert pickle.loads(pickle.dumps(u)) == u
         assert {u: 1}[uuid.UUID(u.hex)] == 1
+
+
+def test_natively_made_uuids_behave_as_any_uuid_object():
+    # uuid7() fills the object's slots itself: its weakref slot, copies and the collector
+    # must see an ordinary uuid.UUID.
+    u = idforge.uuid7()
+    ref = weakref.ref(u)
+    assert ref() is u
+    assert copy.copy(u) == u and copy.deepcopy(u) == u and copy.deepcopy(u) is not u
+    assert u.is_safe is uuid.SafeUUID.unknown and not gc.is_tracked(u)
+    assert uuid.UUID(int=u.int) == u and u.int.bit_length() <= 128 and type(u.int) is int
+    assert u.fields == uuid.UUID(str(u)).fields and u.bytes_le == uuid.UUID(str(u)).bytes_le
+    del u
+    gc.collect()
+    assert ref() is None
+    ids = [idforge.uuid7() for _ in range(1000)]
+    assert len({hash(x) for x in ids}) > 990 and sorted(ids) == ids
 
 
 def test_uuid_utils_reads_ours_with_the_same_time():
