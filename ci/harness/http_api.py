@@ -204,12 +204,16 @@ def token_server(binary, base):
         for q in ["bizType=orders&token=nope", "bizType=secret&token=tok-alice", "token=tok-alice",
                   "bizType=orders", "bizType=orders&token=tok-gone"]:
             check(s.get(f"{url}/tinyid/id/nextId?{q}"), "tinyid", "token_error")
+            check(s.get(f"{url}/tinyid/id/nextSegmentId?{q}"), "tinyid", "token_error")
             check(s.get(f"{url}/tinyid/id/nextIdSimple?{q}"), "tinyid", "simple_error")
             check(s.get(f"{url}/tinyid/id/nextSegmentIdSimple?{q}"), "tinyid", "simple_error")
         check(s.get(f"{url}/tinyid/id/nextId?bizType=orders-new&token=tok-alice"), "tinyid",
               "biz_not_found", biz="orders-new")
         check(s.get(f"{url}/tinyid/id/nextSegmentId?bizType=orders-new&token=tok-root"), "tinyid",
               "biz_not_found", biz="orders-new")
+        for call in ["nextIdSimple", "nextSegmentIdSimple"]:
+            check(s.get(f"{url}/tinyid/id/{call}?bizType=orders-new&token=tok-root"), "tinyid",
+                  "simple_error")
         # The status page: the metrics token or an admin token; tag names to an admin only
         # (no --metrics-tags).
         st, _, _ = curl(f"{url}/status")
