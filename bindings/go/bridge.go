@@ -19,6 +19,14 @@ package idforge
 #cgo nocallback idf_go_flake128_next
 #cgo noescape idf_go_flake128_many
 #cgo nocallback idf_go_flake128_many
+#cgo noescape idf_go_uuid7_next
+#cgo nocallback idf_go_uuid7_next
+#cgo noescape idf_go_uuid7_next_many
+#cgo nocallback idf_go_uuid7_next_many
+#cgo noescape idf_go_ulid_next
+#cgo nocallback idf_go_ulid_next
+#cgo noescape idf_go_ulid_next_many
+#cgo nocallback idf_go_ulid_next_many
 #cgo noescape idf_go_segments_next
 #cgo nocallback idf_go_segments_next
 #cgo noescape idf_go_segments_next_many

@@ -1,7 +1,7 @@
 // Package idforge makes unique ids with the idforge engine, the same one the Rust, C, Python,
 // Node and JVM libraries use: snowflake ids in every common layout (Snowflake), MongoDB
-// ObjectIds (ObjectID), 128-bit flake ids (Flake128Generator) and Leaf-style segments from a
-// shared source (Segments). Never a duplicate: not after a crash, a clock step back, a fork or
+// ObjectIds (ObjectID), 128-bit flake ids (Flake128Generator), UUIDv7s (UUID7Generator), ULIDs
+// (ULIDGenerator) and Leaf-style segments from a shared source (Segments). Never a duplicate: not after a crash, a clock step back, a fork or
 // a failover.
 //
 // Every generator is safe for concurrent use by many goroutines. Calls return (value, error);

@@ -2,8 +2,7 @@
 # The HTTP API of `idforge serve` (--http-port): Leaf's and tinyid's formats with Python requests
 # and curl (http_api.py), the status page in headless Chromium (http_status.py), HTTP ids mixed
 # with RESP INCR across kill -9 and an HA failover (http_ids.py; the failover part needs the etcd
-# of ci/services.sh), hostile HTTP clients (hostile_http.py) and tinyid's own Java client
-# (tinyid-client.sh; skipped without a JDK or the tinyid sources).
+# of ci/services.sh) and hostile HTTP clients (hostile_http.py).
 #
 #   ci/harness/http-harness.sh [path/to/idforge]   (default: $CARGO_TARGET_DIR/debug/idforge)
 set -euo pipefail
@@ -34,6 +33,3 @@ fi
 
 echo "    hostile HTTP clients"
 python3 ci/harness/hostile_http.py "$bin"
-
-echo "    tinyid's own Java client, unchanged"
-bash ci/harness/tinyid-client.sh "$bin"
