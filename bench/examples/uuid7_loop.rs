@@ -31,7 +31,10 @@ fn main() {
             *best = best.min(ns);
         }
     }
-    println!("idforge Uuid7s.next   {:6.2} ns/id (best of {ROUNDS} x {N})", best[0]);
+    println!(
+        "idforge Uuid7s.next   {:6.2} ns/id (best of {ROUNDS} x {N})",
+        best[0]
+    );
     println!("uuid Uuid::now_v7     {:6.2} ns/id", best[1]);
     println!("speed-up              {:6.2}x", best[1] / best[0]);
 }

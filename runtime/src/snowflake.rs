@@ -410,7 +410,11 @@ impl<C: Clock> Drop for Snowflake<C> {
         // Settle the state file's mark to the last tick used, so a restart soon after
         // continues at once instead of waiting out the window. Not in a forked child: its copy
         // of the generator is behind its parent's, which still writes the file.
-        if let Some(state) = self.state.as_ref().filter(|_| fork::current() == self.born_in) {
+        if let Some(state) = self
+            .state
+            .as_ref()
+            .filter(|_| fork::current() == self.born_in)
+        {
             let _ = state.settle(self.generator.high_water_ms());
         }
         // Tell the server the latest time used, so the id is free again as soon as it passed.
