@@ -246,7 +246,7 @@ test_node() {
   # The peers at the versions node/package.json pins for development.
   peers="$(cd node && node -e '
     const d = require("./package.json").devDependencies
-    console.log(["bson", "@sapphire/snowflake", "typescript", "@types/node"].map((n) => `${n}@${d[n]}`).join(" "))')"
+    console.log(["bson", "@sapphire/snowflake", "uuid", "ulid", "typescript", "@types/node"].map((n) => `${n}@${d[n]}`).join(" "))')"
   local pass=() var
   for var in $(compgen -e | grep '^IDFORGE_' || true); do pass+=("$var=${!var}"); done
   # shellcheck disable=SC2086
