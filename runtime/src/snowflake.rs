@@ -349,9 +349,7 @@ impl<C: Clock> Snowflake<C> {
         }
         if let Some(state) = &self.state {
             let time_ms = self.layout().decompose(id)?.time_ms;
-            if state.needs_persist(time_ms) {
-                state.cover(time_ms)?;
-            }
+            state.cover(time_ms)?;
         }
         Ok(())
     }

@@ -122,6 +122,9 @@ impl StateFile {
     /// Makes sure ids up to `time_ms` (and half a window beyond) are covered, writing a new mark
     /// if needed. Returns once the mark is durable.
     pub fn cover(&self, time_ms: u64) -> Result<()> {
+        if !self.needs_persist(time_ms) {
+            return Ok(()); // covered already: no lock on the common path
+        }
         let _guard = self.write.lock().unwrap_or_else(|p| p.into_inner());
         if !self.needs_persist(time_ms) {
             return Ok(()); // another thread wrote it meanwhile

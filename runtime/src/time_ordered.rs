@@ -176,9 +176,7 @@ impl<T: TimeOrderedId, C: Clock> TimeOrdered<T, C> {
     fn persist(&self, id: &T) -> Result<()> {
         if let Some(state) = &self.state {
             let time_ms = id.time_ms();
-            if state.needs_persist(time_ms) {
-                state.cover(time_ms)?;
-            }
+            state.cover(time_ms)?;
         }
         Ok(())
     }
