@@ -13,7 +13,11 @@
 #                                   chaos (ip, iptables, ping and libfaketime: ci/harness/chaos.sh),
 #                                   faketime (libfaketime alone: server/tests/lease_clocks.rs),
 #                                   http (curl and headless Chromium: ci/harness/http-harness.sh),
-#                                   wrk (the HTTP load generator of ci/bench/http.sh)
+#                                   wrk (the HTTP load generator of ci/bench/http.sh), cross (Debian's
+#                                   Rust 1.96 with its std source, for -Zbuild-std of the aarch64 and
+#                                   musl artifacts; aarch64 binutils and glibc headers), emulation
+#                                   (qemu-user-static and mmdebstrap: the aarch64 Debian root that
+#                                   ci/dist/dist-test.sh --arch aarch64 runs the artifacts in)
 set -euo pipefail
 
 declare -A PACKAGES=(
@@ -29,6 +33,8 @@ declare -A PACKAGES=(
   [faketime]="faketime libfaketime"
   [http]="curl chromium python3-venv"
   [wrk]="wrk"
+  [cross]="rustc-web cargo-web rust-web-src binutils-aarch64-linux-gnu libc6-dev-arm64-cross"
+  [emulation]="qemu-user-static mmdebstrap libc6-arm64-cross"
 )
 
 missing=()
