@@ -31,12 +31,15 @@
 # Artifacts absent from dist/ are reported as such, and fail the run (build them with ci/dist/dist.sh).
 #
 # --arch aarch64: the same checks on the aarch64 artifacts, each run in an aarch64 Debian root under
-# qemu-user emulation (ci/dist/arm64-root.sh makes and caches it; run as root). What runs on the
-# host instead: doc_block and the archives' checks, the README's install lines' shell, npm install
-# (the package has no install scripts) and tsc, javac (bytecode); what runs in the root: every
-# program a user runs there (idforge, redis-cli, cc and the programs built, pip, python3, pytest,
-# node --test, java, install.sh and PostgreSQL with the extension's pytest). go is skipped (no Go
-# in the root). The suites run in full: about 5 minutes in all, against 1 here.
+# qemu-user emulation (ci/dist/arm64-root.sh makes and caches it; run as root), with README.md's
+# install lines for x86_64 read for aarch64. On the host: the archives' checks, the server's
+# install lines (tar and install into a scratch root), npm install (the package has no install
+# scripts; its loader picks the addon by the machine node runs on) and tsc, javac (bytecode). In
+# the root: every program a user runs (idforge, redis-cli, cc and what it built, ldd, venv, pip,
+# pytest, node --test on Node 20, java with the root's JNA, install.sh, and
+# ci/steps/pg-extension.sh --installed with PostgreSQL 15: a copy whose install-deps.sh is a
+# no-op, the root having the packages). go is skipped (no Go in the root). The suites run in
+# full, about 5 minutes with a warm root (python and pgext 2 each).
 #
 #   ci/dist/dist-test.sh [--arch x86_64|aarch64] [ARTIFACT...]
 #       (default: x86_64; server c python node jvm go pgext; aarch64: the same but go)
