@@ -65,14 +65,21 @@ Runs the named steps, or all of them: ${STEPS[*]}
           1,000,000 snowflakes and ObjectIds, typed errors, Segments on every source and through
           kill -9 of a server), the vectors linked statically, the benchmarks run once (the
           empty-folder program against the release tarball is in dist's ci/dist/dist-test.sh)
-  dist    ci/dist/dist.sh: the release artifacts in dist/ (server and C tarballs, the manylinux2014
-          abi3 wheel and sdist, the npm package, the JVM jar; zig-linked for glibc 2.17,
-          stripped), failing on a glibc symbol newer than 2.17 or a missed size target; then
-          ci/dist/dist-test.sh tests each as a user gets it, unpacked in a temp dir with PATH reduced
-          to system dirs (server: gen, serve + redis-cli INCR, SIGTERM; C: examples/c with
-          pkg-config, shared and static; the Python and Node suites against the installed
-          wheel and tarball; the Java caller with the jar). Own target dir:
-          \$CARGO_TARGET_DIR/artifacts.
+  dist    ci/dist/dist.sh: the release artifacts in dist/ for x86_64 and aarch64 Linux (server and C
+          tarballs, the manylinux2014 abi3 wheels and sdist, the npm package with both addons,
+          the JVM jar with both libraries, the PostgreSQL 15 extension; zig-linked for glibc
+          2.17, stripped; aarch64 by Debian's Rust with -Zbuild-std) and the fully static musl
+          servers, failing on a wrong machine, a glibc symbol newer than 2.17, a static binary
+          with INTERP or DYNAMIC, or a missed size target; then ci/dist/dist-test.sh tests each
+          x86_64 artifact as a user gets it, unpacked in a temp dir with PATH reduced to system
+          dirs (server: gen, serve + redis-cli INCR, SIGTERM; C: examples/c with pkg-config,
+          shared and static; the Python and Node suites against the installed wheel and tarball;
+          the Java caller with the jar; Go; the extension's suite), ci/dist/dist-test.sh --arch
+          aarch64 runs the same checks on the aarch64 artifacts (Go aside) in an arm64 Debian root
+          under qemu-user (ci/dist/arm64-root.sh, cached under ~/.cache/idforge), and
+          ci/dist/static-server-test.sh runs each static server alone in an empty chroot (gen,
+          serve + redis-cli INCR from outside, SIGTERM, restart). Own target dir:
+          \$CARGO_TARGET_DIR/artifacts (Debian's toolchain: \$CARGO_TARGET_DIR/artifacts/cross).
   docs    ci/docs.sh: every fenced code block of README.md, docs/*.md, python/README.md,
           node/README.md and the C and PostgreSQL tarballs' READMEs, run as written on dist/'s
           artifacts (the README's server on 127.0.0.1:7379 and its users first, a PostgreSQL
@@ -160,13 +167,21 @@ step_server() {
 # PID when this script exits. IDFORGE_REQUIRE_SERVICES makes a test fail, not skip, without them.
 SERVICE_STEPS=(test server ctest python node jvm go dist)
 
+# What runs at exit (the services' stop, the dist prebuild's kill), in order.
+at_exit=()
+run_at_exit() {
+  local c
+  for c in "${at_exit[@]}"; do eval "$c" || true; done
+}
+trap run_at_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
 start_services() {
   bash ci/install/install-deps.sh services etcd faketime
   cargo build -p idforge-server --bin idforge --locked
   services_dir="$(mktemp -d)"
-  trap 'bash ci/services.sh stop "$services_dir"; rm -rf "$services_dir"' EXIT
-  trap 'exit 130' INT
-  trap 'exit 143' TERM
+  at_exit+=('bash ci/services.sh stop "$services_dir"; rm -rf "$services_dir"')
   IDFORGE_BIN="$CARGO_TARGET_DIR/debug/idforge" bash ci/services.sh start "$services_dir" \
     >"$services_dir/env"
   # shellcheck source=/dev/null
@@ -256,15 +271,54 @@ step_go() {
   bash ci/steps/go.sh
 }
 
-step_dist() {
-  bash ci/install/install-deps.sh dist
-  # Own target dir: another target triple and profile share nothing with the other steps' builds.
+# The dist step's builds (every architecture's, with the host's and Debian's toolchains) and the
+# aarch64 root its tests run in, started in the background at nice 19 when the run begins: they
+# take the CPU the other steps leave idle (services, harness waits, emulation) instead of adding
+# their whole time at the end. The dist step waits for them; its own ci/dist/dist.sh then finds
+# every build done. Their log: $CARGO_TARGET_DIR/artifacts/prebuild.log.
+dist_deps() {
+  bash ci/install/install-deps.sh dist cross emulation pgext
   command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || bash ci/install/install-deps.sh node
+}
+start_dist_prebuild() {
+  # Packages first, in the foreground: apt must not run in two places at once.
+  dist_deps
+  local log="$CARGO_TARGET_DIR/artifacts/prebuild"
+  mkdir -p "$CARGO_TARGET_DIR/artifacts"
+  rm -f "$log.rc"
+  # A session of its own, so that one signal stops it all (cargo, rustc, mmdebstrap, qemu).
+  setsid bash -c '
+    rc=0
+    nice -n 19 bash ci/dist/arm64-root.sh path || rc=$?
+    IDFORGE_DIST_BUILD_ONLY=1 CARGO_TARGET_DIR="$1/artifacts" nice -n 19 bash ci/dist/dist.sh || rc=$?
+    echo "$rc" >"$2.rc"' prebuild "$CARGO_TARGET_DIR" "$log" >"$log.log" 2>&1 &
+  dist_prebuild_pid=$!
+  at_exit+=('kill -TERM -- "-$dist_prebuild_pid" 2>/dev/null')
+  echo "==> dist prebuild started in the background (nice 19; log $log.log)"
+}
+# wait_dist_prebuild: until the prebuild ends (its failures are the dist step's own to report:
+# ci/dist/dist.sh builds again what it did not).
+wait_dist_prebuild() {
+  local log="$CARGO_TARGET_DIR/artifacts/prebuild" start=$SECONDS
+  [ -n "${dist_prebuild_pid:-}" ] || return 0
+  while kill -0 "$dist_prebuild_pid" 2>/dev/null; do sleep 2; done
+  echo "    dist prebuild: exit $(cat "$log.rc" 2>/dev/null || echo '?'), waited $((SECONDS - start)) s"
+  [ "$(cat "$log.rc" 2>/dev/null)" = 0 ] || tail -n 30 "$log.log"
+}
+
+step_dist() {
+  wait_dist_prebuild
+  dist_deps
+  # Own target dir: another target triple and profile share nothing with the other steps' builds.
   # The uniffi-bindgen of the jvm step, when it ran (else ci/dist/dist.sh builds it).
   local bindgen="$CARGO_TARGET_DIR/debug/uniffi-bindgen"
   [ -x "$bindgen" ] || bindgen=""
   UNIFFI_BINDGEN="$bindgen" CARGO_TARGET_DIR="$CARGO_TARGET_DIR/artifacts" bash ci/dist/dist.sh
   bash ci/dist/dist-test.sh
+  # The aarch64 artifacts under emulation (about 5 minutes warm), bounded; its mounts live in a
+  # namespace of their own, so a kill leaves none behind.
+  timeout -k 30 900 bash ci/dist/dist-test.sh --arch aarch64
+  bash ci/dist/static-server-test.sh
 }
 
 # The documents' code blocks, run as written on dist/'s artifacts (built first when this
@@ -321,6 +375,11 @@ done
 [ "$#" -gt 0 ] || selected=("${STEPS[@]}")
 
 ensure_cargo
+
+# Not when dist is the only step: nothing would run beside it.
+if [[ " ${selected[*]} " == *" dist "* ]] && [ "${#selected[@]}" -gt 1 ] && [ -z "${IDFORGE_NO_PREBUILD:-}" ]; then
+  start_dist_prebuild
+fi
 
 for step in "${SERVICE_STEPS[@]}"; do
   if [[ " ${selected[*]} " == *" $step "* ]]; then

@@ -49,6 +49,8 @@ dist="${IDFORGE_DIST_DIR:-}"
 [ -z "$dist" ] || dist="$(cd "$dist" && pwd)"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 repo="$PWD"
+# shellcheck source=ci/dist/served.sh
+. ci/dist/served.sh
 dist="${dist:-$repo/dist}"
 SYSTEM_PATH=/usr/local/bin:/usr/bin:/bin
 arch=x86_64
@@ -68,13 +70,7 @@ if [ "$#" -eq 0 ]; then
 fi
 version="$(sed -n 's/^#define IDFORGE_VERSION_STRING "\(.*\)"$/\1/p' include/idforge.h)"
 
-work="$(mktemp -d)"
-server_pid=""
-cleanup() {
-  [ -z "$server_pid" ] || kill -KILL "$server_pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+scratch_and_server_cleanup # served.sh: $work, $server_pid
 
 # native CMD...: CMD on the tested machine: here, or in the aarch64 root (with $work and the
 # artifacts at their paths, in the current directory).
@@ -153,33 +149,15 @@ test_server() {
       --config "$dir/idforge.toml" --data-dir "$work/data" --port 0 --port-file "$work/port" \
       >>"$work/server.log" 2>&1) &
     server_pid=$!
-    for _ in $(seq 300); do
-      [ -s "$work/port" ] && break
-      kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log" >&2; return 1; }
-      sleep 0.1
-    done
+    wait_port "$server_pid" "$work/port" "$work/server.log"
     port="$(cat "$work/port")"
   }
   # stop_server: SIGTERM, then it must exit 0 within 30 s.
   stop_server() {
-    local rc=0
-    kill -TERM "$server_pid"
-    for _ in $(seq 300); do
-      kill -0 "$server_pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -0 "$server_pid" 2>/dev/null && { echo "error: idforge serve ignored SIGTERM for 30 s" >&2; return 1; }
-    wait "$server_pid" || rc=$?
+    stop_served "$server_pid" "$work/server.log"
     server_pid=""
-    [ "$rc" -eq 0 ] || { echo "error: idforge serve exited $rc on SIGTERM" >&2; cat "$work/server.log" >&2; return 1; }
   }
-  start_server
-  [ "$(user redis-cli -p "$port" INCR orders)" = 1 ]
-  [ "$(user redis-cli -p "$port" INCR orders)" = 2 ]
-  stop_server
-  start_server
-  [ "$(user redis-cli -p "$port" INCR orders)" = 3 ] # a clean stop gave its cache back: no gap
-  stop_server
+  incr_across_restart start_server stop_server user redis-cli
   echo "server: gen, serve --config idforge.toml, redis-cli INCR 1 2 | SIGTERM | restart, INCR 3"
 
   # README.md's install lines and uninstall lines for the server, run into a scratch root: sudo
