@@ -272,9 +272,9 @@ step_go() {
 }
 
 # The dist step's builds (every architecture's, with the host's and Debian's toolchains) and the
-# aarch64 root its tests run in, started in the background at nice 19 when the run begins: they
-# take the CPU the other steps leave idle (services, harness waits, emulation) instead of adding
-# their whole time at the end. The dist step waits for them; its own ci/dist/dist.sh then finds
+# aarch64 root its tests run in, started in the background at nice 19 after the server step: they
+# take the CPU the other steps leave idle (harness waits, tests against services, single-threaded
+# links) instead of adding their whole time at the end. The dist step waits for them; its own ci/dist/dist.sh then finds
 # every build done. Their log: $CARGO_TARGET_DIR/artifacts/prebuild.log.
 dist_deps() {
   bash ci/install/install-deps.sh dist cross emulation pgext
@@ -376,9 +376,14 @@ done
 
 ensure_cargo
 
-# Not when dist is the only step: nothing would run beside it.
+# The dist prebuild starts before the first selected step after these: the test and server steps
+# have latency bounds (the hostile clients' AUTH within 500 ms, a client meeting a restarted
+# server within so many calls) that a build beside them could break. Not when dist is the only
+# step: nothing would run beside it.
+PREBUILD_NOT_BESIDE=(fmt generated clippy msrv test server)
+want_prebuild=""
 if [[ " ${selected[*]} " == *" dist "* ]] && [ "${#selected[@]}" -gt 1 ] && [ -z "${IDFORGE_NO_PREBUILD:-}" ]; then
-  start_dist_prebuild
+  want_prebuild=1
 fi
 
 for step in "${SERVICE_STEPS[@]}"; do
@@ -393,6 +398,10 @@ results=()
 failed=0
 for step in "${STEPS[@]}"; do
   [[ " ${selected[*]} " == *" $step "* ]] || continue
+  if [ -n "$want_prebuild" ] && [[ " ${PREBUILD_NOT_BESIDE[*]} " != *" $step "* ]]; then
+    want_prebuild=""
+    [ "$step" = dist ] || start_dist_prebuild
+  fi
   echo
   echo "==> $step"
   reason=$(skip_reason "$step")
