@@ -158,7 +158,7 @@ step_server() {
   bash ci/harness/server-clients.sh "$CARGO_TARGET_DIR/debug/idforge"
   bash ci/harness/crash-harness.sh "$CARGO_TARGET_DIR/debug/idforge"
   bash ci/harness/failover-harness.sh "$CARGO_TARGET_DIR/debug/idforge"
-  python3 ci/harness/hostile.py "$CARGO_TARGET_DIR/debug/idforge"
+  without_prebuild python3 ci/harness/hostile.py "$CARGO_TARGET_DIR/debug/idforge"
   bash ci/harness/http-harness.sh "$CARGO_TARGET_DIR/debug/idforge"
 }
 
@@ -272,9 +272,10 @@ step_go() {
 }
 
 # The dist step's builds (every architecture's, with the host's and Debian's toolchains) and the
-# aarch64 root its tests run in, started in the background at nice 19 after the server step: they
+# aarch64 root its tests run in, started in the background at nice 19 when the run begins: they
 # take the CPU the other steps leave idle (harness waits, tests against services, single-threaded
-# links) instead of adding their whole time at the end. The dist step waits for them; its own ci/dist/dist.sh then finds
+# links) instead of adding their whole time at the end. Paused (SIGSTOP) around a check with a
+# tight latency bound (without_prebuild). The dist step waits for them; its own ci/dist/dist.sh then finds
 # every build done. Their log: $CARGO_TARGET_DIR/artifacts/prebuild.log.
 dist_deps() {
   bash ci/install/install-deps.sh dist cross emulation pgext
@@ -296,11 +297,22 @@ start_dist_prebuild() {
   at_exit+=('kill -TERM -- "-$dist_prebuild_pid" 2>/dev/null')
   echo "==> dist prebuild started in the background (nice 19; log $log.log)"
 }
+# without_prebuild CMD...: CMD with the dist prebuild paused (the hostile clients' check that a
+# real AUTH is answered within 500 ms under a flood of argon2 work failed once beside a build).
+without_prebuild() {
+  local rc=0
+  [ -z "${dist_prebuild_pid:-}" ] || kill -STOP -- "-$dist_prebuild_pid" 2>/dev/null || true
+  "$@" || rc=$?
+  [ -z "${dist_prebuild_pid:-}" ] || kill -CONT -- "-$dist_prebuild_pid" 2>/dev/null || true
+  return "$rc"
+}
 # wait_dist_prebuild: until the prebuild ends (its failures are the dist step's own to report:
 # ci/dist/dist.sh builds again what it did not).
 wait_dist_prebuild() {
   local log="$CARGO_TARGET_DIR/artifacts/prebuild" start=$SECONDS
   [ -n "${dist_prebuild_pid:-}" ] || return 0
+  # A step killed inside without_prebuild would leave it stopped.
+  kill -CONT -- "-$dist_prebuild_pid" 2>/dev/null || true
   while kill -0 "$dist_prebuild_pid" 2>/dev/null; do sleep 2; done
   echo "    dist prebuild: exit $(cat "$log.rc" 2>/dev/null || echo '?'), waited $((SECONDS - start)) s"
   [ "$(cat "$log.rc" 2>/dev/null)" = 0 ] || tail -n 30 "$log.log"
@@ -376,14 +388,9 @@ done
 
 ensure_cargo
 
-# The dist prebuild starts before the first selected step after these: the test and server steps
-# have latency bounds (the hostile clients' AUTH within 500 ms, a client meeting a restarted
-# server within so many calls) that a build beside them could break. Not when dist is the only
-# step: nothing would run beside it.
-PREBUILD_NOT_BESIDE=(fmt generated clippy msrv test server)
-want_prebuild=""
+# Not when dist is the only step: nothing would run beside it.
 if [[ " ${selected[*]} " == *" dist "* ]] && [ "${#selected[@]}" -gt 1 ] && [ -z "${IDFORGE_NO_PREBUILD:-}" ]; then
-  want_prebuild=1
+  start_dist_prebuild
 fi
 
 for step in "${SERVICE_STEPS[@]}"; do
@@ -398,10 +405,6 @@ results=()
 failed=0
 for step in "${STEPS[@]}"; do
   [[ " ${selected[*]} " == *" $step "* ]] || continue
-  if [ -n "$want_prebuild" ] && [[ " ${PREBUILD_NOT_BESIDE[*]} " != *" $step "* ]]; then
-    want_prebuild=""
-    [ "$step" = dist ] || start_dist_prebuild
-  fi
   echo
   echo "==> $step"
   reason=$(skip_reason "$step")
