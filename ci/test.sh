@@ -93,6 +93,8 @@ Runs the named steps, or all of them: ${STEPS[*]}
   fuzz    ci/steps/fuzz.sh: the libFuzzer targets in fuzz/ (RESP parser), FUZZ_SECONDS (60) each
   doc     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 Target dir: \$CARGO_TARGET_DIR (default \$HOME/.cache/idforge/target; now $CARGO_TARGET_DIR).
+When dist runs with other steps, its builds start in the background at nice 19 as the run begins
+(paused during ci/harness/hostile.py); IDFORGE_NO_PREBUILD=1 keeps them in the dist step.
 EOF
 }
 
