@@ -94,7 +94,8 @@ Runs the named steps, or all of them: ${STEPS[*]}
   doc     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 Target dir: \$CARGO_TARGET_DIR (default \$HOME/.cache/idforge/target; now $CARGO_TARGET_DIR).
 When dist runs with other steps, its builds start in the background at nice 19 as the run begins
-(paused during ci/harness/hostile.py); IDFORGE_NO_PREBUILD=1 keeps them in the dist step.
+(paused during the test step and ci/harness/hostile.py); IDFORGE_NO_PREBUILD=1 keeps them in the
+dist step.
 EOF
 }
 
@@ -146,7 +147,9 @@ step_msrv() {
 }
 
 step_test() {
-  cargo test --workspace --locked
+  # Paused beside it: stripes' client, meant to meet a server restarted on another stripe, served
+  # from the other server for 30 s with a build beside it (twice; never without one).
+  without_prebuild cargo test --workspace --locked
 }
 
 step_server() {
@@ -300,7 +303,8 @@ start_dist_prebuild() {
   echo "==> dist prebuild started in the background (nice 19; log $log.log)"
 }
 # without_prebuild CMD...: CMD with the dist prebuild paused (the hostile clients' check that a
-# real AUTH is answered within 500 ms under a flood of argon2 work failed once beside a build).
+# real AUTH is answered within 500 ms under a flood of argon2 work failed once beside a build, and
+# a stripes test twice).
 without_prebuild() {
   local rc=0
   [ -z "${dist_prebuild_pid:-}" ] || kill -STOP -- "-$dist_prebuild_pid" 2>/dev/null || true
