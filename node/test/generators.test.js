@@ -149,7 +149,12 @@ test('a timer keeps firing while a slow source refills', async (t) => {
       if (st.engine.queued === 0 && st.rangesFetched + st.fetchErrors >= st.engine.refills) break
       await new Promise((resolve) => setTimeout(resolve, 10))
     }
-    rmSync(dir, { recursive: true, force: true, maxRetries: 40, retryDelay: 50 })
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 40, retryDelay: 50 })
+    } catch (e) {
+      // A refill still writing on a loaded machine: the scratch folder stays, the test stands.
+      if (e.code !== 'ENOTEMPTY') throw e
+    }
   })
   s = new Segments(`file://${dir}`, 'orders', { step: 100, timeoutMs: 5000 })
   let ticks = 0
