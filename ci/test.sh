@@ -319,7 +319,17 @@ wait_dist_prebuild() {
   [ -n "${dist_prebuild_pid:-}" ] || return 0
   # A step killed inside without_prebuild would leave it stopped.
   kill -CONT -- "-$dist_prebuild_pid" 2>/dev/null || true
-  while kill -0 "$dist_prebuild_pid" 2>/dev/null; do sleep 2; done
+  # Bounded: a mirror that hangs must not hold the run; dist.sh then builds what is missing.
+  while kill -0 "$dist_prebuild_pid" 2>/dev/null; do
+    if [ $((SECONDS - start)) -ge 2400 ]; then
+      echo "    dist prebuild: still running after 40 min of waiting; stopped"
+      kill -TERM -- "-$dist_prebuild_pid" 2>/dev/null || true
+      sleep 5
+      kill -KILL -- "-$dist_prebuild_pid" 2>/dev/null || true
+      break
+    fi
+    sleep 2
+  done
   echo "    dist prebuild: exit $(cat "$log.rc" 2>/dev/null || echo '?'), waited $((SECONDS - start)) s"
   [ "$(cat "$log.rc" 2>/dev/null)" = 0 ] || tail -n 30 "$log.log"
 }
