@@ -11,6 +11,7 @@
 # ci/install/install-deps.sh (installed if missing).
 #
 #   ci/dist/arm64-root.sh [path]                      make the root if missing or stale; print its path
+#   ci/dist/arm64-root.sh binfmt                      only register qemu-aarch64 (no root made)
 #   ci/dist/arm64-root.sh run [--bind DIR]... -- CMD...
 #       CMD (found on the root's PATH) in the root, in the current directory, in a private mount
 #       namespace: /proc, /dev, /sys, a fresh /tmp, the host's resolv.conf, hosts and CA bundle,
@@ -119,6 +120,7 @@ bash "$repo/ci/install/install-deps.sh" emulation
 register_binfmt
 case "${1:-path}" in
   path) ensure_root; echo "$root" ;;
+  binfmt) ;; # registered above: aarch64 programs run directly (ci/dist/static-server-test.sh)
   run) shift; ensure_root; run_in_root "$@" ;;
-  *) die "usage: arm64-root.sh [path] | run [--bind DIR]... -- CMD..." ;;
+  *) die "usage: arm64-root.sh [path] | binfmt | run [--bind DIR]... -- CMD..." ;;
 esac

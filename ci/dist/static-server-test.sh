@@ -8,8 +8,8 @@
 #     `redis-cli INCR` from outside the root (1, 2), exits 0 on SIGTERM, and a restart continues
 #     the sequence (3: a clean stop gave its cache back);
 #   - the root holds nothing else afterwards but what the server wrote in its data folder.
-# aarch64 runs under qemu-user through binfmt_misc, registered here with qemu's F flag (the
-# interpreter is opened when it is registered, so it runs inside an empty root).
+# aarch64 runs under qemu-user through binfmt_misc, registered by ci/dist/arm64-root.sh binfmt with
+# qemu's F flag (the interpreter is opened when it is registered, so it runs inside an empty root).
 #
 #   ci/dist/static-server-test.sh [ARCH...]     (default: x86_64 aarch64)
 #
@@ -36,18 +36,10 @@ machine() {
   esac
 }
 
-# binfmt ARCH: ARCH's programs run through qemu-user-static (ci/install/install-deps.sh emulation).
-binfmt() {
-  local conf="/usr/lib/binfmt.d/qemu-$1.conf" misc=/proc/sys/fs/binfmt_misc
-  [ -f "$conf" ] || bash ci/install/install-deps.sh emulation
-  [ -e "$misc/register" ] || mount -t binfmt_misc binfmt_misc "$misc"
-  [ -e "$misc/qemu-$1" ] || cat "$conf" >"$misc/register"
-}
-
 test_static() {
   local arch="$1" name="idforge-$version-$1-linux-musl" root got headers port left
   [ -f "$dist/$name.tar.gz" ] || { echo "error: no $dist/$name.tar.gz (ci/dist/dist.sh static)" >&2; return 1; }
-  [ "$arch" = x86_64 ] || binfmt "$arch"
+  [ "$arch" = x86_64 ] || bash ci/dist/arm64-root.sh binfmt
   tar -xzf "$dist/$name.tar.gz" -C "$work"
   for f in README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE idforge idforge.toml; do
     [ -f "$work/$name/$f" ] || { echo "error: $name.tar.gz lacks $f" >&2; return 1; }
