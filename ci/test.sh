@@ -78,7 +78,8 @@ Runs the named steps, or all of them: ${STEPS[*]}
           aarch64 runs the same checks on the aarch64 artifacts (Go aside) in an arm64 Debian root
           under qemu-user (ci/dist/arm64-root.sh, cached under ~/.cache/idforge), and
           ci/dist/static-server-test.sh runs each static server alone in an empty chroot (gen,
-          serve + redis-cli INCR from outside, SIGTERM, restart). Own target dir:
+          serve + redis-cli INCR from outside, SIGTERM, restart); the tests run in three lanes
+          at once (x86_64 and static; aarch64 python node; aarch64 the rest). Own target dir:
           \$CARGO_TARGET_DIR/artifacts (Debian's toolchain: \$CARGO_TARGET_DIR/artifacts/cross).
   docs    ci/docs.sh: every fenced code block of README.md, docs/*.md, python/README.md,
           node/README.md and the C and PostgreSQL tarballs' READMEs, run as written on dist/'s
@@ -342,11 +343,30 @@ step_dist() {
   local bindgen="$CARGO_TARGET_DIR/debug/uniffi-bindgen"
   [ -x "$bindgen" ] || bindgen=""
   UNIFFI_BINDGEN="$bindgen" CARGO_TARGET_DIR="$CARGO_TARGET_DIR/artifacts" bash ci/dist/dist.sh
-  bash ci/dist/dist-test.sh
-  # The aarch64 artifacts under emulation (about 5 minutes warm), bounded; its mounts live in a
-  # namespace of their own, so a kill leaves none behind.
-  timeout -k 30 900 bash ci/dist/dist-test.sh --arch aarch64
-  bash ci/dist/static-server-test.sh
+  # The tests in three lanes at once: x86_64's then the static servers', and the aarch64 suites
+  # under emulation in two halves (each about 2 minutes warm; qemu runs a program on one core),
+  # bounded: their mounts live in namespaces of their own, so a kill leaves none behind. Each
+  # test has a scratch folder, servers on ports of their own and tags of its own in the services.
+  # The aarch64 root is made (and qemu registered) first, once, for both.
+  bash ci/dist/arm64-root.sh path >/dev/null
+  local logs lane pids=() rc=0
+  logs="$(mktemp -d)"
+  (bash ci/dist/dist-test.sh && bash ci/dist/static-server-test.sh) >"$logs/x86_64" 2>&1 &
+  pids+=($!)
+  timeout -k 30 900 bash ci/dist/dist-test.sh --arch aarch64 python node >"$logs/aarch64-a" 2>&1 &
+  pids+=($!)
+  timeout -k 30 900 bash ci/dist/dist-test.sh --arch aarch64 server c jvm pgext >"$logs/aarch64-b" 2>&1 &
+  pids+=($!)
+  for lane in x86_64 aarch64-a aarch64-b; do
+    wait "${pids[0]}" || { rc=$?; echo "    dist tests: the $lane lane failed (exit $rc)"; }
+    pids=("${pids[@]:1}")
+  done
+  for lane in x86_64 aarch64-a aarch64-b; do
+    echo "---- dist tests: $lane"
+    cat "$logs/$lane"
+  done
+  rm -rf "$logs"
+  return "$rc"
 }
 
 # The documents' code blocks, run as written on dist/'s artifacts (built first when this

@@ -39,7 +39,8 @@
 # pytest, node --test on Node 20, java with the root's JNA, install.sh, and
 # ci/steps/pg-extension.sh --installed with PostgreSQL 15: a copy whose install-deps.sh is a
 # no-op, the root having the packages). go is skipped (no Go in the root). The suites run in
-# full, about 5 minutes with a warm root (python and pgext 2 each).
+# full, about 5 minutes with a warm root (python and pgext 2 each); artifacts named on the command
+# line run alone (ci/test.sh runs two halves at once).
 #
 #   ci/dist/dist-test.sh [--arch x86_64|aarch64] [ARTIFACT...]
 #       (default: x86_64; server c python node jvm go pgext; aarch64: the same but go)
@@ -374,9 +375,11 @@ test_pgext() {
   cp -r extensions/postgres/tests "$work/pg/extensions/postgres/"
   cp -r core/testdata "$work/pg/core/"
   printf '#!/bin/sh\n# The aarch64 root has the packages already (ci/dist/arm64-root.sh).\n' >"$work/pg/ci/install/install-deps.sh"
-  # PATH as root's (runuser is in sbin), as the step has it here.
+  # PATH as root's (runuser is in sbin), as the step has it here. The cluster's port is the next
+  # after x86_64's (the root shares the host's network): the two tests may run at once (ci/test.sh).
   (cd "$work/pg" && exec "${native[@]}" env -i PATH="/usr/local/sbin:/usr/sbin:/sbin:$SYSTEM_PATH" HOME="$work/home" LANG=C.UTF-8 \
-    IDFORGE_BIN="$IDFORGE_BIN" CARGO_TARGET_DIR=/var/cache/idforge-pgext bash ci/steps/pg-extension.sh --installed)
+    IDFORGE_BIN="$IDFORGE_BIN" CARGO_TARGET_DIR=/var/cache/idforge-pgext IDFORGE_PGEXT_PORT="$((${IDFORGE_PGEXT_PORT:-25433} + 1))" \
+    bash ci/steps/pg-extension.sh --installed)
 }
 
 failed=()

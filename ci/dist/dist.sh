@@ -158,8 +158,12 @@ header_version="$(sed -n 's/^#define IDFORGE_VERSION_STRING "\(.*\)"$/\1/p' incl
   echo "error: include/idforge.h says $header_version, the workspace $version" >&2
   exit 1
 }
-# Reproducible archives: every file dated at the last commit.
-export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}"
+# Reproducible archives: every file dated at the last commit. Given to the archivers only, not
+# to cargo: the C build scripts (ring's, SQLite's) rerun when SOURCE_DATE_EPOCH changes, so each
+# commit would rebuild them and all above them for every target. Without it maturin dates a
+# wheel's files 1980-01-01 (reproducible too).
+archive_epoch="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}"
+unset SOURCE_DATE_EPOCH
 
 build_only="${IDFORGE_DIST_BUILD_ONLY:-}"
 if [ -z "$build_only" ]; then
@@ -222,7 +226,7 @@ readme_for() {
 }
 # pack DIR TARBALL: a reproducible .tar.gz of DIR (its name as the top folder).
 pack() {
-  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
+  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$archive_epoch" \
     -C "$(dirname "$1")" -cf - "$(basename "$1")" | gzip -9n >"$2"
 }
 
@@ -357,7 +361,7 @@ if wants python; then
     esac
   done
   echo "==> python: maturin sdist"
-  (cd python && maturin sdist --out ../dist >/dev/null)
+  (cd python && SOURCE_DATE_EPOCH="$archive_epoch" maturin sdist --out ../dist >/dev/null)
 fi
 
 # ---- Node: the npm package with the addons inside -----------------------------------------------
@@ -445,7 +449,7 @@ if wants jvm; then
     printf '    %-40s %9d bytes\n' "linux-$(jna_platform "$arch")/libidforge_uniffi.so" "$(stat -c %s "$lib")"
   done
   install -D -m 644 README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE -t "$dir/classes/META-INF/"
-  jar --create --file "dist/idforge-jvm-$version.jar" --date "$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)" \
+  jar --create --file "dist/idforge-jvm-$version.jar" --date "$(date -u -d "@$archive_epoch" +%Y-%m-%dT%H:%M:%SZ)" \
     -C "$dir/classes" .
   printf '    %-40s %9d bytes\n' "idforge-jvm-$version.jar" "$(stat -c %s "dist/idforge-jvm-$version.jar")"
   sed "s|@VERSION@|$version|" packaging/jvm/pom.xml >"dist/idforge-jvm-$version.pom" # JNA, kotlin-stdlib
