@@ -397,3 +397,39 @@ fn a_server_back_on_another_stripe_is_refused() {
         "{e}"
     );
 }
+
+/// As above, with a caller that paces its calls as a service does: the client fails on the dead
+/// address first (so it reads the stripe again, and refuses it, in a background refill), and the
+/// other server could serve every refill after. The refusal must still reach the caller, and
+/// stay.
+#[test]
+fn a_refusal_reaches_a_paced_caller_and_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = common::free_port();
+    let fixed = |k: usize| vec![format!("--port={port}"), format!("--stripe={k}/3")];
+    let mut a = Server::spawn(dir.path().join("a"), fixed(0));
+    let b = Server::spawn(dir.path().join("b"), vec!["--stripe=1/3".into()]);
+    let url = format!("idforge://127.0.0.1:{port},127.0.0.1:{}?mode=any", b.port);
+    let segments = Segments::open(&url, "t", small_steps()).unwrap();
+    let paced = |until: Duration| {
+        let deadline = Instant::now() + until;
+        while Instant::now() < deadline {
+            if let Err(e) = segments.next() {
+                return Some(e);
+            }
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        None
+    };
+    assert!(paced(Duration::from_millis(300)).is_none());
+    a.signal("KILL");
+    // Ids keep coming from b while a is down.
+    assert!(paced(Duration::from_millis(600)).is_none());
+    let _c = Server::spawn(dir.path().join("c"), fixed(2));
+    let e = paced(Duration::from_secs(30)).expect("the refusal reaches the caller");
+    assert!(e.to_string().contains("came back on stripe"), "{e}");
+    for _ in 0..20 {
+        let again = segments.next().expect_err("the refusal stays");
+        assert_eq!(again.to_string(), e.to_string());
+    }
+}

@@ -10,8 +10,12 @@
 //!
 //! Before its first range from a server (and again after it failed), the source reads the
 //! server's stripe (`INFO server`) and refuses, permanently, servers that are not striped, or
-//! striped so that their ids could meet (the same K, another N or block): an operator's slip
-//! must not become duplicates.
+//! striped so that their ids could meet (the same K, another N or block), a server that came
+//! back on another stripe, and one that hands out a range outside its stripe: an operator's slip
+//! must not become duplicates. A refusal ends the source: every request after it fails with the
+//! same error, so that it reaches the callers (once the ids already fetched are used up) instead
+//! of the source going on, unseen, with the other servers. Fixing the servers and starting the
+//! process again clears it.
 //!
 //! The servers' ranges interleave, so a generator's ids are unique but only roughly
 //! increasing. Each server's own ranges must still go up: a range below what this process
@@ -114,6 +118,8 @@ pub struct AnySource {
     /// One request's budget, across the servers it tries.
     timeout: Duration,
     identity: String,
+    /// The refusal that ended this source, if one did (see the module doc).
+    refused: Mutex<Option<Error>>,
 }
 
 impl AnySource {
@@ -155,6 +161,7 @@ impl AnySource {
             hosts,
             next: AtomicUsize::new(0),
             timeout,
+            refused: Mutex::default(),
         })
     }
 
@@ -173,6 +180,12 @@ impl AnySource {
         // Servers left out are still tried, last: when all failed lately, one may be back.
         live.extend(out);
         live
+    }
+
+    /// Ends this source with `e` (the first refusal is kept), and gives `e` back.
+    fn refuse(&self, e: Error) -> Error {
+        lock(&self.refused).get_or_insert_with(|| e.again());
+        e
     }
 }
 
@@ -330,6 +343,12 @@ impl SegmentSource for AnySource {
         let mut pending: Vec<usize> = (0..requests.len())
             .filter(|&i| results[i].is_none())
             .collect();
+        if let Some(refused) = lock(&self.refused).as_ref() {
+            for &r in &pending {
+                results[r] = Some(Err(refused.again()));
+            }
+            pending.clear();
+        }
         let mut last_failure: Option<Error> = None;
         let started = Instant::now();
         for i in self.order() {
@@ -346,6 +365,7 @@ impl SegmentSource for AnySource {
                     continue;
                 }
                 Err(e) => {
+                    let e = self.refuse(e);
                     for &r in &pending {
                         results[r] = Some(Err(e.again()));
                     }
@@ -371,7 +391,7 @@ impl SegmentSource for AnySource {
             for ((r, fetched), (mark, ticket)) in pending.iter().zip(got).zip(tickets) {
                 match fetched {
                     Ok(range) if !stripe.holds(range) => {
-                        results[*r] = Some(Err(Error::permanent(
+                        results[*r] = Some(Err(self.refuse(Error::permanent(
                             ErrorCode::InvalidSegment,
                             format!(
                                 "{}: INCRBY {} handed out ids {}..={}, outside its stripe \
@@ -381,7 +401,7 @@ impl SegmentSource for AnySource {
                                 range.start(),
                                 range.end() - 1
                             ),
-                        )));
+                        ))));
                     }
                     Ok(range) => {
                         let admitted = mark.admit(ticket, range, requests[*r].0);
