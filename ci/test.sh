@@ -2,8 +2,8 @@
 # The one test command of idforge: `ci/test.sh` runs every step; `ci/test.sh clippy test` runs only
 # the named steps (in the fixed order below). Run from anywhere inside the repository.
 #
-# Steps: fmt generated clippy msrv test server chaos pgext ctest python node jvm go dist docs loom
-# nostd fuzz doc. Every selected step runs even when an earlier one failed; a summary follows, and the exit status is non-zero if any step failed. A step whose input does not
+# Steps: fmt generated clippy msrv test server chaos pgext ctest python node jvm go loom nostd fuzz
+# doc dist docs (dist late: its builds run in the background from the start). Every selected step runs even when an earlier one failed; a summary follows, and the exit status is non-zero if any step failed. A step whose input does not
 # exist yet (loom without core/tests/loom.rs) is reported as skipped.
 set -euo pipefail
 
@@ -12,7 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-auto}"
 
-STEPS=(fmt generated clippy msrv test server chaos pgext ctest python node jvm go dist docs loom nostd fuzz doc)
+STEPS=(fmt generated clippy msrv test server chaos pgext ctest python node jvm go loom nostd fuzz doc dist docs)
 
 usage() {
   cat <<EOF
@@ -65,6 +65,10 @@ Runs the named steps, or all of them: ${STEPS[*]}
           1,000,000 snowflakes and ObjectIds, typed errors, Segments on every source and through
           kill -9 of a server), the vectors linked statically, the benchmarks run once (the
           empty-folder program against the release tarball is in dist's ci/dist/dist-test.sh)
+  loom    loom models: RUSTFLAGS="--cfg loom" cargo test -p idforge-core --release --test loom
+  nostd   build ci/nostd-check: idforge-core linked into a no_std, no-alloc staticlib
+  fuzz    ci/steps/fuzz.sh: the libFuzzer targets in fuzz/ (RESP parser), FUZZ_SECONDS (60) each
+  doc     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
   dist    ci/dist/dist.sh: the release artifacts in dist/ for x86_64 and aarch64 Linux (server and C
           tarballs, the manylinux2014 abi3 wheels and sdist, the npm package with both addons,
           the JVM jar with both libraries, the PostgreSQL 15 extension; zig-linked for glibc
@@ -89,10 +93,6 @@ Runs the named steps, or all of them: ${STEPS[*]}
           Rust against the runtime), output compared where a block shows it; blocks that
           cannot run here are marked "fragment: WHY" and syntax-checked. Builds dist/ first
           when it lacks this version's artifacts.
-  loom    loom models: RUSTFLAGS="--cfg loom" cargo test -p idforge-core --release --test loom
-  nostd   build ci/nostd-check: idforge-core linked into a no_std, no-alloc staticlib
-  fuzz    ci/steps/fuzz.sh: the libFuzzer targets in fuzz/ (RESP parser), FUZZ_SECONDS (60) each
-  doc     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 Target dir: \$CARGO_TARGET_DIR (default \$HOME/.cache/idforge/target; now $CARGO_TARGET_DIR).
 When dist runs with other steps, its builds start in the background at nice 19 as the run begins
 (paused during the test step and ci/harness/hostile.py); IDFORGE_NO_PREBUILD=1 keeps them in the
@@ -294,10 +294,14 @@ start_dist_prebuild() {
   mkdir -p "$CARGO_TARGET_DIR/artifacts"
   rm -f "$log.rc"
   # A session of its own, so that one signal stops it all (cargo, rustc, mmdebstrap, qemu).
+  # The root beside the builds: made cold, it is mostly downloads and emulated package scripts
+  # (about 5-10 minutes), which would otherwise hold the builds back.
   setsid bash -c '
     rc=0
-    nice -n 19 bash ci/dist/arm64-root.sh path || rc=$?
+    nice -n 19 bash ci/dist/arm64-root.sh path &
+    root=$!
     IDFORGE_DIST_BUILD_ONLY=1 CARGO_TARGET_DIR="$1/artifacts" nice -n 19 bash ci/dist/dist.sh || rc=$?
+    wait "$root" || rc=$?
     echo "$rc" >"$2.rc"' prebuild "$CARGO_TARGET_DIR" "$log" >"$log.log" 2>&1 &
   dist_prebuild_pid=$!
   at_exit+=('kill -TERM -- "-$dist_prebuild_pid" 2>/dev/null')
