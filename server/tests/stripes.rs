@@ -371,25 +371,55 @@ fn clients_refuse_servers_whose_ids_could_meet() {
     assert!(e.to_string().contains("not a striped"), "{e}");
 }
 
+/// Two servers of a `mode=any` URL: `a` on stripe 0/3 at a fixed port, `b` on stripe 1/3.
+/// (Fields drop in order: the client, then the servers, then their folder.)
+struct Restriped {
+    segments: Segments,
+    a: Server,
+    _b: Server,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Restriped {
+    fn new() -> Restriped {
+        let dir = tempfile::tempdir().unwrap();
+        let port = common::free_port();
+        let a = Server::spawn(dir.path().join("a"), Self::fixed(port, 0));
+        let b = Server::spawn(dir.path().join("b"), vec!["--stripe=1/3".into()]);
+        let url = format!("idforge://127.0.0.1:{port},127.0.0.1:{}?mode=any", b.port);
+        let segments = Segments::open(&url, "t", small_steps()).unwrap();
+        Restriped {
+            dir,
+            port,
+            a,
+            _b: b,
+            segments,
+        }
+    }
+
+    fn fixed(port: u16, k: usize) -> Vec<String> {
+        vec![format!("--port={port}"), format!("--stripe={k}/3")]
+    }
+
+    /// Another server at `a`'s address: stripe 2 of 3, on a store of its own.
+    fn spawn_c(&self) -> Server {
+        Server::spawn(self.dir.path().join("c"), Self::fixed(self.port, 2))
+    }
+}
+
 #[test]
 fn a_server_back_on_another_stripe_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let port = common::free_port();
-    let fixed = |k: usize| vec![format!("--port={port}"), format!("--stripe={k}/3")];
-    let mut a = Server::spawn(dir.path().join("a"), fixed(0));
-    let b = Server::spawn(dir.path().join("b"), vec!["--stripe=1/3".into()]);
-    let url = format!("idforge://127.0.0.1:{port},127.0.0.1:{}?mode=any", b.port);
-    let segments = Segments::open(&url, "t", small_steps()).unwrap();
+    let mut r = Restriped::new();
     for _ in 0..200 {
-        segments.next().unwrap();
+        r.segments.next().unwrap();
     }
-    // The same address, another server: stripe 2 of 3, on a store of its own.
-    a.signal("KILL");
-    let _c = Server::spawn(dir.path().join("c"), fixed(2));
+    r.a.signal("KILL");
+    let _c = r.spawn_c();
     // Whichever comes first: its stripe read again (after a failure), or its first range (a
     // kept connection re-opened without a failure seen), which lies outside stripe 0.
     let e = (0..2_000)
-        .find_map(|_| segments.next().err())
+        .find_map(|_| r.segments.next().err())
         .expect("refused once the client meets it");
     let text = e.to_string();
     assert!(
@@ -404,13 +434,8 @@ fn a_server_back_on_another_stripe_is_refused() {
 /// stay.
 #[test]
 fn a_refusal_reaches_a_paced_caller_and_stays() {
-    let dir = tempfile::tempdir().unwrap();
-    let port = common::free_port();
-    let fixed = |k: usize| vec![format!("--port={port}"), format!("--stripe={k}/3")];
-    let mut a = Server::spawn(dir.path().join("a"), fixed(0));
-    let b = Server::spawn(dir.path().join("b"), vec!["--stripe=1/3".into()]);
-    let url = format!("idforge://127.0.0.1:{port},127.0.0.1:{}?mode=any", b.port);
-    let segments = Segments::open(&url, "t", small_steps()).unwrap();
+    let mut r = Restriped::new();
+    let segments = &r.segments;
     let paced = |until: Duration| {
         let deadline = Instant::now() + until;
         while Instant::now() < deadline {
@@ -422,10 +447,10 @@ fn a_refusal_reaches_a_paced_caller_and_stays() {
         None
     };
     assert!(paced(Duration::from_millis(300)).is_none());
-    a.signal("KILL");
+    r.a.signal("KILL");
     // Ids keep coming from b while a is down.
     assert!(paced(Duration::from_millis(600)).is_none());
-    let _c = Server::spawn(dir.path().join("c"), fixed(2));
+    let _c = r.spawn_c();
     let e = paced(Duration::from_secs(30)).expect("the refusal reaches the caller");
     assert!(e.to_string().contains("came back on stripe"), "{e}");
     for _ in 0..20 {
