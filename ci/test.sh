@@ -210,13 +210,19 @@ step_python() {
   local venv="${IDFORGE_VENV:-$HOME/.cache/idforge/venv}"
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip
-  "$venv/bin/python" -m pip install --quiet --force-reinstall --no-deps ./python
+  # One wheel, built as pip builds it for a user, installed here and in the other CPythons' venvs.
+  local wheel_dir
+  wheel_dir="$(mktemp -d)"
+  "$venv/bin/python" -m pip wheel --quiet --no-deps -w "$wheel_dir" ./python
+  "$venv/bin/python" -m pip install --quiet --force-reinstall --no-deps "$wheel_dir"/idforge-*.whl
   # The interop tests check our ids against the peers' own types: pymongo's bson.ObjectId,
   # uuid_utils' UUID and python-ulid's ULID.
   "$venv/bin/python" -m pip install --quiet "pytest>=7" "pymongo>=4" "uuid-utils>=0.9" "python-ulid>=2" "mypy>=1.18"
   # From python/, with the pytest script (not -m): the installed package is tested, not the
   # source folder.
   (cd python && "$venv/bin/pytest" -q)
+  step_python_versions "$wheel_dir"
+  rm -rf "$wheel_dir"
   # The committed stubs match the native module, and a typed user's view of the API type-checks.
   # Run outside python/ so the installed package is what is checked.
   (cd "$venv" && bin/python -m mypy.stubtest idforge._idforge &&
@@ -233,6 +239,28 @@ step_python() {
   # IDFORGE_SDIST: pip on that sdist with no cargo on PATH must say Rust is needed, in a paragraph.
   (cd python && IDFORGE_SDIST="$(echo "$sdist_dir"/idforge-*.tar.gz)" "$sdist_venv/bin/pytest" -q)
   rm -rf "$sdist_dir"
+}
+
+# The abi3 wheel claims every CPython from 3.9: its uuid.UUID and int shortcuts are checked per
+# interpreter when the module loads (bindings/python/src/uuid_object.rs, py_int.rs), so the suite also
+# runs on the oldest and the newest CPython that pyenv has here. A machine without them says so.
+step_python_versions() {
+  local wheel_dir="$1" root v
+  root="${PYENV_ROOT:-$HOME/.pyenv}"
+  for v in 3.9 3.13; do
+    local py
+    py="$(ls -d "$root"/versions/"$v".*/bin/python 2>/dev/null | sort -V | tail -1)"
+    if [ -z "$py" ]; then
+      echo "python: no CPython $v under $root/versions, so the suite did not run on it"
+      continue
+    fi
+    local vv="$HOME/.cache/idforge/venv-py$v"
+    [ -x "$vv/bin/python" ] || "$py" -m venv "$vv"
+    "$vv/bin/python" -m pip install --quiet --force-reinstall --no-deps "$wheel_dir"/idforge-*.whl
+    "$vv/bin/python" -m pip install --quiet "pytest>=7" "pymongo>=4" "uuid-utils>=0.9" "python-ulid>=2"
+    echo "python: the suite on $("$vv/bin/python" -V)"
+    (cd python && "$vv/bin/pytest" -q)
+  done
 }
 
 step_node() {

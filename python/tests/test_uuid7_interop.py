@@ -38,6 +38,24 @@ def test_natively_made_uuids_behave_as_any_uuid_object():
     assert len({hash(x) for x in ids}) > 990 and sorted(ids) == ids
 
 
+def test_natively_made_ints_are_the_ints_python_makes():
+    # The `int` slot's object is written digit by digit where the interpreter allows it: every
+    # length (3 to 5 digits of 30 bits here) must be exact and normalised, as Python's own.
+    import random
+    import sys
+
+    rng = random.Random(7)
+    times = [0, 1, 2**30 - 1, 2**30, 2**40 - 1, 2**40, 2**47, 2**48 - 1]
+    times += [rng.randrange(2**48) for _ in range(200)]
+    for time_ms in times:
+        u = idforge.uuid7_from_fields(time_ms, rng.randrange(2**12), rng.randrange(2**62))
+        theirs = int.from_bytes(u.bytes, "big")
+        assert u.int == theirs and int(str(u.int)) == theirs and hash(u.int) == hash(theirs)
+        assert sys.getsizeof(u.int) == sys.getsizeof(theirs)
+        assert u == uuid.UUID(int=theirs) and hash(u) == hash(uuid.UUID(int=theirs))
+        assert (u.int >> 76) & 0xF == 7 and u.int - theirs == 0 and -u.int == -theirs
+
+
 def test_uuid_utils_reads_ours_with_the_same_time():
     for u in idforge.Uuid7s().next_many(1000):
         theirs = uuid_utils.UUID(str(u))

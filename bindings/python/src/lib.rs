@@ -10,6 +10,7 @@ mod flake128;
 mod hand_made;
 mod layout;
 mod objectid;
+mod py_int;
 mod segments;
 mod snowflake;
 mod time_ordered;

@@ -2,19 +2,20 @@
 //! object allocated, its `int` and `is_safe` slots filled, no `__init__` (which parses its
 //! arguments in Python: 480 ns of the 650 ns `uuid_utils.compat.uuid7()` costs).
 //!
-//! Two shortcuts, both checked when the module loads and dropped when the check fails:
+//! Three shortcuts, each checked when the module loads and dropped when the check fails:
+//! - the object is allocated untracked by `PyObject_GC_New` and its slots zeroed, instead of
+//!   `object.__new__`'s allocation, which links it into the collector's list only for it to be
+//!   unlinked at once (the collector counts both allocations alike);
 //! - the slots are written at their offsets, found by setting them once on a probe object and
 //!   finding the values in its memory (`object.__setattr__` is the fallback);
-//! - the 128-bit `int` is made from 16 bytes by CPython's own converter, found by name
-//!   (`PyLong_FromUnsignedNativeBytes` from 3.13, `_PyLong_FromByteArray` before; the limited
-//!   API has neither), else by pyo3's conversion.
+//! - the 128-bit `int` is made by [`IntMaker`], its digits written directly when it can.
 //!
 //! The objects are untracked by the cycle collector: they hold an `int` and a `SafeUUID`
 //! member, which cannot form a cycle, so a loop that keeps millions of them does not pay for
 //! the collector walking them (as it does not for `uuid_utils`' objects).
 #![allow(unsafe_code)]
 
-use std::ffi::{CStr, c_int, c_void};
+use std::ffi::c_void;
 use std::mem::size_of;
 use std::ptr::null_mut;
 
@@ -22,19 +23,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{IntoPyDict, PyString, PyType};
 
-/// `PyLong_FromUnsignedNativeBytes(buffer, n_bytes, flags)` (Python 3.13+).
-type FromNativeBytes = unsafe extern "C" fn(*const c_void, usize, c_int) -> *mut ffi::PyObject;
-/// `_PyLong_FromByteArray(bytes, n, little_endian, is_signed)` (Python 3.9 to 3.12 and after).
-type FromByteArray = unsafe extern "C" fn(*const u8, usize, c_int, c_int) -> *mut ffi::PyObject;
-
-/// How a 128-bit `int` is made.
-#[derive(Clone, Copy)]
-enum IntFrom {
-    NativeBytes(FromNativeBytes),
-    ByteArray(FromByteArray),
-    /// pyo3's conversion (two halves, a shift and an or under the limited API).
-    Pyo3,
-}
+use crate::py_int::IntMaker;
 
 /// Where the two slots of a `uuid.UUID` are, in bytes from the object's start.
 #[derive(Clone, Copy)]
@@ -50,7 +39,9 @@ pub(crate) struct UuidMaker {
     int_name: Py<PyString>,
     is_safe_name: Py<PyString>,
     slots: Option<Slots>,
-    int_from: IntFrom,
+    /// `uuid.UUID.__basicsize__` when objects are allocated untracked by `PyObject_GC_New`.
+    untracked_size: Option<usize>,
+    int: IntMaker,
 }
 
 impl UuidMaker {
@@ -63,16 +54,17 @@ impl UuidMaker {
             int_name: PyString::intern(py, "int").unbind(),
             is_safe_name: PyString::intern(py, "is_safe").unbind(),
             slots: None,
-            int_from: IntFrom::Pyo3,
+            untracked_size: None,
+            int: IntMaker::new(py),
             ty: ty.clone().unbind(),
         };
-        maker.int_from = int_converter();
-        if !maker.works(py) {
-            maker.int_from = IntFrom::Pyo3;
-        }
         maker.slots = find_slots(py, &ty, &maker);
         if !maker.works(py) {
             maker.slots = None;
+        }
+        maker.untracked_size = untracked_size(&ty);
+        if !maker.works(py) {
+            maker.untracked_size = None;
         }
         Ok(maker)
     }
@@ -92,7 +84,11 @@ impl UuidMaker {
                 && made.getattr("int")?.extract::<u128>()? == value
                 && made.getattr("is_safe")?.is(self.unknown.bind(py))
                 && made.str()?.as_any().eq(expected.str()?)?
-                && made.hash()? == expected.hash()?)
+                && made.hash()? == expected.hash()?
+                && !py
+                    .import("gc")?
+                    .call_method1("is_tracked", (&made,))?
+                    .is_truthy()?)
         };
         check().unwrap_or_else(|e| {
             drop(e); // a failed shortcut is not an error: the next method is tried
@@ -107,23 +103,17 @@ impl UuidMaker {
     #[inline]
     pub(crate) unsafe fn make(&self, value: u128) -> *mut ffi::PyObject {
         // SAFETY: the GIL is held (this function's contract).
-        let int = unsafe { self.int(value) };
+        let int = unsafe { self.int.make(value) };
         if int.is_null() {
             return null_mut();
         }
-        let ty = self.ty.as_ptr().cast::<ffi::PyTypeObject>();
-        // SAFETY: `ty` is `uuid.UUID`, a live type (held by `self`), whose `__new__` is
-        // `object.__new__`, which allocates exactly so; the memory comes zeroed (empty slots).
-        let obj = unsafe { ffi::PyType_GenericAlloc(ty, 0) };
+        // SAFETY: the GIL is held.
+        let obj = unsafe { self.alloc() };
         if obj.is_null() {
             // SAFETY: `int` is our new reference.
             unsafe { ffi::Py_DecRef(int) };
             return null_mut();
         }
-        // SAFETY: `obj` is a new, GC-tracked object (the type has slots holding objects);
-        // untracking an object that cannot be part of a cycle is what CPython does for
-        // tuples of atoms.
-        unsafe { ffi::PyObject_GC_UnTrack(obj.cast::<c_void>()) };
         let unknown = self.unknown.as_ptr();
         match self.slots {
             Some(slots) => {
@@ -144,6 +134,37 @@ impl UuidMaker {
             // SAFETY: the GIL is held; `obj` and `int` are our new references.
             None => unsafe { self.set_slots(obj, int) },
         }
+    }
+
+    /// A new, empty `uuid.UUID` (slots NULL) that the cycle collector does not track, or NULL
+    /// with an exception set.
+    ///
+    /// # Safety
+    /// The GIL must be held.
+    #[inline]
+    unsafe fn alloc(&self) -> *mut ffi::PyObject {
+        let ty = self.ty.as_ptr().cast::<ffi::PyTypeObject>();
+        if let Some(size) = self.untracked_size {
+            // SAFETY: `ty` is `uuid.UUID`, a live type (held by `self`) of GC objects with no
+            // items; `PyObject_GC_New` allocates it untracked, counted by the collector as
+            // `object.__new__`'s allocation is (the free takes that count back).
+            let obj = unsafe { ffi::_PyObject_GC_New(ty) };
+            if !obj.is_null() {
+                let head = size_of::<ffi::PyObject>();
+                // SAFETY: the object is `size` bytes; after its header come the slots, which
+                // `PyObject_GC_New` leaves unwritten and `object.__new__` zeroes.
+                unsafe { obj.cast::<u8>().add(head).write_bytes(0, size - head) };
+            }
+            return obj;
+        }
+        // SAFETY: as above; `object.__new__` allocates so, zeroed and tracked.
+        let obj = unsafe { ffi::PyType_GenericAlloc(ty, 0) };
+        if !obj.is_null() {
+            // SAFETY: `obj` is new and tracked; untracking an object that cannot be part of a
+            // cycle is what CPython does for tuples of atoms.
+            unsafe { ffi::PyObject_GC_UnTrack(obj.cast::<c_void>()) };
+        }
+        obj
     }
 
     /// Fills the slots by `object.__setattr__` (`UUID.__setattr__` refuses), consuming `int`.
@@ -172,49 +193,18 @@ impl UuidMaker {
             }
         }
     }
-
-    /// A new `int` of `value`, or NULL with an exception set.
-    ///
-    /// # Safety
-    /// The GIL must be held.
-    #[inline]
-    unsafe fn int(&self, value: u128) -> *mut ffi::PyObject {
-        let bytes = value.to_be_bytes();
-        match self.int_from {
-            // SAFETY: the GIL is held; the function reads the 16 bytes given (flags 0: big
-            // endian, as an unsigned buffer by this function's definition).
-            IntFrom::NativeBytes(f) => unsafe { f(bytes.as_ptr().cast(), bytes.len(), 0) },
-            // SAFETY: as above (big endian, unsigned).
-            IntFrom::ByteArray(f) => unsafe { f(bytes.as_ptr(), bytes.len(), 0, 0) },
-            IntFrom::Pyo3 => {
-                // SAFETY: the GIL is held.
-                let py = unsafe { Python::assume_gil_acquired() };
-                value.into_pyobject(py).map_or(null_mut(), Bound::into_ptr)
-            }
-        }
-    }
 }
 
-/// CPython's converter from bytes, looked up in the running interpreter.
-fn int_converter() -> IntFrom {
-    if let Some(f) = symbol(c"PyLong_FromUnsignedNativeBytes") {
-        // SAFETY: CPython 3.13+ defines the function with this signature.
-        return IntFrom::NativeBytes(unsafe {
-            std::mem::transmute::<*mut c_void, FromNativeBytes>(f)
-        });
-    }
-    if let Some(f) = symbol(c"_PyLong_FromByteArray") {
-        // SAFETY: CPython defines the function with this signature.
-        return IntFrom::ByteArray(unsafe { std::mem::transmute::<*mut c_void, FromByteArray>(f) });
-    }
-    IntFrom::Pyo3
-}
-
-fn symbol(name: &CStr) -> Option<*mut c_void> {
-    // SAFETY: `name` is a C string; RTLD_DEFAULT searches the process's global symbols, where
-    // the interpreter that loaded this module put its API.
-    let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
-    (!f.is_null()).then_some(f)
+/// `uuid.UUID`'s size, when `PyObject_GC_New` can allocate it: a type of GC objects with no
+/// items, larger than an object's header, whose `__new__` is `object.__new__`.
+fn untracked_size(ty: &Bound<'_, PyType>) -> Option<usize> {
+    let size: usize = ty.getattr("__basicsize__").ok()?.extract().ok()?;
+    let items: usize = ty.getattr("__itemsize__").ok()?.extract().ok()?;
+    let object_new = ty.py().get_type::<PyAny>().getattr("__new__").ok()?;
+    // SAFETY: `ty` is a live type object.
+    let gc = unsafe { ffi::PyType_IS_GC(ty.as_type_ptr()) } != 0;
+    let plain = ty.getattr("__new__").ok()?.is(&object_new);
+    (gc && plain && items == 0 && size > size_of::<ffi::PyObject>()).then_some(size)
 }
 
 /// The offsets of `int` and `is_safe` in a `uuid.UUID`: set on a probe object, then found in
