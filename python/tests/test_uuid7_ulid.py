@@ -146,12 +146,15 @@ def test_a_forked_child_never_repeats_the_parents_ids():
     pid = os.fork()
     if pid == 0:
         try:
-            ids = g.next_many(50_000) + [idforge.uuid7() for _ in range(50_000)]
+            # next_many draws from the thread's stream, next() and uuid7() from the GIL's.
+            ids = g.next_many(25_000) + [g.next() for _ in range(25_000)]
+            ids += [idforge.uuid7() for _ in range(50_000)]
             os.write(w, b"".join(u.bytes for u in ids))
         finally:
             os._exit(0)
     os.close(w)
-    mine = g.next_many(50_000) + [idforge.uuid7() for _ in range(50_000)]
+    mine = g.next_many(25_000) + [g.next() for _ in range(25_000)]
+    mine += [idforge.uuid7() for _ in range(50_000)]
     data = b""
     while chunk := os.read(r, 1 << 20):
         data += chunk

@@ -17,7 +17,8 @@
 //!   [`StateFile`] high-water mark.
 //! - [`ObjectIds`] and [`object_id`]: MongoDB ObjectIds.
 //! - [`Flake128s`]: 128-bit flake ids.
-//! - [`Uuid7s`] and [`Ulids`]: RFC 9562 UUIDv7s and ULIDs, strictly increasing.
+//! - [`Uuid7s`] and [`Ulids`]: RFC 9562 UUIDv7s and ULIDs, strictly increasing; their random
+//!   bits come from a per-thread [`Random`] stream, or one the caller owns.
 //! - [`Segments`]: ids from ranges of a [`SegmentSource`], refilled in the background.
 //! - [`WorkerLease`]: a snowflake node id leased from an idforge server
 //!   ([`SnowflakeBuilder::lease`]).
@@ -58,6 +59,7 @@ pub use idforge_core::uuid7::Uuid7;
 pub use lease::{DEFAULT_LEASE_TTL, DEFAULT_MAX_SKEW, WorkerLease};
 pub use objectid::{ObjectIds, object_id, object_id_with};
 pub use policy::{DEFAULT_LEAD, Policy};
+pub use rng::Random;
 pub use segments::options as segment_options;
 pub use segments::{EngineStats, SegmentOptions, SegmentOptionsInput, SegmentStats, Segments};
 pub use snowflake::{Snowflake, SnowflakeBuilder};

@@ -13,7 +13,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::error::Result;
 use crate::fork;
 use crate::policy::{self, Policy};
-use crate::rng;
+use crate::rng::{self, Random};
 use crate::state_file::StateFile;
 
 /// UUIDv7s (RFC 9562): `Send + Sync`, strictly increasing. See [`TimeOrdered`].
@@ -112,7 +112,18 @@ impl<T: TimeOrderedId, C: Clock> TimeOrdered<T, C> {
     /// The next id.
     #[inline]
     pub fn next(&self) -> Result<T> {
-        let random = rng::u64()?;
+        self.next_drawn(rng::u64()?)
+    }
+
+    /// The next id, its random bits drawn from `random` instead of this thread's stream: for
+    /// a caller that owns a stream already (see [`Random`]).
+    #[inline]
+    pub fn next_with(&self, random: &mut Random) -> Result<T> {
+        self.next_drawn(random.next_u64()?)
+    }
+
+    #[inline]
+    fn next_drawn(&self, random: u64) -> Result<T> {
         if self.state.is_none() {
             let now = if self.recent {
                 self.clock.recent_ms()

@@ -38,9 +38,10 @@ time_ordered_methods!(Ulids {
 
 /// A fresh ULID from the process-wide generator.
 #[pyfunction]
-fn ulid() -> PyResult<String> {
+fn ulid(py: Python<'_>) -> PyResult<String> {
+    let generator = crate::time_ordered::shared(&SHARED)?;
     Ok(text(
-        crate::time_ordered::shared(&SHARED)?.next().or_raise()?,
+        crate::time_ordered::next_under_gil(py, generator).or_raise()?,
     ))
 }
 

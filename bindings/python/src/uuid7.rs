@@ -77,10 +77,12 @@ pub(crate) fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// One id made by `next` as a `uuid.UUID`: the common case at once, a wait (without the GIL)
-/// or an error through pyo3. The GIL is held.
-fn made(may_wait: bool, next: impl Fn() -> idforge::Result<Uuid7> + Sync) -> *mut ffi::PyObject {
-    let first = (!may_wait).then(&next);
+/// One id made by `next` as a `uuid.UUID`: the common case at once (its random bits from the
+/// GIL's stream), a wait (without the GIL) or an error through pyo3. The GIL is held.
+fn made(may_wait: bool, generator: &RtUuid7s) -> *mut ffi::PyObject {
+    // SAFETY: the hand-made methods run with the GIL held (CPython calls them so).
+    let py = unsafe { Python::assume_gil_acquired() };
+    let first = (!may_wait).then(|| crate::time_ordered::next_under_gil(py, generator));
     if let (Some(Ok(id)), Some(maker)) = (&first, MAKER.get()) {
         // SAFETY: the GIL is held (the hand-made methods' contract).
         return unsafe { maker.make(id.as_u128()) };
@@ -88,7 +90,7 @@ fn made(may_wait: bool, next: impl Fn() -> idforge::Result<Uuid7> + Sync) -> *mu
     hand_made::finish(|py| {
         let result = match first {
             Some(r) => r,
-            None => py.allow_threads(&next),
+            None => py.allow_threads(|| generator.next()),
         };
         to_uuid(py, result.or_raise()?)
     })
@@ -106,7 +108,7 @@ unsafe extern "C" fn next(
         let obj = unsafe { Borrowed::from_ptr(Python::assume_gil_acquired(), slf) };
         // SAFETY: as above: `slf` is an instance of `Uuid7s`.
         let this: &Uuid7s = unsafe { obj.downcast_unchecked::<Uuid7s>() }.get();
-        made(this.generator.may_wait, || this.generator.inner.next())
+        made(this.generator.may_wait, &this.generator.inner)
     })
 }
 
@@ -116,7 +118,7 @@ unsafe extern "C" fn uuid7(
     _args: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
     hand_made::guarded(c"idforge: uuid7 panicked", || match SHARED.get() {
-        Some(g) => made(false, || g.next()),
+        Some(g) => made(false, g),
         None => hand_made::finish(|py| {
             let g = crate::time_ordered::shared(&SHARED)?;
             to_uuid(py, g.next().or_raise()?)

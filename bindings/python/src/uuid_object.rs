@@ -151,9 +151,22 @@ impl UuidMaker {
             let obj = unsafe { ffi::_PyObject_GC_New(ty) };
             if !obj.is_null() {
                 let head = size_of::<ffi::PyObject>();
+                let slots = obj
+                    .cast::<u8>()
+                    .wrapping_add(head)
+                    .cast::<*mut ffi::PyObject>();
                 // SAFETY: the object is `size` bytes; after its header come the slots, which
-                // `PyObject_GC_New` leaves unwritten and `object.__new__` zeroes.
-                unsafe { obj.cast::<u8>().add(head).write_bytes(0, size - head) };
+                // `PyObject_GC_New` leaves unwritten and `object.__new__` zeroes. Three slots
+                // (`int`, `is_safe`, `__weakref__`) are written inline, not by `memset`.
+                unsafe {
+                    if size == head + 3 * size_of::<*mut ffi::PyObject>() {
+                        slots.write(null_mut());
+                        slots.add(1).write(null_mut());
+                        slots.add(2).write(null_mut());
+                    } else {
+                        slots.cast::<u8>().write_bytes(0, size - head);
+                    }
+                }
             }
             return obj;
         }
