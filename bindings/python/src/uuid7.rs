@@ -1,7 +1,7 @@
 //! UUIDv7 as `uuid.UUID`: the generator `Uuid7s`, the process-wide `uuid7()` and the codecs.
 //! `uuid7()` and `Uuid7s.next` are hand-made methods (see [`crate::hand_made`]): with
-//! [`UuidMaker`] they cost about what `uuid_utils.uuid7()` does, though they return a real
-//! `uuid.UUID`.
+//! [`UuidMaker`] and the GIL's random stream they cost less than `uuid_utils.uuid7()` does,
+//! though they return a real `uuid.UUID` (BENCHMARKS.md, "Python UUIDv7").
 #![allow(unsafe_code)]
 
 use std::sync::OnceLock;
