@@ -621,7 +621,9 @@ def case_scan_cursor(ctx):
     check("public-a" in seen and "public-z" in seen and not any("secret" in n for n in seen),
           f"the walk shows the readable tags only: {seen}")
     bad = []
-    for garbage in [b"zzz", b".public-a", b"12345"] + ([cursors[0][:-2] + b"00"] if cursors else []):
+    # An altered cursor: its last character changed (to another one: "00" once matched).
+    altered = [cursors[0][:-1] + (b"1" if cursors[0].endswith(b"0") else b"0")] if cursors else []
+    for garbage in [b"zzz", b".public-a", b"12345"] + altered:
         line, _ = scan(garbage)
         if not line.startswith(b"-ERR invalid cursor"):
             bad.append((garbage[:40], line))

@@ -172,9 +172,20 @@ test('a timer keeps firing while a slow source refills', async (t) => {
 
 test('segments: unique across generators of one source, increasing within one', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'idforge-node-'))
-  // The generators' refill threads may still be writing a counter file: retry the removal
-  // (for up to about 40 s on a loaded machine: 1 s of retries once fell short in CI).
-  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 40, retryDelay: 50 }))
+  // A refill still in flight when the test ends may create the tag's counter file again after
+  // the removal listed the folder; rmSync's own retries then retry only the rmdir, for ever
+  // (that failed CI once after 41 s). So the whole removal is retried: once the folder is gone,
+  // a refill cannot make it again (the source creates the folder only when it is built).
+  t.after(async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return rmSync(dir, { recursive: true, force: true })
+      } catch (e) {
+        if (e.code !== 'ENOTEMPTY' || attempt === 100) throw e
+        await sleep(100)
+      }
+    }
+  })
   const url = `file://${dir}`
   const a = new Segments(url, 'users', { step: 50, dynamicStep: false })
   const b = new Segments(url, 'users', { step: 50, dynamicStep: false })

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 
-use idforge::{ErrorCode, Uuid7s};
+use idforge::{ErrorCode, Random, Uuid7s};
 
 const COUNT: usize = 200_000;
 
@@ -18,6 +18,18 @@ fn a_forked_child_never_repeats_its_parents_uuid7s() {
     let with_file = Uuid7s::with_state_file(dir.path().join("state")).unwrap();
     let before: Vec<u128> = (0..1_000).map(|_| ids.next().unwrap().as_u128()).collect();
     with_file.next().unwrap();
+    // A stream the caller owns (as the Python binding's, under the GIL), drawn from before the
+    // fork: the child's copy must be seeded again, as the thread's own stream is.
+    let mut random = Random::new();
+    ids.next_with(&mut random).unwrap();
+    // Every other id from each stream.
+    let mut next = move |i: usize| {
+        if i % 2 == 0 {
+            ids.next()
+        } else {
+            ids.next_with(&mut random)
+        }
+    };
 
     let (mut parent_end, mut child_end) = UnixStream::pair().unwrap();
     // SAFETY: the child only runs Rust code that allocates and makes syscalls, which glibc's
@@ -32,8 +44,8 @@ fn a_forked_child_never_repeats_its_parents_uuid7s() {
             Err(e) => e.code().as_u32(),
         };
         buf.extend_from_slice(&code.to_le_bytes());
-        for _ in 0..COUNT {
-            match ids.next() {
+        for i in 0..COUNT {
+            match next(i) {
                 Ok(id) => buf.extend_from_slice(&id.to_bytes()),
                 // SAFETY: ends the child at once, skipping the parent's destructors.
                 Err(_) => unsafe { libc::_exit(3) },
@@ -48,7 +60,7 @@ fn a_forked_child_never_repeats_its_parents_uuid7s() {
         unsafe { libc::_exit(code) };
     }
     drop(child_end);
-    let parent: Vec<u128> = (0..COUNT).map(|_| ids.next().unwrap().as_u128()).collect();
+    let parent: Vec<u128> = (0..COUNT).map(|i| next(i).unwrap().as_u128()).collect();
     let mut bytes = Vec::new();
     parent_end.read_to_end(&mut bytes).unwrap();
     let mut status = 0;

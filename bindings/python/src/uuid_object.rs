@@ -58,11 +58,12 @@ impl UuidMaker {
             int: IntMaker::new(py),
             ty: ty.clone().unbind(),
         };
-        maker.slots = find_slots(py, &ty, &maker);
+        let cpython = crate::py_int::cpython(py);
+        maker.slots = cpython.then(|| find_slots(py, &ty, &maker)).flatten();
         if !maker.works(py) {
             maker.slots = None;
         }
-        maker.untracked_size = untracked_size(&ty);
+        maker.untracked_size = cpython.then(|| untracked_size(&ty)).flatten();
         if !maker.works(py) {
             maker.untracked_size = None;
         }
