@@ -314,6 +314,24 @@ def test_a_transient_failure_is_waited_out_and_a_permanent_one_is_not(tmp_path):
     assert time.monotonic() - started < 20  # only: it did not wait the 30 s out
 
 
+def wait_until_no_descriptor_on(db, timeout=30.0):
+    """Waits until no descriptor of this process is open on `db`, its -wal or its -shm."""
+    db = os.path.realpath(db)
+    names = {db, f"{db}-wal", f"{db}-shm"}
+    deadline = time.monotonic() + timeout
+    while True:
+        open_now = set()
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                open_now.add(os.readlink(f"/proc/self/fd/{fd}"))
+            except OSError:
+                pass  # closed meanwhile
+        if not names & open_now:
+            return
+        assert time.monotonic() < deadline, f"still open after {timeout} s: {names & open_now}"
+        time.sleep(0.01)
+
+
 def test_a_file_open_through_pythons_own_sqlite3_is_refused_not_shared(tmp_path):
     # CPython's sqlite3 is another SQLite library than idforge's: in one process the two do not
     # see each other's locks and would hand out the same ids. idforge refuses the range while
@@ -324,6 +342,10 @@ def test_a_file_open_through_pythons_own_sqlite3_is_refused_not_shared(tmp_path)
     tag = fresh_tag("two-sqlites")
     first = idforge.Segments(url, tag, step=100, dynamic_step=False)
     taken = first.next()
+    # Our connection is closed by its driver thread a moment after the range is taken: the two
+    # libraries must not have the file open at once (the second one to open it resets the
+    # shared-memory file under the first, which crashed this test once with SIGBUS under qemu).
+    wait_until_no_descriptor_on(tmp_path / "leaf.db")
     other = sqlite3.connect(tmp_path / "leaf.db")
     assert other.execute("SELECT count(*) FROM leaf_alloc").fetchone() == (1,)
     seg = idforge.Segments(url, tag, step=100, dynamic_step=False, timeout=0.5)
