@@ -9,6 +9,7 @@ import gc
 import time
 
 import uuid_utils
+from bench_uuid7 import timed_loop
 
 import idforge
 
@@ -17,11 +18,7 @@ ROUNDS = 5
 
 
 def filled(f):
-    out = [None] * N
-    t0 = time.perf_counter_ns()
-    for i in range(N):
-        out[i] = f()
-    return (time.perf_counter_ns() - t0) / N
+    return timed_loop(f, N)  # the verdict's loop itself
 
 
 def comprehension(f):
