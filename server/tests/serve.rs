@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use common::{Server, Value};
+use common::{Client, Server, Value};
 
 #[test]
 fn incr_incrby_get_and_the_tag_commands() {
@@ -89,6 +89,72 @@ fn server_snowflakes_and_decode() {
             .error()
             .starts_with("ERR")
     );
+}
+
+/// One `IDF.SNOWFLAKE` of `name`, and how long it took.
+fn timed_snowflake(c: &mut Client, name: &str) -> (i64, Duration) {
+    let t = std::time::Instant::now();
+    let id = c.cmd(&["IDF.SNOWFLAKE", name]).int();
+    (id, t.elapsed())
+}
+
+#[test]
+fn snowflake_names_serve_at_once_after_a_clean_stop_and_within_the_alloc_timeout_after_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    // The guard is on (the data dir's default): a clean stop brings the persisted time back in
+    // the guard too, or the restart would refuse the store.
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    let mut last = c.cmd(&["IDF.SNOWFLAKE", "restarts"]).int();
+    // A clean stop brings the persisted time back to the last id: the next id at once (the
+    // persisted time used to run a window ahead, and the first id waited for the clock).
+    let mut server = server;
+    for round in 0..3 {
+        server = server.restart("TERM");
+        let mut c = server.client();
+        let (id, took) = timed_snowflake(&mut c, "restarts");
+        eprintln!("after SIGTERM #{round}: next id in {took:?}");
+        assert!(id > last, "ids keep increasing across a clean stop");
+        assert!(
+            took < Duration::from_millis(1000),
+            "the first id after a clean stop waited {took:?}"
+        );
+        let Value::Array(many) = c.cmd(&["IDF.SNOWFLAKE", "restarts", "COUNT", "1000"]) else {
+            panic!("COUNT gives an array")
+        };
+        last = many.last().map(Value::int).unwrap();
+    }
+    // A crash leaves the time persisted ahead: the name waits at most the window less the
+    // lead, within the default --alloc-timeout-ms (5 s), and never answers below `last`.
+    let server = server.restart("KILL");
+    let mut c = server.client();
+    let (id, took) = timed_snowflake(&mut c, "restarts");
+    eprintln!("after kill -9: next id in {took:?}");
+    assert!(id > last);
+    assert!(took < Duration::from_millis(5000), "waited {took:?}");
+}
+
+#[test]
+fn a_name_further_ahead_than_the_alloc_timeout_is_refused_with_tryagain() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--alloc-timeout-ms", "200"]);
+    let mut c = server.client();
+    let last = c.cmd(&["IDF.SNOWFLAKE", "ahead"]).int();
+    // After a crash the persisted time is up to 4 s ahead: more than 200 ms of waiting is
+    // refused at once with a typed error saying when to retry, never a stall.
+    let server = server.restart("KILL");
+    let mut c = server.client();
+    let t = std::time::Instant::now();
+    let answer = c.cmd(&["IDF.SNOWFLAKE", "ahead"]);
+    let took = t.elapsed();
+    match answer {
+        Value::Int(id) => assert!(id > last),
+        other => {
+            let e = other.error().to_owned();
+            assert!(e.starts_with("TRYAGAIN ") && e.contains("retry in"), "{e}");
+        }
+    }
+    assert!(took < Duration::from_millis(2000), "answered in {took:?}");
 }
 
 #[test]

@@ -54,6 +54,15 @@ fn uuid_hex(s: &str) -> Option<String> {
     shaped.then(|| s.chars().filter(|&c| c != '-').collect())
 }
 
+/// What is inside `{…}` or after `urn:uuid:` (in any case), if `s` is so wrapped.
+fn uuid_unwrapped(s: &str) -> Option<&str> {
+    if let Some(inner) = s.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
+        return Some(inner);
+    }
+    let prefix = s.get(..9)?;
+    prefix.eq_ignore_ascii_case("urn:uuid:").then(|| &s[9..])
+}
+
 fn parse_snowflake(s: &str) -> Result<AnyId, CliError> {
     Ok(AnyId::Snowflake(decimal::decode_u64(s.as_bytes())?))
 }
@@ -81,6 +90,15 @@ pub fn parse_id(s: &str, kind: Option<IdType>) -> Result<AnyId, CliError> {
         Some(IdType::Uuid7) => Ok(AnyId::Uuid7(Uuid7::parse(s)?)),
         Some(IdType::Ulid) => Ok(AnyId::Ulid(Ulid::parse(s)?)),
         None => {
+            // The wrappings `Uuid7::parse` (and Python's `uuid.UUID`) accept: `{…}` and
+            // `urn:uuid:…` around a UUID text or 32 hex digits.
+            if let Some(inner) = uuid_unwrapped(s) {
+                if uuid_hex(inner).is_some()
+                    || (inner.len() == Flake128::HEX_LEN && all(inner, u8::is_ascii_hexdigit))
+                {
+                    return parse_id(inner, None);
+                }
+            }
             let hex = all(s, u8::is_ascii_hexdigit);
             if hex && s.len() == ObjectId::HEX_LEN {
                 Ok(AnyId::ObjectId(ObjectId::parse_hex(s)?))
@@ -275,6 +293,22 @@ mod tests {
         assert_eq!(parse_id(&v7.to_string(), None), Ok(AnyId::Uuid7(v7)));
         let simple = v7.to_string().replace('-', "");
         assert_eq!(parse_id(&simple, None), Ok(AnyId::Uuid7(v7)));
+        // Every wrapping `Uuid7::parse` accepts is detected too.
+        for wrapped in [
+            format!("{{{v7}}}"),
+            format!("urn:uuid:{v7}"),
+            format!("URN:UUID:{simple}"),
+            format!("{{{simple}}}"),
+        ] {
+            assert_eq!(Uuid7::parse(&wrapped), Ok(v7), "{wrapped}");
+            assert_eq!(parse_id(&wrapped, None), Ok(AnyId::Uuid7(v7)), "{wrapped}");
+        }
+        assert_eq!(
+            parse_id(&format!("{{{}}}", uuid_text(flake)), None),
+            Ok(AnyId::Flake128(flake))
+        );
+        assert_eq!(code("{123}", None), ErrorCode::InvalidArgument);
+        assert_eq!(code("urn:uuid:", None), ErrorCode::InvalidArgument);
         let ulid = Ulid::from(v7).to_string();
         assert_eq!(parse_id(&ulid, None), Ok(AnyId::Ulid(Ulid::from(v7))));
         assert_eq!(

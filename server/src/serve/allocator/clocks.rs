@@ -7,7 +7,9 @@
 //!
 //! Names are bounded as tags are: a user without `admin` may start at most
 //! [`AllocPolicy::max_snowflake_names_per_user`](super::AllocPolicy) names on a server (a name
-//! the store already holds costs nothing), and a name left untouched for
+//! the store already holds costs nothing), the server holds at most
+//! [`AllocPolicy::max_snowflake_names`](super::AllocPolicy) in memory whoever asks (also on a
+//! server without users), and a name left untouched for
 //! [`AllocPolicy::tag_idle`](super::AllocPolicy) leaves memory. Leaving memory loses nothing: its
 //! persisted time stays in the store, and the next request reloads the name and resumes after
 //! it, exactly as after a restart. A name leaves only once that time has passed, so a reload
@@ -22,8 +24,10 @@ use idforge_core::snowflake::SnowflakeGen;
 use idforge_core::tick::Next;
 
 use super::Allocator;
+use super::guard::Mark;
 use super::tags::AllocError;
 use crate::serve::lock::lock;
+use crate::serve::store::ClockMove;
 
 /// How far (ms) a generator may run ahead of the clock when a tick's sequence is used up.
 const LEAD_MS: u64 = 1000;
@@ -140,7 +144,14 @@ impl Allocator {
             }
             if let Some(until_ms) = sleep_until {
                 let wait = until_ms.saturating_sub(self.clock.now_ms()).max(1);
-                tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+                let wake = tokio::time::Instant::now() + std::time::Duration::from_millis(wait);
+                // After a crash or a failover the name resumes after a persisted time up to a
+                // window ahead: a wait past the deadline is refused at once, saying when to
+                // come back, rather than held.
+                if wake > deadline {
+                    return Err(AllocError::ClockAhead(wait));
+                }
+                tokio::time::sleep_until(wake).await;
                 continue;
             }
             if tokio::time::timeout_at(deadline, persisted).await.is_err() {
@@ -155,6 +166,12 @@ impl Allocator {
     /// Loads `name`'s persisted time from the store; a name it does not hold yet is started on
     /// `owner`'s quota.
     async fn load_clock(&self, name: &str, owner: Option<&str>) -> Result<(), AllocError> {
+        let max = self.policy.max_snowflake_names;
+        let full = |loaded: usize| max > 0 && loaded >= max;
+        // Checked before the store is read, and again at the insert below.
+        if full(lock(&self.clocks).len()) {
+            return Err(AllocError::TooManyNames(max));
+        }
         let persisted = self.store.clock(name).await?;
         let generator = SnowflakeGen::new(self.snowflake, self.node, LEAD_MS)
             .map_err(|e| AllocError::Clock(e.to_string()))?;
@@ -176,6 +193,13 @@ impl Allocator {
                 self.name_quota_give_back(owner);
             }
             return Ok(());
+        }
+        if full(clocks.len()) {
+            drop(clocks);
+            if counted {
+                self.name_quota_give_back(owner);
+            }
+            return Err(AllocError::TooManyNames(max));
         }
         clocks.insert(
             name.into(),
@@ -276,6 +300,58 @@ impl Allocator {
             if let Some(c) = clocks.get_mut(name.as_str()) {
                 c.in_flight = None;
                 c.covered_ms = c.covered_ms.max(*target as u64);
+            }
+        }
+    }
+
+    /// Brings each loaded clock's persisted time back to the tick of its last id, so that a
+    /// clean restart (or the next leader after a handover) serves the name at once instead of
+    /// waiting for the clock to pass the window persisted ahead. The guard records the lower
+    /// time before the store is written (a crash between them leaves the store above the
+    /// guard, which is allowed). Call under the persist gate, once no connection can make ids.
+    pub(super) async fn release_clocks(&self) {
+        let moves: Vec<ClockMove> = lock(&self.clocks)
+            .iter()
+            .filter(|(_, c)| c.in_flight.is_none())
+            .filter_map(|(name, c)| {
+                let last = c.generator.high_water_ms();
+                let (old, new) = (i64::try_from(c.covered_ms).ok()?, i64::try_from(last).ok()?);
+                (new < old).then(|| ClockMove {
+                    name: name.to_string(),
+                    old,
+                    new,
+                })
+            })
+            .collect();
+        if moves.is_empty() {
+            return;
+        }
+        if let Some(guard) = &self.guard {
+            let marks = moves
+                .iter()
+                .map(|m| Mark::ClockBack(m.name.clone(), m.new))
+                .collect();
+            if let Err(e) = guard.record(marks).await {
+                tracing::warn!(error = %e, "could not bring snowflake clocks back (the next start waits)");
+                return;
+            }
+        }
+        match self.store.lower_clocks(&moves).await {
+            Ok(conflicts) => {
+                let mut clocks = lock(&self.clocks);
+                for m in moves.iter().filter(|m| !conflicts.contains(&m.name)) {
+                    if let Some(c) = clocks.get_mut(m.name.as_str()) {
+                        c.covered_ms = m.new as u64;
+                    }
+                }
+                tracing::info!(
+                    names = moves.len(),
+                    "brought snowflake clocks back to their last ids"
+                );
+            }
+            // Nothing is lost: the persisted times stay after every id made.
+            Err(e) => {
+                tracing::warn!(error = %e, "could not bring snowflake clocks back (the next start waits)");
             }
         }
     }

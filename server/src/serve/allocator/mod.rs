@@ -62,6 +62,10 @@ pub struct AllocPolicy {
     /// How many `IDF.SNOWFLAKE` names one non-admin user may start on this server (0: no
     /// limit).
     pub max_snowflake_names_per_user: usize,
+    /// The most tags loaded in memory at once (0: no limit).
+    pub max_tags: usize,
+    /// The most snowflake names loaded in memory at once (0: no limit).
+    pub max_snowflake_names: usize,
     /// A loaded tag untouched this long leaves memory, giving back its unused ids (`None`:
     /// never).
     pub tag_idle: Option<Duration>,
@@ -75,7 +79,12 @@ impl AllocPolicy {
     /// Persists closer together than this double a tag's step (see `step_interval`).
     pub const STEP_INTERVAL: Duration = Duration::from_secs(1);
     /// How far ahead (ms) a snowflake clock's persisted time runs (see `clock_window_ms`).
-    pub const CLOCK_WINDOW_MS: u64 = 10_000;
+    ///
+    /// After a crash or a failover a name resumes after its persisted time, so its first ids
+    /// wait up to the window less the generator's lead (1 s): 4 s keeps that wait (3 s) within
+    /// the default `--alloc-timeout-ms` (5 s), for a persist about once a second per busy name.
+    /// A clean stop brings the time back to the last id, so a restart does not wait at all.
+    pub const CLOCK_WINDOW_MS: u64 = 4_000;
 }
 
 /// How many sweeps a tag must sit out untouched, per [`AllocPolicy::tag_idle`], before it leaves.
@@ -436,9 +445,10 @@ impl Allocator {
     }
 
     /// Gives back the unused part of every cached range (so a clean restart continues without a
-    /// gap). Call only when no connection can allocate any more.
+    /// gap), and brings snowflake clocks back to their last ids (so it serves them at once). Call only when no connection can allocate any more.
     pub async fn release(&self) {
         let _gate = self.persist_gate.lock().await;
+        self.release_clocks().await;
         let moves: Vec<TagMove> = lock(&self.tags)
             .iter()
             .filter(|(_, t)| t.next < t.limit)

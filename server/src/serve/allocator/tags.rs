@@ -5,6 +5,7 @@ use std::time::Instant;
 use super::Allocator;
 use crate::serve::auth::glob::glob_match;
 use crate::serve::lock::lock;
+use crate::serve::metrics::ErrorKind;
 use crate::serve::store::{StoreError, TagMove, TagRow};
 
 /// One loaded tag.
@@ -86,6 +87,44 @@ pub enum AllocError {
          (--max-snowflake-names-per-user); use a name an administrator started"
     )]
     NameQuota(usize),
+    /// A snowflake name resumes after its persisted time (a restart after a crash, or a
+    /// failover), which lies further ahead of the clock than the request may wait: retry in
+    /// this many milliseconds.
+    #[error(
+        "TRYAGAIN the snowflake name resumes after its persisted time (a restart after a crash, \
+         or a failover): retry in {0} ms"
+    )]
+    ClockAhead(u64),
+    /// The server holds as many tags in memory as `--max-tags` allows.
+    #[error(
+        "ERR server limit reached: at most {0} tags in memory (--max-tags); idle ones leave \
+         after --tag-idle-secs"
+    )]
+    TooManyTags(usize),
+    /// The server holds as many snowflake names in memory as `--max-snowflake-names` allows.
+    #[error(
+        "ERR server limit reached: at most {0} snowflake names in memory \
+         (--max-snowflake-names); idle ones leave after --tag-idle-secs"
+    )]
+    TooManyNames(usize),
+}
+
+impl AllocError {
+    /// How `/metrics` counts it.
+    pub(crate) fn kind(&self) -> ErrorKind {
+        match self {
+            AllocError::Overflow => ErrorKind::Overflow,
+            AllocError::NoTag(_) => ErrorKind::NoTag,
+            AllocError::Store(_) | AllocError::Clock(_) | AllocError::ClockAhead(_) => {
+                ErrorKind::Store
+            }
+            AllocError::Quota(_) | AllocError::NameQuota(_) | AllocError::LargerThanBlock(_) => {
+                ErrorKind::Usage
+            }
+            AllocError::TooManyTags(_) | AllocError::TooManyNames(_) => ErrorKind::Limit,
+            AllocError::NotLeader => ErrorKind::Moved,
+        }
+    }
 }
 
 impl From<StoreError> for AllocError {
@@ -234,6 +273,8 @@ impl Allocator {
 
     /// Loads `tag` from the store (creating it when the policy allows, on `owner`'s quota).
     async fn load(&self, tag: &str, owner: Option<&str>) -> Result<(), AllocError> {
+        // Checked before anything is read or created, and again at the insert below.
+        self.room_for_tag()?;
         let row = match self.store.tag(tag).await? {
             Some(row) => row,
             None if self.policy.auto_create => {
@@ -258,9 +299,23 @@ impl Allocator {
             }
             None => return Err(AllocError::NoTag(tag.to_owned())),
         };
-        lock(&self.tags)
-            .entry(tag.into())
-            .or_insert_with(|| Tag::loaded(&row));
+        let mut tags = lock(&self.tags);
+        if !tags.contains_key(tag) {
+            let max = self.policy.max_tags;
+            if max > 0 && tags.len() >= max {
+                return Err(AllocError::TooManyTags(max));
+            }
+            tags.insert(tag.into(), Tag::loaded(&row));
+        }
+        Ok(())
+    }
+
+    /// Refuses a tag that is not in memory when `--max-tags` are.
+    fn room_for_tag(&self) -> Result<(), AllocError> {
+        let max = self.policy.max_tags;
+        if max > 0 && lock(&self.tags).len() >= max {
+            return Err(AllocError::TooManyTags(max));
+        }
         Ok(())
     }
 
@@ -373,23 +428,47 @@ impl Allocator {
         Ok((matching, next))
     }
 
-    /// Every loaded tag, sorted by name, for the status page.
-    pub(crate) fn tag_views(&self) -> Vec<TagView> {
+    /// The first `n` loaded tags by name: one pass over the table that keeps the `n` smallest
+    /// names seen (a bounded heap of borrowed names), so only those `n` are copied; the status
+    /// page's cost stays that of `n` rows, however many tags are loaded.
+    pub(crate) fn first_tag_views(&self, n: usize) -> Vec<TagView> {
         let now = Instant::now();
-        let global = |local: i64| self.stripe.global(local.max(1)).unwrap_or(i64::MAX);
-        let mut views: Vec<TagView> = lock(&self.tags)
-            .iter()
-            .map(|(name, t)| TagView {
-                tag: name.to_string(),
-                next: t.next,
-                last: self.stripe.last_before(t.next),
-                cached_to: global(t.limit),
-                step: (t.base_step, t.step),
-                persisted_ago: t.last_persist.map(|at| now.saturating_duration_since(at)),
-            })
+        let tags = lock(&self.tags);
+        let mut first: std::collections::BinaryHeap<&str> =
+            std::collections::BinaryHeap::with_capacity(n + 1);
+        for name in tags.keys() {
+            if first.len() < n {
+                first.push(name);
+            } else if first.peek().is_some_and(|top| **name < **top) {
+                first.pop();
+                first.push(name);
+            }
+        }
+        let mut views: Vec<TagView> = first
+            .into_iter()
+            .filter_map(|name| tags.get(name).map(|t| self.view_of(name, t, now)))
             .collect();
+        drop(tags);
         views.sort_by(|a, b| a.tag.cmp(&b.tag));
         views
+    }
+
+    /// One loaded tag's view (`None`: not loaded).
+    pub(crate) fn tag_view(&self, tag: &str) -> Option<TagView> {
+        let now = Instant::now();
+        lock(&self.tags).get(tag).map(|t| self.view_of(tag, t, now))
+    }
+
+    fn view_of(&self, name: &str, t: &Tag, now: Instant) -> TagView {
+        let global = |local: i64| self.stripe.global(local.max(1)).unwrap_or(i64::MAX);
+        TagView {
+            tag: name.to_string(),
+            next: t.next,
+            last: self.stripe.last_before(t.next),
+            cached_to: global(t.limit),
+            step: (t.base_step, t.step),
+            persisted_ago: t.last_persist.map(|at| now.saturating_duration_since(at)),
+        }
     }
 
     /// (tag, cached ids) of every loaded tag, sorted.

@@ -33,16 +33,10 @@ pub(crate) fn usage(message: impl Into<String>) -> (ErrorKind, String) {
 }
 
 pub(crate) fn alloc_error(shared: &Shared, key: &[u8], e: AllocError) -> (ErrorKind, String) {
-    let kind = match e {
-        AllocError::Overflow => ErrorKind::Overflow,
-        AllocError::NoTag(_) => ErrorKind::NoTag,
-        AllocError::Store(_) | AllocError::Clock(_) => ErrorKind::Store,
-        AllocError::Quota(_) | AllocError::NameQuota(_) | AllocError::LargerThanBlock(_) => {
-            ErrorKind::Usage
-        }
-        AllocError::NotLeader => return redirect(shared, Some(key)),
-    };
-    (kind, e.to_string())
+    if e == AllocError::NotLeader {
+        return redirect(shared, Some(key));
+    }
+    (e.kind(), e.to_string())
 }
 
 pub(crate) fn text(arg: &[u8]) -> Result<&str, (ErrorKind, String)> {

@@ -210,6 +210,8 @@ impl ServeArgs {
             clock_window_ms: AllocPolicy::CLOCK_WINDOW_MS,
             max_tags_per_user: self.max_tags_per_user()?,
             max_snowflake_names_per_user: self.max_snowflake_names_per_user()?,
+            max_tags: self.max_tags()?,
+            max_snowflake_names: self.max_snowflake_names()?,
             tag_idle: (tag_idle > 0).then(|| Duration::from_secs(tag_idle)),
             max_leases_per_service: self.max_leases_per_service()?,
             max_leases: self.max_leases()?,

@@ -54,6 +54,10 @@ settings! {
     /// server (counted since it started); 0: no limit.
     ["Store"] max_tags_per_user: usize = {10_000usize}, "N", "IDFORGE_MAX_TAGS_PER_USER",
         limit "a non-admin user's `INCR` of a new tag: `-ERR tag quota reached…`";
+    /// The most tags loaded in memory at once, over every user (each about 300 bytes); a tag
+    /// not in memory is then refused until idle ones leave (--tag-idle-secs). 0: no limit.
+    ["Store"] max_tags: usize = {1_000_000usize}, "N", "IDFORGE_MAX_TAGS",
+        limit "`INCR`/`INCRBY`/`GET` (and the HTTP API) of a tag not in memory: `-ERR server limit reached: at most N tags in memory…` until idle tags leave";
 
     /// The layout of `IDF.SNOWFLAKE` ids: a preset or a spec.
     ["Snowflake"] snowflake_layout: String = {"twitter"}, "NAME|SPEC", "IDFORGE_SNOWFLAKE_LAYOUT";
@@ -65,6 +69,11 @@ settings! {
     ["Snowflake"] max_snowflake_names_per_user: usize = {1000usize}, "N",
         "IDFORGE_MAX_SNOWFLAKE_NAMES_PER_USER",
         limit "a non-admin user's `IDF.SNOWFLAKE` of a new name: `-ERR snowflake name quota reached…`";
+    /// The most `IDF.SNOWFLAKE` names loaded in memory at once, over every user (each about
+    /// 400 bytes), also on a server without users; a name not in memory is then refused until
+    /// idle ones leave (--tag-idle-secs). 0: no limit.
+    ["Snowflake"] max_snowflake_names: usize = {100_000usize}, "N", "IDFORGE_MAX_SNOWFLAKE_NAMES",
+        limit "`IDF.SNOWFLAKE` (and Leaf's snowflake URL) of a name not in memory: `-ERR server limit reached: at most N snowflake names in memory…` until idle names leave";
 
     /// Hand out only the ids of stripe K of N, for every tag: N servers, each on its own store,
     /// serve disjoint ids without talking to each other (docs/server.md, "Active-active without
@@ -135,9 +144,10 @@ settings! {
     ["Limits"] reply_buffer_bytes: usize = {65_536usize}, "BYTES", "IDFORGE_REPLY_BUFFER_BYTES",
         min 1024,
         limit "a pipeline stops running once this many bytes of replies wait, sends them, then goes on: pending replies stay under B plus one reply";
-    /// Close a client that does not take its replies within this many milliseconds.
+    /// Close a client that does not take its replies within this many milliseconds (on the
+    /// client port and the HTTP port).
     ["Limits"] write_timeout_ms: u64 = {10_000u64}, "MS", "IDFORGE_WRITE_TIMEOUT_MS", min 1,
-        limit "a client that does not take its replies for that long is closed (Redis's client-output-buffer-limit; the hard cap is B plus one reply, since the pipeline waits)";
+        limit "a client that does not take its replies for that long is closed (Redis's client-output-buffer-limit; the hard cap is B plus one reply, since the pipeline waits); on the HTTP port the socket is reset, so the kernel drops the unsent answer at once";
 
     /// Serve /metrics and /healthz over HTTP on this port (off when unset).
     ["Metrics"] metrics_port: u16 = [], "PORT", "IDFORGE_METRICS_PORT", sample "9379";

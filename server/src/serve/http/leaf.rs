@@ -92,6 +92,9 @@ fn alloc_failed(shared: &Shared, e: &AllocError, path: &str) -> Reply {
         AllocError::Overflow
         | AllocError::Store(_)
         | AllocError::Clock(_)
+        | AllocError::ClockAhead(_)
+        | AllocError::TooManyTags(_)
+        | AllocError::TooManyNames(_)
         | AllocError::LargerThanBlock(_) => failed(-3, path),
     }
 }

@@ -9,7 +9,10 @@
 //! answer: a keep-alive connection idle that long is closed) and `http-max-header-bytes`, a form
 //! body within both and `http-max-body-bytes`, the query string within `http-max-query-bytes`
 //! and 32 parameters, `http-rate-limit` requests a second per token, `http-max-batch` ids per
-//! request.
+//! request, an answer taken within `write-timeout-ms`. A connection closed for a timeout is
+//! reset, so the kernel keeps no unsent answer ([`socket`]); a request head over
+//! [`LARGE_HEAD`] bytes closes its connection after the answer, so an idle connection never
+//! keeps the larger buffer it needed.
 //!
 //! - [`router`]: a request to its handler; [`query`]: parameters; [`reply`]: response bodies.
 //! - [`leaf`], [`tinyid`]: the peers' URLs.
@@ -24,6 +27,7 @@ pub(crate) mod query;
 pub(crate) mod rates;
 pub(crate) mod reply;
 pub(crate) mod router;
+pub(crate) mod socket;
 pub(crate) mod status;
 pub(crate) mod tinyid;
 pub(crate) mod tokens;
@@ -57,6 +61,10 @@ pub(crate) struct Http {
     pub settings: HttpSettings,
     tokens: Tokens,
     limit: RateLimit,
+    /// Status pages to viewers without a token, over every client.
+    status_limit: RateLimit,
+    /// Rendered status pages, kept for a second.
+    status_pages: status::PageCache,
     /// Ids per second, for the status page.
     pub rates: rates::Rates,
 }
@@ -105,6 +113,8 @@ impl Http {
         let tokens = Tokens::load(settings.tokens.as_deref(), settings.anonymous_user.clone())?;
         Ok(Http {
             limit: RateLimit::new(settings.rate_limit),
+            status_limit: RateLimit::new(status::STATUS_RATE),
+            status_pages: status::PageCache::default(),
             settings,
             tokens,
             rates: rates::Rates::default(),
@@ -123,15 +133,7 @@ impl Http {
 
 /// How `/metrics` counts a failed allocation.
 pub(crate) fn error_kind(e: &AllocError) -> ErrorKind {
-    match e {
-        AllocError::Overflow => ErrorKind::Overflow,
-        AllocError::NoTag(_) => ErrorKind::NoTag,
-        AllocError::Store(_) | AllocError::Clock(_) => ErrorKind::Store,
-        AllocError::Quota(_) | AllocError::NameQuota(_) | AllocError::LargerThanBlock(_) => {
-            ErrorKind::Usage
-        }
-        AllocError::NotLeader => ErrorKind::Moved,
-    }
+    e.kind()
 }
 
 /// A standby's answer: where the leader is (its client port), if known.
@@ -185,6 +187,21 @@ pub(crate) async fn serve(
     slots.abort_all();
 }
 
+/// Whether a connection ended for a timeout: hyper's own (the request head's) or one of the
+/// stream's (`TimedOut`: an answer not taken, a TLS record left incomplete).
+fn is_timeout(e: &hyper::Error) -> bool {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if s.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+        {
+            return true;
+        }
+        source = s.source();
+    }
+    e.is_timeout()
+}
+
 /// Returns once `stop` is true (or its sender is gone).
 async fn stopped(stop: &mut watch::Receiver<bool>) {
     while !*stop.borrow_and_update() {
@@ -223,7 +240,25 @@ async fn connection(
     }
 }
 
+/// A request head above this many bytes closes its connection after the answer: the read
+/// buffer grew to hold it, and an idle keep-alive connection must not keep that buffer.
+pub(crate) const LARGE_HEAD: usize = 4096;
+
+/// The request head's size in bytes, near enough (the request line and the headers).
+fn head_size<B>(req: &hyper::Request<B>) -> usize {
+    let line = req.method().as_str().len() + req.uri().path().len() + 16;
+    let query = req.uri().query().map_or(0, str::len);
+    let headers: usize = req
+        .headers()
+        .iter()
+        .map(|(k, v)| k.as_str().len() + v.len() + 4)
+        .sum();
+    line + query + headers
+}
+
 /// Serves HTTP/1.1 requests on `stream`; at `stop`, finishes the one in progress and closes.
+/// A connection closed for a timeout (the request's, or an answer not taken within
+/// `write-timeout-ms`) is reset (see [`socket`]).
 async fn requests<S>(
     shared: Arc<Shared>,
     http: Arc<Http>,
@@ -231,15 +266,24 @@ async fn requests<S>(
     slot: Slot,
     mut stop: watch::Receiver<bool>,
 ) where
-    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    S: socket::OnTcp + AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let slot = Arc::new(slot);
     let (max_header, timeout) = (http.settings.max_header, shared.limits.request_timeout);
+    let reset = socket::ResetOnDrop::default();
+    let stream = socket::Guarded::new(stream, shared.limits.write_timeout, reset.clone());
     let service = hyper::service::service_fn(move |req| {
         let (shared, http, slot) = (shared.clone(), http.clone(), slot.clone());
         async move {
             slot.set_waiting(false);
-            let reply = router::handle(&shared, &http, req).await;
+            let large = head_size(&req) > LARGE_HEAD;
+            let mut reply = router::handle(&shared, &http, req).await;
+            if large {
+                reply.headers_mut().insert(
+                    hyper::header::CONNECTION,
+                    hyper::header::HeaderValue::from_static("close"),
+                );
+            }
             slot.set_waiting(true);
             Ok::<_, Infallible>(reply)
         }
@@ -251,7 +295,12 @@ async fn requests<S>(
         .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
     tokio::pin!(conn);
     tokio::select! {
-        _ = conn.as_mut() => return,
+        done = conn.as_mut() => {
+            if done.as_ref().is_err_and(is_timeout) {
+                reset.arm();
+            }
+            return;
+        }
         _ = stopped(&mut stop) => {}
     }
     conn.as_mut().graceful_shutdown();

@@ -1,6 +1,7 @@
 //! Ids handed out per second over the last minute, for the status page: once a second the
 //! sampler reads the server's id counter and each loaded tag's position (no work on the hot
-//! path). At most [`MAX_TAGS`] tags are followed; a tag that leaves memory leaves the history.
+//! path). At most [`MAX_TAGS`] tags are followed, the first by name (those the status page
+//! lists), read without copying the others; a tag that leaves memory leaves the history.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -83,8 +84,10 @@ pub(crate) async fn sample(shared: Arc<Shared>, http: Arc<Http>) {
     loop {
         tick.tick().await;
         let allocator = &shared.allocator;
-        http.rates
-            .record(allocator.metrics().ids_total(), &allocator.tag_views());
+        http.rates.record(
+            allocator.metrics().ids_total(),
+            &allocator.first_tag_views(MAX_TAGS),
+        );
     }
 }
 

@@ -54,7 +54,7 @@ pub(crate) async fn handle(shared: &Shared, http: &Http, req: Request<Incoming>)
         .and_then(credential);
     let form = (req.headers().get(CONTENT_TYPE))
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|t| t.starts_with("application/x-www-form-urlencoded"));
+        .is_some_and(is_form);
     if method == Method::POST {
         let body = Limited::new(req.into_body(), http.settings.max_body).collect();
         let body = match tokio::time::timeout(shared.limits.request_timeout, body).await {
@@ -115,5 +115,37 @@ pub(crate) async fn handle(shared: &Shared, http: &Http, req: Request<Incoming>)
             status::chart(shared, http, header_token.as_deref(), Some(&decode(tag)))
         }
         _ => refuse(StatusCode::NOT_FOUND, None, "No message available"),
+    }
+}
+
+/// Whether a `Content-Type` is a form: the media type (before any `;` parameters) matched
+/// exactly and without regard to case, as RFC 9110 says media types compare.
+fn is_form(content_type: &str) -> bool {
+    let media = content_type.split(';').next().unwrap_or_default().trim();
+    media.eq_ignore_ascii_case("application/x-www-form-urlencoded")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_form;
+
+    #[test]
+    fn form_media_types_match_exactly_in_any_case() {
+        for yes in [
+            "application/x-www-form-urlencoded",
+            "Application/X-WWW-Form-URLEncoded",
+            "application/x-www-form-urlencoded; charset=UTF-8",
+            " application/x-www-form-urlencoded ;charset=utf-8",
+        ] {
+            assert!(is_form(yes), "{yes}");
+        }
+        for no in [
+            "application/x-www-form-urlencodedXYZ",
+            "application/json",
+            "text/plain; x=application/x-www-form-urlencoded",
+            "",
+        ] {
+            assert!(!is_form(no), "{no}");
+        }
     }
 }

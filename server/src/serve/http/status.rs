@@ -8,13 +8,17 @@
 //! (`--metrics-tags`), or to an admin token.
 
 use std::fmt::Write;
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use hyper::StatusCode;
+use hyper::body::Bytes;
 use hyper::header::{HeaderValue, WWW_AUTHENTICATE};
 
 use super::reply::{HTML, Reply, SVG, with};
 use super::{Http, chart};
+use crate::serve::lock::lock;
+use crate::serve::metrics::ErrorKind;
 use crate::serve::metrics::http::constant_time_eq;
 use crate::serve::shared::Shared;
 
@@ -22,9 +26,13 @@ use crate::serve::shared::Shared;
 const MAX_ROWS: usize = 1000;
 
 /// Who is looking.
-struct Viewer {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Viewer {
     /// May see tag and service names.
     names: bool,
+    /// Holds the metrics token or an admin token: may see paths and addresses (the guard
+    /// file, this server's, the leader's and the standbys' addresses, store errors).
+    details: bool,
 }
 
 /// The viewer of a request with `token` (`None`: send [`unauthorized`]).
@@ -40,6 +48,7 @@ fn viewer(shared: &Shared, http: &Http, token: Option<&[u8]>) -> Option<Viewer> 
     }
     Some(Viewer {
         names: admin || shared.limits.metrics_tags,
+        details: admin || by_metrics_token,
     })
 }
 
@@ -123,26 +132,93 @@ fn role(shared: &Shared) -> &'static str {
     }
 }
 
-/// `GET /status`.
+/// `GET /status`: a page rendered at most once a second per kind of viewer, and at most
+/// [`STATUS_RATE`] pages a second to viewers without a token (`429` past it).
 pub(crate) fn page(shared: &Shared, http: &Http, token: Option<&[u8]>) -> Reply {
     let Some(viewer) = viewer(shared, http, token) else {
         return unauthorized();
     };
+    if !viewer.details && !http.status_limit.allow(None) {
+        shared.allocator.metrics().error(ErrorKind::Limit);
+        return with(
+            StatusCode::TOO_MANY_REQUESTS,
+            HTML,
+            page_html(
+                "busy",
+                "<p>Too many status requests; try again in a second.</p>",
+            ),
+        );
+    }
+    let body = http
+        .status_pages
+        .get(viewer, || render(shared, http, viewer));
+    with(StatusCode::OK, HTML, body)
+}
+
+/// Status pages kept for [`PAGE_TTL`], one per kind of viewer: the page's cost does not grow
+/// with how often it is asked for.
+#[derive(Debug, Default)]
+pub(crate) struct PageCache {
+    pages: Mutex<Vec<(Viewer, Instant, Bytes)>>,
+}
+
+/// How long a rendered status page is served again.
+const PAGE_TTL: Duration = Duration::from_secs(1);
+
+/// Status pages a second to viewers without a token, over every client.
+pub(crate) const STATUS_RATE: u32 = 20;
+
+impl PageCache {
+    /// `viewer`'s page: the kept one while fresh, else `render`'s (kept).
+    fn get(&self, viewer: Viewer, render: impl FnOnce() -> String) -> Bytes {
+        let now = Instant::now();
+        let fresh = |at: Instant| now.saturating_duration_since(at) < PAGE_TTL;
+        if let Some((_, _, page)) = lock(&self.pages)
+            .iter()
+            .find(|(v, at, _)| *v == viewer && fresh(*at))
+        {
+            return page.clone();
+        }
+        // Rendered outside the lock; two viewers racing both render, once each.
+        let page = Bytes::from(render());
+        let mut pages = lock(&self.pages);
+        pages.retain(|(v, _, _)| *v != viewer);
+        pages.push((viewer, now, page.clone()));
+        page
+    }
+}
+
+/// The status page of `viewer`. Its cost does not grow with the tag count: the count is the
+/// table's length, and the first rows by name are picked in one pass without copying the
+/// others (only for a viewer who may see names).
+fn render(shared: &Shared, http: &Http, viewer: Viewer) -> String {
     let a = &shared.allocator;
     let leadership = a.leadership();
     let stripe = a.stripe();
     let standbys: Vec<String> = leadership.standbys().iter().map(|p| p.addr()).collect();
+    // Paths, addresses and error texts (which may name either) only to a viewer with a token.
+    let detail = |shown: String, hidden: &str| {
+        if viewer.details {
+            shown
+        } else {
+            hidden.to_owned()
+        }
+    };
+    const HIDDEN: &str = "(shown with the metrics token or an admin token)";
     let mut body = String::from("<h1>idforge status</h1>");
     body.push_str(&table(
         "server",
         &[
             ("role", format!("<span id=\"role\">{}</span>", role(shared))),
-            ("this server", escape(&leadership.me().addr())),
+            (
+                "this server",
+                detail(escape(&leadership.me().addr()), HIDDEN),
+            ),
             (
                 "leader",
                 leadership
                     .leader()
-                    .map_or("none".into(), |l| escape(&l.addr())),
+                    .map_or("none".into(), |l| detail(escape(&l.addr()), HIDDEN)),
             ),
             (
                 "term",
@@ -150,27 +226,34 @@ pub(crate) fn page(shared: &Shared, http: &Http, token: Option<&[u8]>) -> Reply 
                     .term()
                     .map_or("—".into(), |t| format!("<span id=\"term\">{t}</span>")),
             ),
-            ("standbys", escape(&standbys.join(", "))),
+            (
+                "standbys",
+                detail(escape(&standbys.join(", ")), &standbys.len().to_string()),
+            ),
             ("version", env!("CARGO_PKG_VERSION").into()),
             ("uptime", format!("{} s", a.started().elapsed().as_secs())),
             ("store", a.store().kind().name().into()),
             (
                 "guard",
-                a.guard
-                    .as_ref()
-                    .map_or("none".into(), |g| escape(&g.path().display().to_string())),
+                a.guard.as_ref().map_or("none".into(), |g| {
+                    detail(escape(&g.path().display().to_string()), "on")
+                }),
             ),
             (
                 "guard state",
                 match a.refusing() {
-                    Some(why) => format!("store behind the guard: {}", escape(&why)),
+                    Some(why) => format!(
+                        "store behind the guard{}",
+                        detail(format!(": {}", escape(&why)), "")
+                    ),
                     None => "ok".into(),
                 },
             ),
             (
                 "persist",
-                a.failing()
-                    .map_or("ok".into(), |why| format!("failing: {}", escape(&why))),
+                a.failing().map_or("ok".into(), |why| {
+                    format!("failing{}", detail(format!(": {}", escape(&why)), ""))
+                }),
             ),
             (
                 "stripe",
@@ -188,13 +271,10 @@ pub(crate) fn page(shared: &Shared, http: &Http, token: Option<&[u8]>) -> Reply 
         "ids per second, every tag",
         &http.rates.per_second(None),
     ));
-    let tags = a.tag_views();
-    let _ = write!(
-        body,
-        "<h2>Tags</h2><p id=\"tag-count\">{} loaded</p>",
-        tags.len()
-    );
+    let loaded = a.loaded_tags();
+    let _ = write!(body, "<h2>Tags</h2><p id=\"tag-count\">{loaded} loaded</p>");
     if viewer.names {
+        let tags = a.first_tag_views(MAX_ROWS);
         body.push_str(
             "<table id=\"tags\"><tr><th>tag</th><th>step (stored / dynamic)</th><th>last id</th>\
              <th>cached range</th><th>ids/s (last minute)</th><th>last persist</th></tr>",
@@ -217,7 +297,7 @@ pub(crate) fn page(shared: &Shared, http: &Http, token: Option<&[u8]>) -> Reply 
             );
         }
         body.push_str("</table>");
-        if tags.len() > MAX_ROWS {
+        if loaded > MAX_ROWS {
             let _ = write!(
                 body,
                 "<p>The first {MAX_ROWS} by name; /status/tag/NAME shows any tag.</p>"
@@ -240,7 +320,7 @@ pub(crate) fn page(shared: &Shared, http: &Http, token: Option<&[u8]>) -> Reply 
     let _ = write!(body, "<p>Worker leases held: {}</p>", a.leases_held());
     body.push_str("<h2>Limits</h2>");
     body.push_str(&limits(shared, http));
-    with(StatusCode::OK, HTML, page_html("idforge status", &body))
+    page_html("idforge status", &body)
 }
 
 /// The limits in force.
@@ -318,11 +398,7 @@ pub(crate) async fn tag_page(
             );
         }
     };
-    let view = shared
-        .allocator
-        .tag_views()
-        .into_iter()
-        .find(|t| t.tag == tag);
+    let view = shared.allocator.tag_view(tag);
     let name = escape(tag);
     let mut body =
         format!("<p><a href=\"/status\">status</a></p><h1>tag <span id=\"tag\">{name}</span></h1>");

@@ -97,14 +97,14 @@ impl Tokens {
                 })
                 .ok_or(Refused::BadToken)
         };
-        match token.filter(|t| !t.is_empty()) {
+        // Without a tokens file on an open server a token means nothing (a tinyid client
+        // always sends one): such a request is one without a token, so both get one answer.
+        let token = token.filter(|t| !t.is_empty() && !open);
+        match token {
             Some(token) => {
                 let key = hash(token);
                 match self.users.get(&key) {
                     Some(user) => as_user(user, Some(key)),
-                    // Without tokens on an open server a token means nothing (a tinyid client
-                    // always sends one).
-                    None if open => Ok(everyone()),
                     None => Err(Refused::BadToken),
                 }
             }
@@ -164,6 +164,34 @@ fn from_hex(hex: &str) -> Option<TokenHash> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An open server's auth (no users, no password), on a throwaway SQLite store.
+    async fn open_auth() -> (tempfile::TempDir, Auth) {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("s.db").display());
+        let store = crate::serve::store::Store::open(&url).await.unwrap();
+        let limits = crate::serve::config::Limits::default();
+        let auth = Auth::load(&store, None, &limits).await.unwrap();
+        (dir, auth)
+    }
+
+    #[tokio::test]
+    async fn an_anonymous_user_answers_made_up_tokens_as_requests_without_one() {
+        let (_dir, auth) = open_auth().await;
+        // The anonymous user does not exist on this open server: both are refused alike.
+        let tokens = Tokens::load(None, Some("nobody".into())).unwrap();
+        let none = tokens.caller(&auth, None).map(|c| c.user);
+        let made_up = tokens.caller(&auth, Some(b"made-up")).map(|c| c.user);
+        assert_eq!(none, Err(Refused::BadToken));
+        assert_eq!(made_up, none, "a made-up token gets no more than no token");
+        // Without an anonymous user an open server lets both in, as everyone.
+        let open = Tokens::load(None, None).unwrap();
+        assert!(open.caller(&auth, None).is_ok_and(|c| c.perms.is_admin()));
+        assert!(
+            open.caller(&auth, Some(b"x"))
+                .is_ok_and(|c| c.perms.is_admin())
+        );
+    }
 
     #[test]
     fn token_lines_are_checked() {

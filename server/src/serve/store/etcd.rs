@@ -24,7 +24,7 @@ use etcd_client::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::{Kind, StoreError, StoreResult, TagMove, TagRow, UserRow, WorkerRow};
+use super::{ClockMove, Kind, StoreError, StoreResult, TagMove, TagRow, UserRow, WorkerRow};
 
 impl From<etcd_client::Error> for StoreError {
     fn from(e: etcd_client::Error) -> StoreError {
@@ -578,6 +578,33 @@ impl EtcdStore {
             ));
         }
         Ok(resp)
+    }
+
+    /// Brings snowflake clocks back, each a compare-and-swap on its value, in one fenced
+    /// transaction (see [`super::Store::lower_clocks`]); returns the clocks that conflicted.
+    pub async fn lower_clocks(&self, clocks: &[ClockMove]) -> StoreResult<Vec<String>> {
+        let ops = clocks
+            .iter()
+            .map(|m| {
+                let key = self.key(&format!("clock/{}", m.name));
+                TxnOp::txn(
+                    Txn::new()
+                        .when([Compare::value(
+                            key.clone(),
+                            CompareOp::Equal,
+                            zero_padded(m.old),
+                        )])
+                        .and_then([TxnOp::put(key, zero_padded(m.new), None)]),
+                )
+            })
+            .collect();
+        let results = self.fenced(ops).await?.op_responses();
+        Ok(clocks
+            .iter()
+            .zip(&results)
+            .filter(|(_, r)| !matches!(r, TxnOpResponse::Txn(t) if t.succeeded()))
+            .map(|(m, _)| m.name.clone())
+            .collect())
     }
 
     /// The persisted time of a snowflake clock.

@@ -97,6 +97,18 @@ pub struct TagMove {
     pub new: i64,
 }
 
+/// One snowflake clock brought back in a [`Store::lower_clocks`] batch: `name`'s persisted time
+/// from `old` to `new` (Unix ms), as a compare-and-set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClockMove {
+    /// The clock's name.
+    pub name: String,
+    /// The persisted time this server last wrote or read (the compare of compare-and-set).
+    pub old: i64,
+    /// The new, lower, persisted time.
+    pub new: i64,
+}
+
 /// One worker-id lease (`IDF.WORKER`) of a service.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkerRow {
@@ -202,6 +214,13 @@ impl Store {
         clocks: &[(String, i64)],
     ) -> StoreResult<Vec<String>> {
         each!(self, s => s.persist(tags, clocks).await)
+    }
+
+    /// Brings snowflake clocks back (at a clean stop, to the last tick an id was made in), each a
+    /// compare-and-set on the persisted time, in one transaction fenced like
+    /// [`Store::persist`]; returns the clocks whose stored time did not hold `old`.
+    pub async fn lower_clocks(&self, clocks: &[ClockMove]) -> StoreResult<Vec<String>> {
+        each!(self, s => s.lower_clocks(clocks).await)
     }
 
     /// The persisted time of a snowflake clock (Unix ms), if it ever ran.

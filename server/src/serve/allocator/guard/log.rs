@@ -7,6 +7,7 @@
 //! T 42001 orders 1a2b3c4d     tag `orders`: the store's max_id was 42001 (ids below it served)
 //! C 1767225600000 ids 5e6f…   snowflake clock `ids` persisted up to that Unix ms
 //! D 0 orders 0badf00d         tag `orders` dropped by an administrator
+//! B 1767225590000 ids 7a8b…   snowflake clock `ids` brought back to that Unix ms (a clean stop)
 //! ```
 //!
 //! Each line ends with the CRC-32C of what precedes it. An append that fails (a full disk, an
@@ -48,6 +49,9 @@ pub enum Mark {
     Clock(String, i64),
     /// A tag an administrator dropped: no longer checked.
     Dropped(String),
+    /// A snowflake clock brought back at a clean stop to the last tick an id was made in: the
+    /// store must hold at least this from now on (recorded before the store is written).
+    ClockBack(String, i64),
 }
 
 /// What the guard holds: the store's identity and a lower bound for every mark.
@@ -74,6 +78,9 @@ impl Marks {
             }
             Mark::Dropped(tag) => {
                 self.tags.remove(&tag);
+            }
+            Mark::ClockBack(name, v) => {
+                self.clocks.insert(name, v);
             }
         }
     }
@@ -487,6 +494,7 @@ fn line(mark: &Mark) -> String {
         Mark::Tag(tag, v) => format!("T {v} {}", escape(tag)),
         Mark::Clock(name, v) => format!("C {v} {}", escape(name)),
         Mark::Dropped(tag) => format!("D 0 {}", escape(tag)),
+        Mark::ClockBack(name, v) => format!("B {v} {}", escape(name)),
     };
     format!("{body} {:08x}\n", CRC.checksum(body.as_bytes()))
 }
@@ -630,6 +638,7 @@ fn parse_line(l: &[u8]) -> Option<Mark> {
         "T" => Mark::Tag(name, value),
         "C" => Mark::Clock(name, value),
         "D" => Mark::Dropped(name),
+        "B" => Mark::ClockBack(name, value),
         _ => return None,
     })
 }
@@ -696,6 +705,8 @@ mod tests {
                 Mark::Tag("odd name/ü".into(), 7),
                 Mark::Clock("ids".into(), 50),
                 Mark::Clock("ids".into(), 40),
+                Mark::Clock("back".into(), 90),
+                Mark::ClockBack("back".into(), 60),
             ])
             .unwrap();
             log.append(&[Mark::Tag("gone".into(), 3), Mark::Dropped("gone".into())])
@@ -732,6 +743,11 @@ mod tests {
             [("odd name/ü".to_string(), 7), ("orders".to_string(), 1001)]
         );
         assert_eq!(log.marks().clocks["ids"], 50);
+        assert_eq!(
+            log.marks().clocks["back"],
+            60,
+            "a clean stop brought it back"
+        );
         drop(log);
         assert!(
             !std::fs::read_to_string(&path).unwrap().contains("99999"),

@@ -11,7 +11,7 @@ use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyConnection, AnyPool, Connection, Row};
 
-use super::{Kind, StoreError, StoreResult, TagMove, TagRow, UserRow, WorkerRow};
+use super::{ClockMove, Kind, StoreError, StoreResult, TagMove, TagRow, UserRow, WorkerRow};
 
 mod integrity;
 mod leader;
@@ -312,6 +312,38 @@ impl SqlStore {
         Ok(conflicts)
     }
 
+    /// Brings snowflake clocks back (see [`super::Store::lower_clocks`]).
+    pub async fn lower_clocks(&self, clocks: &[ClockMove]) -> StoreResult<Vec<String>> {
+        let mut conn = self.pool.acquire().await?;
+        let done = self.lower_clocks_on(&mut conn, clocks).await;
+        settle(conn, done)
+    }
+
+    /// [`SqlStore::lower_clocks`] in one transaction on `conn`.
+    async fn lower_clocks_on(
+        &self,
+        conn: &mut AnyConnection,
+        clocks: &[ClockMove],
+    ) -> StoreResult<Vec<String>> {
+        let lower = self.sql("UPDATE idforge_clock SET time_ms = ? WHERE name = ? AND time_ms = ?");
+        let mut tx = conn.begin().await?;
+        self.fenced(&mut tx).await?;
+        let mut conflicts = Vec::new();
+        for m in clocks {
+            let done = sqlx::query(&lower)
+                .bind(m.new)
+                .bind(&m.name)
+                .bind(m.old)
+                .execute(&mut *tx)
+                .await?;
+            if done.rows_affected() != 1 {
+                conflicts.push(m.name.clone());
+            }
+        }
+        tx.commit().await?;
+        Ok(conflicts)
+    }
+
     /// The persisted time of a snowflake clock (Unix ms), if it ever ran.
     pub async fn clock(&self, name: &str) -> StoreResult<Option<i64>> {
         let sql = self.sql("SELECT time_ms FROM idforge_clock WHERE name = ?");
@@ -544,6 +576,22 @@ mod tests {
         store.persist(&[], &[("c".into(), 40)]).await.unwrap();
         assert_eq!(store.clock("c").await.unwrap(), Some(50));
         assert_eq!(store.clock("d").await.unwrap(), None);
+        // Brought back only from the time it holds (a clean stop's compare-and-set).
+        let back = |old, new| ClockMove {
+            name: "c".into(),
+            old,
+            new,
+        };
+        assert_eq!(store.lower_clocks(&[back(49, 30)]).await.unwrap(), ["c"]);
+        assert_eq!(store.clock("c").await.unwrap(), Some(50));
+        assert!(
+            store
+                .lower_clocks(&[back(50, 30)])
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(store.clock("c").await.unwrap(), Some(30));
         let user = UserRow {
             name: "u".into(),
             hash: "h".into(),

@@ -1,0 +1,197 @@
+//! The stream under one HTTP connection: a write timeout (`--write-timeout-ms`, as on the
+//! client port), and a reset instead of a FIN when the connection is closed for a timeout.
+//!
+//! A client that asks for a large answer and never reads it leaves the answer in the kernel's
+//! send buffer. Closed normally, the socket becomes an orphan that keeps those bytes for
+//! minutes (the kernel retries sending them); closed with `SO_LINGER` 0 (nginx's
+//! `reset_timedout_connection`) the kernel drops them at once. Only timeouts reset: a client
+//! that closes, or an answer that ends the connection (`431`, `Connection: close`), still ends
+//! with a FIN, so the client reads every byte it was sent.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::time::Sleep;
+
+use crate::serve::net::stream::Records;
+
+/// A stream over one TCP socket.
+pub(crate) trait OnTcp: AsyncRead + AsyncWrite + Unpin {
+    /// The socket.
+    fn tcp(&self) -> &TcpStream;
+}
+
+impl OnTcp for TcpStream {
+    fn tcp(&self) -> &TcpStream {
+        self
+    }
+}
+
+impl OnTcp for tokio_rustls::server::TlsStream<Records> {
+    fn tcp(&self) -> &TcpStream {
+        self.get_ref().0.tcp()
+    }
+}
+
+/// Shared between a connection and its stream: set when the connection ends for a timeout, so
+/// the stream resets the socket when it is dropped.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ResetOnDrop(Arc<AtomicBool>);
+
+impl ResetOnDrop {
+    /// Asks for a reset when the stream is dropped.
+    pub(crate) fn arm(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    fn armed(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// `S` with a write timeout and a reset on a timeout's close.
+pub(crate) struct Guarded<S: OnTcp> {
+    inner: S,
+    write_timeout: Duration,
+    /// Armed at the first write that could not proceed; cleared by any progress.
+    stalled: Option<Pin<Box<Sleep>>>,
+    reset: ResetOnDrop,
+}
+
+impl<S: OnTcp> Guarded<S> {
+    /// Wraps `inner`: a write (or flush) that makes no progress for `write_timeout` fails
+    /// with `TimedOut` and arms `reset`.
+    pub(crate) fn new(inner: S, write_timeout: Duration, reset: ResetOnDrop) -> Self {
+        Guarded {
+            inner,
+            write_timeout,
+            stalled: None,
+            reset,
+        }
+    }
+
+    /// Follows a write's outcome: progress clears the timer; no progress runs it, and once
+    /// it has run out the write fails.
+    fn watch<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        polled: Poll<std::io::Result<T>>,
+    ) -> Poll<std::io::Result<T>> {
+        if polled.is_ready() {
+            self.stalled = None;
+            return polled;
+        }
+        let timeout = self.write_timeout;
+        let timer = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+        if timer.as_mut().poll(cx).is_ready() {
+            self.reset.arm();
+            return Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the client did not take its answer within write-timeout-ms",
+            )));
+        }
+        Poll::Pending
+    }
+}
+
+impl<S: OnTcp> Drop for Guarded<S> {
+    fn drop(&mut self) {
+        if self.reset.armed() {
+            // Never blocks: a zero linger drops the unsent bytes and sends a reset.
+            let _ = self.inner.tcp().set_zero_linger();
+        }
+    }
+}
+
+impl<S: OnTcp> AsyncRead for Guarded<S> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: OnTcp> AsyncWrite for Guarded<S> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_write(cx, buf);
+        this.watch(cx, polled)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        this.watch(cx, polled)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_flush(cx);
+        this.watch(cx, polled)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_shutdown(cx);
+        this.watch(cx, polled)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncWriteExt;
+
+    #[tokio::test]
+    async fn a_client_that_does_not_read_is_timed_out_and_reset() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (server, _) = listener.accept().await.unwrap();
+        let reset = ResetOnDrop::default();
+        let mut guarded = Guarded::new(server, Duration::from_millis(200), reset.clone());
+        // Far more than both kernels' buffers hold: the writes stall, then time out.
+        let chunk = vec![b'x'; 1 << 20];
+        let err = loop {
+            if let Err(e) = guarded.write_all(&chunk).await {
+                break e;
+            }
+        };
+        assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+        assert!(reset.armed());
+        drop(guarded);
+        // The reset reaches the client: its read fails (or ends) without waiting for the
+        // unsent megabytes.
+        let mut client = client;
+        let mut buf = vec![0u8; 1 << 16];
+        let got = loop {
+            match tokio::io::AsyncReadExt::read(&mut client, &mut buf).await {
+                Ok(0) => break Ok(()),
+                Ok(_) => continue,
+                Err(e) => break Err(e.kind()),
+            }
+        };
+        assert_eq!(got, Err(std::io::ErrorKind::ConnectionReset));
+    }
+}
