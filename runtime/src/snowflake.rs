@@ -107,7 +107,9 @@ impl<C: Clock> SnowflakeBuilder<C> {
     }
 
     /// Persist a high-water time in `path` so that ids stay unique across restarts even if the
-    /// clock was stepped back while the process was down.
+    /// clock was stepped back while the process was down. One generator owns the file at a
+    /// time: building another on it fails with `IO` while the first lives (see
+    /// [`StateFile::open`]).
     pub fn state_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.state_file = Some((path.into(), StateFile::DEFAULT_WINDOW_MS));
         self
@@ -236,7 +238,12 @@ impl<C: Clock> SnowflakeBuilder<C> {
         let state = match self.state_file {
             None => None,
             Some((path, window)) => {
-                let (file, held_ms) = StateFile::open(path, window)?;
+                // The last millisecond of the layout's last tick: a mark past it leaves no id.
+                let max_ms = self
+                    .layout
+                    .max_time_ms()
+                    .saturating_add(self.layout.tick_ms().saturating_sub(1));
+                let (file, held_ms) = StateFile::open_within(path, window, max_ms)?;
                 generator.resume_after_ms(held_ms);
                 file.cover(now.max(held_ms))?;
                 Some(file)
@@ -678,5 +685,20 @@ mod tests {
             Snowflake::new(Layout::TWITTER, 1024).unwrap_err().code(),
             ErrorCode::NodeOutOfRange
         );
+    }
+
+    #[test]
+    fn a_state_file_mark_past_the_layout_is_refused_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("node-3.hw");
+        let held = tiny().max_time_ms() + 5;
+        StateFile::write_mark_to(&path, held).unwrap();
+        let err = Snowflake::builder(tiny())
+            .state_file_with_window(&path, 1_000)
+            .clock(Arc::new(ManualClock::new(100_000)))
+            .build()
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::TimeOutOfRange);
+        assert_eq!(StateFile::read_mark(&path).unwrap(), held, "not written");
     }
 }

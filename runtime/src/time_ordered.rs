@@ -52,9 +52,11 @@ impl TimeOrderedId for Ulid {
 /// if the clock was stepped back while the process was down: the file holds a time up to 10 s
 /// ahead of the ids, lowered to the last id's time when the generator is dropped, so a restart
 /// after a clean exit continues at once and one after a crash may wait (or, past the policy's
-/// lead, fail with `CLOCK_BEHIND`) until the clock passes the mark. A forked child draws new random
-/// bits, so it never repeats its parent's ids; a generator with a state file fails in the child
-/// with `FORKED` (the file belongs to the parent): build another there.
+/// lead, fail with `CLOCK_BEHIND`) until the clock passes the mark. One generator owns a state
+/// file at a time (it locks `<file>.lock`): another on the same file, in this process or
+/// another, fails with `IO` while the first lives. A forked child draws new random bits, so it
+/// never repeats its parent's ids; a generator with a state file fails in the child with
+/// `FORKED` (the file belongs to the parent): build another there, with a file of its own.
 ///
 /// Under a borrowing policy of at least 50 ms (the default), ids read the coarse clock
 /// ([`Clock::recent_ms`]), so their time trails the clock by up to a kernel tick (1-10 ms).
@@ -67,6 +69,11 @@ pub struct TimeOrdered<T: TimeOrderedId, C: Clock = SystemClock> {
     born_in: u64,
     state: Option<StateFile>,
 }
+
+/// The last millisecond a UUIDv7 or ULID carries (48 bits): a state file's mark past it is
+/// refused, since no id could follow it.
+const MAX_TIME_MS: u64 = Uuid7::MAX_TIME_MS;
+const _: () = assert!(Ulid::MAX_TIME_MS == MAX_TIME_MS);
 
 /// The least lead under which the coarse clock is read (as [`Snowflake`](crate::Snowflake)).
 const RECENT_MIN_LEAD: Duration = Duration::from_millis(50);
@@ -93,7 +100,8 @@ impl<T: TimeOrderedId, C: Clock> TimeOrdered<T, C> {
         let state = match state_file {
             None => None,
             Some(path) => {
-                let (file, held_ms) = StateFile::open(path, StateFile::DEFAULT_WINDOW_MS)?;
+                let (file, held_ms) =
+                    StateFile::open_within(path, StateFile::DEFAULT_WINDOW_MS, MAX_TIME_MS)?;
                 generator.resume_after_ms(held_ms);
                 file.cover(clock.now_ms().max(held_ms))?;
                 Some(file)
@@ -293,5 +301,63 @@ mod tests {
         );
         clock.advance(1);
         assert!(open().next().unwrap() > last, "no wait at all");
+    }
+
+    #[test]
+    fn a_mark_past_48_bits_is_refused_and_the_file_keeps_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("uuid7.state");
+        let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+        // Past what a UUIDv7 or ULID can carry; the last one would wrap with the window added.
+        for held in [1 << 48, u64::MAX - 5] {
+            StateFile::write_mark_to(&path, held).unwrap();
+            let err = TimeOrdered::<Uuid7, _>::build(
+                Policy::default(),
+                Some(path.clone()),
+                clock.clone(),
+            )
+            .unwrap_err();
+            assert_eq!(err.code(), ErrorCode::TimeOutOfRange, "mark {held}");
+            let err =
+                TimeOrdered::<Ulid, _>::build(Policy::default(), Some(path.clone()), clock.clone())
+                    .unwrap_err();
+            assert_eq!(err.code(), ErrorCode::TimeOutOfRange, "mark {held}");
+            assert_eq!(StateFile::read_mark(&path).unwrap(), held, "not written");
+        }
+    }
+
+    #[test]
+    fn a_mark_the_generator_cannot_reach_is_not_lowered_by_a_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ulid.state");
+        let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+        // Within 48 bits, but past the 2^45 ms the generator stamps.
+        let held = (1 << 46) + 123;
+        StateFile::write_mark_to(&path, held).unwrap();
+        let g: Ulids<_> =
+            TimeOrdered::build(Policy::default(), Some(path.clone()), clock.clone()).unwrap();
+        assert!(g.next().is_err(), "no id can follow the mark");
+        drop(g);
+        assert!(
+            StateFile::read_mark(&path).unwrap() >= held,
+            "the drop never lowers the mark"
+        );
+    }
+
+    #[test]
+    fn a_second_generator_on_a_state_file_is_refused_while_the_first_lives() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("uuid7.state");
+        let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+        let open =
+            || TimeOrdered::<Uuid7, _>::build(Policy::default(), Some(path.clone()), clock.clone());
+        let first = open().unwrap();
+        let last = first.next().unwrap();
+        let err = open().unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Io);
+        assert!(err.to_string().contains("in use"), "{err}");
+        drop(first);
+        clock.advance(1);
+        assert!(open().unwrap().next().unwrap() > last);
     }
 }

@@ -50,8 +50,12 @@ static void temp_path(char *dir, size_t dlen, char *path, size_t plen, const cha
   snprintf(path, plen, "%s/%s", dir, name);
 }
 
+/* Removes the state file at `path`, the lock file its generators take beside it, and `dir`. */
 static void remove_dir(const char *dir, const char *path) {
+  char lock[160];
+  snprintf(lock, sizeof lock, "%s.lock", path);
   unlink(path);
+  unlink(lock);
   rmdir(dir);
 }
 
