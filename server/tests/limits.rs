@@ -45,6 +45,47 @@ fn maxclients_refuses_with_the_redis_error_and_frees_the_slot() {
 }
 
 #[test]
+fn an_open_server_bounds_the_tags_and_snowflake_names_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    // No users, no password: the per-user quotas do not apply, the server-wide bounds do.
+    let server = Server::start(
+        dir.path(),
+        &["--max-tags=3", "--max-snowflake-names=2", "--tag-idle-secs=1"],
+    );
+    let mut c = server.client();
+    for t in ["a", "b", "c"] {
+        assert_eq!(c.cmd(&["INCR", t]).int(), 1);
+    }
+    let e = c.cmd(&["INCR", "d"]);
+    assert!(
+        e.error()
+            .starts_with("ERR server limit reached: at most 3 tags in memory (--max-tags)"),
+        "{e:?}"
+    );
+    assert_eq!(c.cmd(&["INCR", "a"]).int(), 2, "tags in memory still serve");
+    c.cmd(&["IDF.SNOWFLAKE", "s1"]).int();
+    c.cmd(&["IDF.SNOWFLAKE", "s2"]).int();
+    let e = c.cmd(&["IDF.SNOWFLAKE", "s3"]);
+    assert!(
+        e.error().starts_with(
+            "ERR server limit reached: at most 2 snowflake names in memory (--max-snowflake-names)"
+        ),
+        "{e:?}"
+    );
+    c.cmd(&["IDF.SNOWFLAKE", "s1"]).int();
+    // Idle ones leave memory (the tag's ids given back, the name's time kept): room again.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (tag, name) = (c.cmd(&["INCR", "d"]), c.cmd(&["IDF.SNOWFLAKE", "s3"]));
+        if matches!((&tag, &name), (Value::Int(_), Value::Int(_))) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no room after idle: {tag:?} {name:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
 fn long_pipelines_are_answered_in_order_past_the_reply_buffer() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path(), &["--reply-buffer-bytes=1024"]);
