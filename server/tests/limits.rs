@@ -50,7 +50,11 @@ fn an_open_server_bounds_the_tags_and_snowflake_names_it_holds() {
     // No users, no password: the per-user quotas do not apply, the server-wide bounds do.
     let server = Server::start(
         dir.path(),
-        &["--max-tags=3", "--max-snowflake-names=2", "--tag-idle-secs=1"],
+        &[
+            "--max-tags=3",
+            "--max-snowflake-names=2",
+            "--tag-idle-secs=1",
+        ],
     );
     let mut c = server.client();
     for t in ["a", "b", "c"] {
@@ -80,7 +84,10 @@ fn an_open_server_bounds_the_tags_and_snowflake_names_it_holds() {
         if matches!((&tag, &name), (Value::Int(_), Value::Int(_))) {
             break;
         }
-        assert!(Instant::now() < deadline, "no room after idle: {tag:?} {name:?}");
+        assert!(
+            Instant::now() < deadline,
+            "no room after idle: {tag:?} {name:?}"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
 }

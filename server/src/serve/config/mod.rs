@@ -136,6 +136,8 @@ pub struct HttpSettings {
     pub rate_limit: u32,
     /// The most ids one request takes.
     pub max_batch: i64,
+    /// The most answer bytes the port holds that clients have not taken yet.
+    pub max_answer_bytes: usize,
 }
 
 /// The defaults of the settings table.
@@ -195,6 +197,7 @@ impl ServeArgs {
             max_query: self.http_max_query_bytes()?,
             rate_limit: self.http_rate_limit()?,
             max_batch: self.http_max_batch()?,
+            max_answer_bytes: self.http_max_answer_bytes()?,
         })
     }
 

@@ -199,6 +199,11 @@ settings! {
     /// `batch.size.max`; also the largest `nextSegmentId` segment).
     ["HTTP"] http_max_batch: i64 = {100_000i64}, "N", "IDFORGE_HTTP_MAX_BATCH", min 1, max 1000000,
         limit "`batchSize` is cut to it";
+    /// The most answer bytes the HTTP port holds that clients have not taken yet, over every
+    /// connection (each connection has one answer at a time: at most --http-max-batch ids).
+    ["HTTP"] http_max_answer_bytes: usize = {64usize << 20}, "BYTES",
+        "IDFORGE_HTTP_MAX_ANSWER_BYTES", min 65536, max 4294967296,
+        limit "a request whose answer would pass it gets `503` with `Retry-After: 1` (clients that do not read their answers are closed at --write-timeout-ms, giving theirs back)";
 
     /// Speak TLS on the client, metrics and HTTP ports with this certificate chain (PEM, leaf
     /// first); needs --tls-key. Reloaded on SIGHUP.

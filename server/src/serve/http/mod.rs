@@ -65,6 +65,8 @@ pub(crate) struct Http {
     status_limit: RateLimit,
     /// Rendered status pages, kept for a second.
     status_pages: status::PageCache,
+    /// Answer bytes not yet taken by clients, over the port.
+    answers: Arc<socket::AnswerBudget>,
     /// Ids per second, for the status page.
     pub rates: rates::Rates,
 }
@@ -115,6 +117,7 @@ impl Http {
             limit: RateLimit::new(settings.rate_limit),
             status_limit: RateLimit::new(status::STATUS_RATE),
             status_pages: status::PageCache::default(),
+            answers: Arc::new(socket::AnswerBudget::new(settings.max_answer_bytes)),
             settings,
             tokens,
             rates: rates::Rates::default(),
@@ -244,6 +247,12 @@ async fn connection(
 /// buffer grew to hold it, and an idle keep-alive connection must not keep that buffer.
 pub(crate) const LARGE_HEAD: usize = 4096;
 
+/// Answers up to this many bytes are not counted in `--http-max-answer-bytes` (one id, an
+/// error): each connection has at most one, and `--http-maxclients` bounds those.
+const ANSWER_UNCOUNTED: usize = 4096;
+/// What an answer's head costs besides its body, near enough.
+const ANSWER_HEAD: usize = 256;
+
 /// The request head's size in bytes, near enough (the request line and the headers).
 fn head_size<B>(req: &hyper::Request<B>) -> usize {
     let line = req.method().as_str().len() + req.uri().path().len() + 16;
@@ -271,13 +280,27 @@ async fn requests<S>(
     let slot = Arc::new(slot);
     let (max_header, timeout) = (http.settings.max_header, shared.limits.request_timeout);
     let reset = socket::ResetOnDrop::default();
-    let stream = socket::Guarded::new(stream, shared.limits.write_timeout, reset.clone());
+    let owed = socket::Owed::new(http.answers.clone());
+    let stream = socket::Guarded::new(
+        stream,
+        shared.limits.write_timeout,
+        reset.clone(),
+        owed.clone(),
+    );
     let service = hyper::service::service_fn(move |req| {
-        let (shared, http, slot) = (shared.clone(), http.clone(), slot.clone());
+        let (shared, http, slot, owed) = (shared.clone(), http.clone(), slot.clone(), owed.clone());
         async move {
             slot.set_waiting(false);
             let large = head_size(&req) > LARGE_HEAD;
             let mut reply = router::handle(&shared, &http, req).await;
+            let size = hyper::body::Body::size_hint(reply.body())
+                .exact()
+                .unwrap_or(0) as usize;
+            // Small answers are not counted: only answers that can add up (a batch) are.
+            if size > ANSWER_UNCOUNTED && !owed.answer(size + ANSWER_HEAD) {
+                shared.allocator.metrics().error(ErrorKind::Limit);
+                reply = reply::busy();
+            }
             if large {
                 reply.headers_mut().insert(
                     hyper::header::CONNECTION,

@@ -79,3 +79,13 @@ pub(crate) fn finish(mut r: Reply) -> Reply {
     }
     r
 }
+
+/// `503` with `Retry-After: 1`: the port holds as many answers not yet taken by their clients
+/// as `--http-max-answer-bytes` allows.
+pub(crate) fn busy() -> Reply {
+    finish(with(
+        StatusCode::SERVICE_UNAVAILABLE,
+        TEXT,
+        "too many answers waiting for their clients (--http-max-answer-bytes); retry",
+    ))
+}

@@ -10,7 +10,7 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -54,24 +54,108 @@ impl ResetOnDrop {
     }
 }
 
-/// `S` with a write timeout and a reset on a timeout's close.
+/// The answer bytes a port holds that clients have not taken (`--http-max-answer-bytes`): an
+/// answer is counted from when it is made until its bytes are handed to the kernel.
+#[derive(Debug)]
+pub(crate) struct AnswerBudget {
+    max: usize,
+    used: AtomicUsize,
+}
+
+impl AnswerBudget {
+    /// A budget of `max` bytes.
+    pub(crate) fn new(max: usize) -> AnswerBudget {
+        AnswerBudget {
+            max,
+            used: AtomicUsize::new(0),
+        }
+    }
+
+    /// Counts `bytes` more, unless that would pass the budget.
+    fn take(&self, bytes: usize) -> bool {
+        self.used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                used.checked_add(bytes).filter(|&u| u <= self.max)
+            })
+            .is_ok()
+    }
+
+    fn give_back(&self, bytes: usize) {
+        self.used.fetch_sub(bytes, Ordering::Relaxed);
+    }
+
+    /// Bytes counted now.
+    #[cfg(test)]
+    pub(crate) fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+}
+
+/// One connection's share of its port's [`AnswerBudget`]: what its answers hold that the
+/// kernel has not taken yet.
+#[derive(Debug, Clone)]
+pub(crate) struct Owed {
+    budget: Arc<AnswerBudget>,
+    bytes: Arc<AtomicUsize>,
+}
+
+impl Owed {
+    /// A connection's share of `budget`, empty.
+    pub(crate) fn new(budget: Arc<AnswerBudget>) -> Owed {
+        Owed {
+            budget,
+            bytes: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// Counts an answer of `bytes` (its head included, near enough); `false` when the port's
+    /// budget has no room for it.
+    pub(crate) fn answer(&self, bytes: usize) -> bool {
+        if !self.budget.take(bytes) {
+            return false;
+        }
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+        true
+    }
+
+    /// `n` bytes handed to the kernel: that much of the answers is no longer held.
+    fn sent(&self, n: usize) {
+        let paid = self
+            .bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |owed| {
+                Some(owed.saturating_sub(n))
+            })
+            .map_or(0, |owed| owed.min(n));
+        self.budget.give_back(paid);
+    }
+
+    /// The connection ended: its answers are freed.
+    fn settle(&self) {
+        let owed = self.bytes.swap(0, Ordering::Relaxed);
+        self.budget.give_back(owed);
+    }
+}
+
+/// `S` with a write timeout, a reset on a timeout's close, and its answers' bytes counted.
 pub(crate) struct Guarded<S: OnTcp> {
     inner: S,
     write_timeout: Duration,
     /// Armed at the first write that could not proceed; cleared by any progress.
     stalled: Option<Pin<Box<Sleep>>>,
     reset: ResetOnDrop,
+    owed: Owed,
 }
 
 impl<S: OnTcp> Guarded<S> {
     /// Wraps `inner`: a write (or flush) that makes no progress for `write_timeout` fails
-    /// with `TimedOut` and arms `reset`.
-    pub(crate) fn new(inner: S, write_timeout: Duration, reset: ResetOnDrop) -> Self {
+    /// with `TimedOut` and arms `reset`; bytes written pay off `owed`.
+    pub(crate) fn new(inner: S, write_timeout: Duration, reset: ResetOnDrop, owed: Owed) -> Self {
         Guarded {
             inner,
             write_timeout,
             stalled: None,
             reset,
+            owed,
         }
     }
 
@@ -103,6 +187,7 @@ impl<S: OnTcp> Guarded<S> {
 
 impl<S: OnTcp> Drop for Guarded<S> {
     fn drop(&mut self) {
+        self.owed.settle();
         if self.reset.armed() {
             // Never blocks: a zero linger drops the unsent bytes and sends a reset.
             let _ = self.inner.tcp().set_zero_linger();
@@ -128,6 +213,9 @@ impl<S: OnTcp> AsyncWrite for Guarded<S> {
     ) -> Poll<std::io::Result<usize>> {
         let this = self.get_mut();
         let polled = Pin::new(&mut this.inner).poll_write(cx, buf);
+        if let Poll::Ready(Ok(n)) = polled {
+            this.owed.sent(n);
+        }
         this.watch(cx, polled)
     }
 
@@ -138,6 +226,9 @@ impl<S: OnTcp> AsyncWrite for Guarded<S> {
     ) -> Poll<std::io::Result<usize>> {
         let this = self.get_mut();
         let polled = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        if let Poll::Ready(Ok(n)) = polled {
+            this.owed.sent(n);
+        }
         this.watch(cx, polled)
     }
 
@@ -163,6 +254,21 @@ mod tests {
     use super::*;
     use tokio::io::AsyncWriteExt;
 
+    #[test]
+    fn the_budget_refuses_past_its_bytes_and_frees_what_is_sent() {
+        let budget = Arc::new(AnswerBudget::new(1000));
+        let (a, b) = (Owed::new(budget.clone()), Owed::new(budget.clone()));
+        assert!(a.answer(600));
+        assert!(!b.answer(500), "past the port's budget");
+        assert!(b.answer(400));
+        a.sent(250);
+        assert_eq!(budget.used(), 750);
+        a.sent(10_000);
+        assert_eq!(budget.used(), 400, "never more than was owed");
+        b.settle();
+        assert_eq!(budget.used(), 0);
+    }
+
     #[tokio::test]
     async fn a_client_that_does_not_read_is_timed_out_and_reset() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -170,7 +276,10 @@ mod tests {
         let client = tokio::net::TcpStream::connect(addr).await.unwrap();
         let (server, _) = listener.accept().await.unwrap();
         let reset = ResetOnDrop::default();
-        let mut guarded = Guarded::new(server, Duration::from_millis(200), reset.clone());
+        let budget = Arc::new(AnswerBudget::new(1 << 30));
+        let owed = Owed::new(budget.clone());
+        assert!(owed.answer(100 << 20));
+        let mut guarded = Guarded::new(server, Duration::from_millis(200), reset.clone(), owed);
         // Far more than both kernels' buffers hold: the writes stall, then time out.
         let chunk = vec![b'x'; 1 << 20];
         let err = loop {
@@ -180,7 +289,13 @@ mod tests {
         };
         assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
         assert!(reset.armed());
+        let held = budget.used();
+        assert!(
+            held > 0 && held < 100 << 20,
+            "what the kernel took is paid: {held}"
+        );
         drop(guarded);
+        assert_eq!(budget.used(), 0, "a connection's end frees its answers");
         // The reset reaches the client: its read fails (or ends) without waiting for the
         // unsent megabytes.
         let mut client = client;

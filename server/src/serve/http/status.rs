@@ -15,7 +15,7 @@ use hyper::StatusCode;
 use hyper::body::Bytes;
 use hyper::header::{HeaderValue, WWW_AUTHENTICATE};
 
-use super::reply::{HTML, Reply, SVG, with};
+use super::reply::{HTML, Reply, SVG, finish, with};
 use super::{Http, chart};
 use crate::serve::lock::lock;
 use crate::serve::metrics::ErrorKind;
@@ -140,14 +140,14 @@ pub(crate) fn page(shared: &Shared, http: &Http, token: Option<&[u8]>) -> Reply 
     };
     if !viewer.details && !http.status_limit.allow(None) {
         shared.allocator.metrics().error(ErrorKind::Limit);
-        return with(
+        return finish(with(
             StatusCode::TOO_MANY_REQUESTS,
             HTML,
             page_html(
                 "busy",
                 "<p>Too many status requests; try again in a second.</p>",
             ),
-        );
+        ));
     }
     let body = http
         .status_pages
