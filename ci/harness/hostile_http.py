@@ -7,7 +7,11 @@ keep-alive connection throughout: p99 under 50 ms, no errors).
 Usage: python3 ci/harness/hostile_http.py PATH/TO/idforge [CASE ...]   (default: every case)
 
 Cases: 10,000 idle connections; 1 MB request heads; slow bodies and slow heads (slow loris);
-10,000 requests with wrong tokens. Python 3 standard library only.
+10,000 requests with wrong tokens; the status page with 100,000 tags loaded while two clients
+loop on it (another client's RESP INCR p99 under 20 ms); 450 clients that never read a
+`batchSize=100000` answer (the kernel's TCP memory and orphans back to their start within the
+write timeout); 10,000 keep-alive connections after a 15,000-byte head. Python 3 standard
+library only.
 """
 
 import hashlib
@@ -22,12 +26,58 @@ import threading
 import time
 
 from cluster import free_ports, serve_on_port_file
-from hostile import check, close_all, rss_mb, run_case
+from hostile import CaseFailed, check, close_all, latency, rss_mb, run_case
 
 P99_LIMIT_MS = 50
 IDLE = 10_000
 TOKEN = "good-token"
+PASSWORD = "pw"
 REQUEST_TIMEOUT_MS = 3000
+WRITE_TIMEOUT_MS = 3000
+TAGS = 100_000
+STATUS_P99_LIMIT_MS = 20
+UNREAD = 450
+
+INCR_CLIENT = r"""
+import socket, sys, time
+port, out, password, seconds = int(sys.argv[1]), sys.argv[2], sys.argv[3], float(sys.argv[4])
+def req(*a):
+    return ("*%d\r\n" % len(a) + "".join("$%d\r\n%s\r\n" % (len(x), x) for x in a)).encode()
+def line(s):
+    d = b""
+    while not d.endswith(b"\r\n"):
+        c = s.recv(1)
+        if not c:
+            raise OSError("closed")
+        d += c
+    return d
+s = socket.create_connection(("127.0.0.1", port), timeout=10)
+s.sendall(req("AUTH", password))
+assert line(s).startswith(b"+OK")
+f = open(out, "w", buffering=1)
+end = time.time() + seconds
+while time.time() < end:
+    t = time.time()
+    s.sendall(req("INCR", "status-latency"))
+    ok = line(s).startswith(b":")
+    f.write("%f %f %s\n" % (time.time(), (time.time() - t) * 1000, "ok" if ok else "err"))
+    time.sleep(0.002)
+"""
+
+STATUS_LOOP = r"""
+import http.client, sys, time
+port, seconds, token = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+headers = {"Authorization": "Bearer " + token} if token else {}
+codes = {}
+conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+end = time.time() + seconds
+while time.time() < end:
+    conn.request("GET", "/status", headers=headers)
+    r = conn.getresponse()
+    r.read()
+    codes[r.status] = codes.get(r.status, 0) + 1
+print(" ".join("%d:%d" % kv for kv in sorted(codes.items())))
+"""
 
 LATENCY_CLIENT = r"""
 import http.client, sys, time
@@ -172,12 +222,149 @@ def case_bad_tokens(ctx):
     return f"10,000 wrong tokens refused in {took:.1f} s"
 
 
-CASES = [case_idle_connections, case_huge_heads, case_slow_bodies, case_bad_tokens]
+def resp_incr_many(port, names):
+    """Loads `names` into the server's memory: AUTH, then INCR each (GET reads the store
+    without loading), pipelined 1,000 at a time."""
+    s = connect(port)
+    s.settimeout(60)
+    f = s.makefile("rb")
+    s.sendall(b"*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n" % (len(PASSWORD), PASSWORD.encode()))
+    check(f.readline().startswith(b"+OK"), "AUTH")
+    for i in range(0, len(names), 1000):
+        chunk = names[i:i + 1000]
+        s.sendall(b"".join(b"*2\r\n$4\r\nINCR\r\n$%d\r\n%s\r\n" % (len(n), n.encode()) for n in chunk))
+        for _ in chunk:
+            answer = f.readline()
+            check(answer[:1] == b":", f"INCR answered {answer!r}")
+    s.close()
+
+
+def case_status_many_tags(ctx):
+    """100,000 tags loaded; two clients loop on /status (one without a token, one with an admin
+    token): another client's RESP INCR keeps a p99 under 20 ms."""
+    names = [f"bulk-{i:06d}" for i in range(TAGS)]
+    loading = time.monotonic()
+    # Each tag's first INCR waits for a persist, and a connection runs its pipeline in order:
+    # 200 connections let the persister write 200 tags a transaction.
+    threads = [threading.Thread(target=resp_incr_many, args=(ctx.resp_port, names[k::200])) for k in range(200)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    loading = time.monotonic() - loading
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", ctx.port, timeout=10)
+    conn.request("GET", "/status", headers={"Authorization": f"Bearer {TOKEN}"})
+    page = conn.getresponse().read().decode()
+    import re
+    count = re.search(r'<p id="tag-count">(\d+) loaded</p>', page)
+    check(count and int(count.group(1)) >= TAGS, f"the page counts every tag: {count and count.group(0)}")
+    check(page.count('<tr class="tag">') == 1000, "the first 1,000 rows")
+    seconds = 8
+    out = os.path.join(ctx.tmp, "incr-latency")
+    incr = subprocess.Popen([sys.executable, "-c", INCR_CLIENT, str(ctx.resp_port), out, PASSWORD, str(seconds)])
+    loops = [subprocess.Popen([sys.executable, "-c", STATUS_LOOP, str(ctx.port), str(seconds), token],
+                              stdout=subprocess.PIPE, text=True) for token in ("", TOKEN)]
+    counts = [p.communicate(timeout=seconds + 30)[0].strip() for p in loops]
+    incr.wait(timeout=30)
+    n, p99, worst, errors = latency(out, 0, time.time())
+    check(n > 100 and errors == 0, f"INCR client: {n} ok, {errors} errors")
+    check(p99 < STATUS_P99_LIMIT_MS, f"INCR p99 {p99:.1f} ms with /status looped (limit {STATUS_P99_LIMIT_MS} ms)")
+    return (f"{TAGS:,} tags (loaded in {loading:.0f} s); /status looped ({counts[0]} anonymous, {counts[1]} admin): "
+            f"INCR p99 {p99:.1f} ms, max {worst:.1f} ms over {n}")
+
+
+def sockstat():
+    """(TCP orphans, TCP memory in pages) of the whole host."""
+    with open("/proc/net/sockstat") as f:
+        for line in f:
+            if line.startswith("TCP:"):
+                words = line.split()
+                values = dict(zip(words[1::2], words[2::2]))
+                return int(values["orphan"]), int(values["mem"])
+    raise CaseFailed("no TCP line in /proc/net/sockstat")
+
+
+def case_unread_answers(ctx):
+    """450 clients ask for batchSize=100000 (about 1.4 MB each) and never read: the server gives
+    its answers up at the write timeout with a reset, so the kernel's TCP memory and orphans go
+    back to where they were, while the clients are still connected."""
+    orphans0, mem0 = sockstat()
+    socks = []
+    query = f"/tinyid/id/nextId?bizType=unread&batchSize=100000&token={TOKEN}"
+    for _ in range(UNREAD):
+        s = socket.socket()
+        # A small receive buffer: the answer stays on the server's side, which is what is measured.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.settimeout(10)
+        s.connect(("127.0.0.1", ctx.port))
+        s.sendall(f"GET {query} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        socks.append(s)
+    time.sleep(1)
+    orphans1, mem1 = sockstat()
+    deadline = time.monotonic() + (WRITE_TIMEOUT_MS + REQUEST_TIMEOUT_MS) / 1000 + 5
+    while time.monotonic() < deadline:
+        orphans, mem = sockstat()
+        # The clients' own small buffers stay (450 x a few pages): allow 16 MB of slack.
+        if orphans <= orphans0 + 5 and mem <= mem0 + 4096:
+            break
+        time.sleep(0.25)
+    took = time.monotonic() - (deadline - (WRITE_TIMEOUT_MS + REQUEST_TIMEOUT_MS) / 1000 - 5)
+    close_all(socks)
+    check(orphans <= orphans0 + 5 and mem <= mem0 + 4096,
+          f"kernel TCP memory {mem0} -> {mem1} -> {mem} pages, orphans {orphans0} -> {orphans}")
+    return (f"{UNREAD} unread answers: TCP memory {mem0} -> {mem1} -> {mem} pages, "
+            f"orphans {orphans0} -> {orphans1} -> {orphans}, back in {took:.1f} s")
+
+
+def case_keepalive_heads(ctx):
+    """10,000 keep-alive connections each send one request with a 15,000-byte head and read the
+    answer: the connection is closed after it (a head over 4 KB), so no connection keeps the
+    larger read buffer; the server's RSS stays under the bound."""
+    pad = "a" * 15_000
+    head = (f"GET /api/segment/get/heads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+            f"X-Pad: {pad}\r\n\r\n").encode()
+    socks, closed = [], [0]
+    lock = threading.Lock()
+
+    def run(k):
+        mine = []
+        for _ in range(IDLE // 10):
+            s = connect(ctx.port)
+            s.sendall(head)
+            status = closed_or_answered(s, 10)
+            check(status is not None and b" 200 " in status, f"answer {status!r}")
+            mine.append(s)
+        with lock:
+            socks.extend(mine)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    time.sleep(1)
+    rss = rss_mb(ctx.pid)
+    for s in socks:
+        s.settimeout(0.5)
+        try:
+            if s.recv(1) == b"":
+                closed[0] += 1
+        except OSError:
+            pass
+    close_all(socks)
+    check(len(socks) == IDLE, f"{len(socks)} of {IDLE} answered")
+    check(closed[0] == IDLE, f"{IDLE - closed[0]} connections kept open after a large head")
+    return f"{IDLE} x 15,000-byte heads: answered, each closed after its answer; RSS {rss:.0f} MB"
+
+
+CASES = [case_idle_connections, case_huge_heads, case_slow_bodies, case_bad_tokens,
+         case_status_many_tags, case_unread_answers, case_keepalive_heads]
 
 
 class Ctx:
-    def __init__(self, port, pid):
-        self.port, self.pid = port, pid
+    def __init__(self, port, pid, resp_port, tmp):
+        self.port, self.pid, self.resp_port, self.tmp = port, pid, resp_port, tmp
 
     def get_ok(self):
         import http.client
@@ -186,6 +373,22 @@ class Ctx:
         ok = conn.getresponse().status == 200
         conn.close()
         return ok
+
+
+def seed_tags(binary, tmp, args):
+    """Writes TAGS tags into the server's SQLite store in one transaction (creating them one
+    INCR at a time would take an fsync each): the server makes its store, stops (SIGTERM), the
+    rows go in, and the harness's server starts on it."""
+    import sqlite3
+    server, _ = serve_on_port_file(binary, tmp, args)
+    server.send_signal(signal.SIGTERM)
+    check(server.wait(timeout=30) == 0, "the seeding server stopped cleanly")
+    os.remove(os.path.join(tmp, "port"))  # the next start writes its own
+    db = sqlite3.connect(os.path.join(tmp, "data", "idforge.db"))
+    with db:
+        db.executemany("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES (?, 1, 1000)",
+                       ((f"bulk-{i:06d}",) for i in range(TAGS)))
+    db.close()
 
 
 def main():
@@ -201,14 +404,17 @@ def main():
     with open(tokens, "w") as f:
         f.write(f"{hashlib.sha256(TOKEN.encode()).hexdigest()} default\n")
     http_port, = free_ports(1)
-    server, _ = serve_on_port_file(binary, tmp, [
-        "--log", "warn", "--http-port", str(http_port), "--http-tokens", tokens,
-        "--requirepass", "pw", "--http-maxclients", str(IDLE + 500),
-        "--request-timeout-ms", str(REQUEST_TIMEOUT_MS), "--http-rate-limit", "0"])
+    args = ["--log", "warn", "--http-port", str(http_port), "--http-tokens", tokens,
+            "--requirepass", PASSWORD, "--http-maxclients", str(IDLE + 500),
+            "--request-timeout-ms", str(REQUEST_TIMEOUT_MS), "--write-timeout-ms", str(WRITE_TIMEOUT_MS),
+            "--http-rate-limit", "0"]
+    if any(c is case_status_many_tags for c in cases):
+        seed_tags(binary, tmp, args)
+    server, resp_port = serve_on_port_file(binary, tmp, args)
     latency_client = None
     failed = []
     try:
-        ctx = Ctx(http_port, server.pid)
+        ctx = Ctx(http_port, server.pid, resp_port, tmp)
         lat_file = os.path.join(tmp, "latency")
         latency_client = subprocess.Popen([sys.executable, "-c", LATENCY_CLIENT, str(http_port), lat_file, TOKEN])
         time.sleep(0.5)
