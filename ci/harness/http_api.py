@@ -280,13 +280,18 @@ def eviction(binary, base):
                 pass
             sock.close()
         assert closed >= 50, f"{closed} of 100 idle connections closed"
-        # A keep-alive connection idle for --request-timeout-ms (2 s here) is closed.
+        # A keep-alive connection idle for --request-timeout-ms (2 s here) is closed, with a
+        # reset (a timeout's close drops what the client did not take; docs/server.md).
         with socket.create_connection(("127.0.0.1", http_port)) as kept:
             kept.sendall(b"GET /api/segment/get/evict HTTP/1.1\r\nHost: x\r\n\r\n")
             assert kept.recv(4096).startswith(b"HTTP/1.1 200")
             kept.settimeout(6)
             started = time.monotonic()
-            assert kept.recv(1) == b"" and time.monotonic() - started < 5, "idle keep-alive closed"
+            try:
+                end = kept.recv(1)
+            except ConnectionResetError:
+                end = b""
+            assert end == b"" and time.monotonic() - started < 5, "idle keep-alive closed"
         print(f"    eviction: past --http-maxclients the oldest idle connections close ({closed}); "
               "an idle keep-alive connection closes at the request timeout: ok")
     finally:
