@@ -417,13 +417,13 @@ def wait_closed(socks, seconds):
     return closed
 
 
-def side_server(ctx, name, extra):
+def side_server(ctx, name, extra, request_timeout_ms=REQUEST_TIMEOUT_MS):
     """Starts another server of the binary under test (its own data dir); returns (process,
     port). The caller kills it by PID."""
     try:
         return serve_on_port_file(
             ctx.binary, os.path.join(ctx.tmp, name),
-            ["--log", "warn", "--request-timeout-ms", str(REQUEST_TIMEOUT_MS)] + extra,
+            ["--log", "warn", "--request-timeout-ms", str(request_timeout_ms)] + extra,
             name=f"the {name} server")
     except RuntimeError as e:
         raise CaseFailed(str(e)) from None
@@ -482,13 +482,11 @@ def percentile(values, q):
     return values[min(len(values) - 1, int(len(values) * q))] if values else float("nan")
 
 
-def case_tls_partial_record(ctx):
-    """TLS: 500 clients finish the handshake, then send 12 KB of a 16 KB TLS record and stop.
-    Each is closed once request-timeout-ms has passed (a record must be complete within it).
-    Runs on a second server, with TLS on; its own RSS and INCR-over-TLS p99 are in the note."""
-    import ssl
-
+def make_cert(ctx):
+    """A self-signed certificate for localhost and 127.0.0.1: (cert, key) paths."""
     cert, key = os.path.join(ctx.tmp, "tls.pem"), os.path.join(ctx.tmp, "tls.key")
+    if os.path.exists(cert):
+        return cert, key
     made = subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
          "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost",
@@ -496,6 +494,16 @@ def case_tls_partial_record(ctx):
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     check(made.returncode == 0, f"openssl could not make a test certificate: {made.stderr!r}")
+    return cert, key
+
+
+def case_tls_partial_record(ctx):
+    """TLS: 500 clients finish the handshake, then send 12 KB of a 16 KB TLS record and stop.
+    Each is closed once request-timeout-ms has passed (a record must be complete within it).
+    Runs on a second server, with TLS on; its own RSS and INCR-over-TLS p99 are in the note."""
+    import ssl
+
+    cert, key = make_cert(ctx)
     proc, port = side_server(ctx, "tls", ["--tls-cert", cert, "--tls-key", key])
     stop, took, socks = threading.Event(), [], []
     sampler = RssSampler(proc.pid)
@@ -527,6 +535,54 @@ def case_tls_partial_record(ctx):
     check(peak < RSS_LIMIT_MB, f"TLS server peak RSS {peak:.0f} MB")
     return (f"500 x 12 KB of a TLS record: all closed {after:.1f} s after; TLS server peak "
             f"{peak:.0f} MB, TLS INCR p99 {percentile(ok, 0.99):.2f} ms ({len(ok)} INCRs)")
+
+
+TLS_PARTIAL = 10_000
+TLS_PARTIAL_TIMEOUT_MS = 300_000
+
+
+def case_tls_partial_records_many(ctx):
+    """TLS: 10,000 clients finish the handshake, send 12 KB of a 16 KB TLS record each and stop,
+    all held at once (a request timeout longer than the case): the incomplete records stay
+    within --tls-max-incomplete-bytes (64 MB; reads past it close their connection), so the
+    server stays under the RSS bound."""
+    import ssl
+
+    cert, key = make_cert(ctx)
+    proc, port = side_server(ctx, "tls-many", [
+        "--tls-cert", cert, "--tls-key", key, "--maxclients", str(TLS_PARTIAL + 100)],
+        request_timeout_ms=TLS_PARTIAL_TIMEOUT_MS)
+    socks = []
+    sampler = RssSampler(proc.pid)
+    try:
+        context = ssl.create_default_context(cafile=cert)
+        started = time.monotonic()
+        for _ in range(TLS_PARTIAL):
+            s, tls, outgoing = tls_handshake(port, context)
+            tls.write(b"x" * 16000)
+            s.sendall(outgoing.read()[:12000])
+            socks.append(s)
+        took = time.monotonic() - started
+        closed = wait_closed(socks, 2)
+        peak = sampler.stop()
+        check(proc.poll() is None, "the TLS server died")
+        alive = tls_pong(port, context)
+    finally:
+        sampler.running = False
+        close_all(socks)
+        stop_side_server(proc)
+    check(peak < RSS_LIMIT_MB, f"TLS server peak RSS {peak:.0f} MB with {TLS_PARTIAL} incomplete records")
+    check(closed > 0, "no connection was closed for the incomplete-record budget")
+    check(alive, "a new TLS client was served")
+    return (f"{TLS_PARTIAL:,} x 12 KB of a TLS record held at once ({took:.0f} s): peak {peak:.0f} MB, "
+            f"{closed:,} closed for the budget, the rest kept until the request timeout")
+
+
+def tls_pong(port, context):
+    """Whether a new TLS client gets PONG."""
+    with context.wrap_socket(connect(port), server_hostname="localhost") as s:
+        s.sendall(b"*1\r\n$4\r\nPING\r\n")
+        return s.recv(64).startswith(b"+PONG")
 
 
 def case_metrics_idle_flood(ctx):
@@ -893,6 +949,7 @@ CASES = [
     case_failed_auth_limit,
     case_auth_timeout,
     case_tls_partial_record,
+    case_tls_partial_records_many,
     case_metrics_idle_flood,
     case_scan_cursor,
     case_snowflake_quota,

@@ -335,7 +335,7 @@ async fn accept(shared: Arc<Shared>, tcp: tokio::net::TcpStream, stop: watch::Re
         Some(tls) => {
             // Under rustls, a TLS record (of the handshake or later) that stays incomplete for
             // `request-timeout-ms` fails the read, as a half-sent request would.
-            let records = net::stream::Records::new(tcp, shared.limits.request_timeout);
+            let records = tls.records(tcp, shared.limits.request_timeout);
             let handshake = tls.acceptor().accept(records);
             match tokio::time::timeout(shared.limits.request_timeout, handshake).await {
                 Ok(Ok(s)) => net::stream::Stream::Tls(Box::new(s)),

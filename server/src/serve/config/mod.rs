@@ -279,6 +279,7 @@ impl ServeArgs {
             key,
             ca: self.tls_ca_cert.clone(),
             clients,
+            max_incomplete: self.tls_max_incomplete_bytes()?,
         }))
     }
 

@@ -219,4 +219,10 @@ settings! {
     /// (a client may) or `no`.
     ["TLS"] tls_auth_clients: String = ["yes with --tls-ca-cert, else no"], "yes|no|optional",
         "IDFORGE_TLS_AUTH_CLIENTS";
+    /// The most bytes that TLS records still incomplete may hold, over every connection (a
+    /// record is up to 18 KB; a client that sends part of one and stops holds that part until
+    /// --request-timeout-ms).
+    ["TLS"] tls_max_incomplete_bytes: usize = {64usize << 20}, "BYTES",
+        "IDFORGE_TLS_MAX_INCOMPLETE_BYTES", min 65536,
+        limit "a read that would pass it closes that connection (whole records are never held back: a client's record completes within a round trip)";
 }

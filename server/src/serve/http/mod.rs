@@ -46,7 +46,6 @@ use crate::serve::auth::Auth;
 use crate::serve::config::HttpSettings;
 use crate::serve::metrics::ErrorKind;
 use crate::serve::net::slots::{Slot, Slots};
-use crate::serve::net::stream::Records;
 use crate::serve::shared::Shared;
 use limiter::RateLimit;
 use tokens::{Caller, Refused, Tokens};
@@ -228,7 +227,7 @@ async fn connection(
     match shared.tls.as_ref() {
         None => requests(shared, http, tcp, slot, stop).await,
         Some(tls) => {
-            let handshake = tls.acceptor().accept(Records::new(tcp, timeout));
+            let handshake = tls.acceptor().accept(tls.records(tcp, timeout));
             // A shutdown does not wait for a handshake (no request was made yet).
             let handshake = tokio::select! {
                 done = tokio::time::timeout(timeout, handshake) => done,

@@ -69,6 +69,57 @@ impl Framing {
     fn between_records(&self) -> bool {
         self.header_len == 0 && self.body_left == 0
     }
+
+    /// The bytes of the incomplete record seen so far (0 between records): what rustls holds
+    /// until the record is whole.
+    fn partial(&self) -> usize {
+        if self.body_left > 0 {
+            let len = usize::from(u16::from_be_bytes([self.header[3], self.header[4]]));
+            RECORD_HEADER + len - self.body_left
+        } else {
+            self.header_len
+        }
+    }
+}
+
+/// The bytes that incomplete TLS records hold, over every connection
+/// (`--tls-max-incomplete-bytes`): a client that sends most of a large record and stops holds
+/// that much of rustls's buffer until `request-timeout-ms`; a read that would pass the budget
+/// fails, closing its connection, so connections parked mid-record cannot add up past it.
+#[derive(Debug)]
+pub struct RecordBudget {
+    max: usize,
+    used: std::sync::atomic::AtomicUsize,
+}
+
+impl RecordBudget {
+    /// A budget of `max` bytes.
+    pub fn new(max: usize) -> RecordBudget {
+        RecordBudget {
+            max,
+            used: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// Moves a connection's count from `from` to `to` bytes; `false` (nothing moved) when a
+    /// rise would pass the budget.
+    fn hold(&self, from: usize, to: usize) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        if to <= from {
+            self.used.fetch_sub(from - to, Relaxed);
+            return true;
+        }
+        self.used
+            .fetch_update(Relaxed, Relaxed, |used| {
+                used.checked_add(to - from).filter(|&u| u <= self.max)
+            })
+            .is_ok()
+    }
+
+    /// Bytes held now.
+    pub fn used(&self) -> usize {
+        self.used.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 /// The TCP stream under a TLS session: passes bytes through, follows where each TLS record
@@ -79,6 +130,9 @@ pub struct Records {
     tcp: TcpStream,
     limit: Duration,
     framing: Framing,
+    /// The budget of every connection's incomplete records, and this one's part of it.
+    budget: std::sync::Arc<RecordBudget>,
+    held: usize,
     /// When the incomplete record now arriving began (`None`: between records).
     since: Option<Instant>,
     /// Armed only while a record is incomplete and the socket has nothing more.
@@ -86,12 +140,15 @@ pub struct Records {
 }
 
 impl Records {
-    /// Wraps an accepted socket; a record must be complete within `limit` of its first byte.
-    pub fn new(tcp: TcpStream, limit: Duration) -> Records {
+    /// Wraps an accepted socket; a record must be complete within `limit` of its first byte,
+    /// and the incomplete records of every connection fit `budget`.
+    pub fn new(tcp: TcpStream, limit: Duration, budget: std::sync::Arc<RecordBudget>) -> Records {
         Records {
             tcp,
             limit,
             framing: Framing::default(),
+            budget,
+            held: 0,
             since: None,
             timer: None,
         }
@@ -107,15 +164,25 @@ impl Records {
         self.since.map(|t| t + self.limit)
     }
 
-    /// Follows the framing over bytes just read.
-    fn track(&mut self, bytes: &[u8]) {
+    /// Follows the framing over bytes just read; fails when the incomplete record they leave
+    /// would pass the budget.
+    fn track(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         let began = self.framing.feed(bytes);
+        let partial = self.framing.partial();
+        if !self.budget.hold(self.held, partial) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::OutOfMemory,
+                "incomplete TLS records hold tls-max-incomplete-bytes",
+            ));
+        }
+        self.held = partial;
         if self.framing.between_records() {
             self.since = None;
         } else if began || self.since.is_none() {
             // The incomplete record began in this read.
             self.since = Some(Instant::now());
         }
+        Ok(())
     }
 
     fn timed_out() -> std::io::Error {
@@ -123,6 +190,12 @@ impl Records {
             std::io::ErrorKind::TimedOut,
             "a TLS record was not complete within request-timeout-ms",
         )
+    }
+}
+
+impl Drop for Records {
+    fn drop(&mut self) {
+        self.budget.hold(self.held, 0);
     }
 }
 
@@ -138,7 +211,7 @@ impl AsyncRead for Records {
             Poll::Ready(Ok(())) => {
                 let filled = buf.filled();
                 if filled.len() > before {
-                    this.track(&filled[before..]);
+                    this.track(&filled[before..])?;
                 }
                 Poll::Ready(Ok(()))
             }
@@ -328,5 +401,38 @@ mod tests {
         let mut f = Framing::default();
         assert!(f.feed(&[21, 3, 3, 0, 0]));
         assert!(f.between_records());
+    }
+
+    #[test]
+    fn the_partial_record_is_what_has_arrived_of_it() {
+        let mut stream = vec![23, 3, 3, 0, 3, 1, 2, 3, 23, 3, 3, 1, 44];
+        stream.extend(std::iter::repeat_n(7u8, 300));
+        let mut f = Framing::default();
+        let partials: Vec<usize> = stream
+            .iter()
+            .map(|b| {
+                f.feed(std::slice::from_ref(b));
+                f.partial()
+            })
+            .collect();
+        // The first record: 1..=7 bytes, then whole (0); the second: header and body.
+        assert_eq!(&partials[..9], &[1, 2, 3, 4, 5, 6, 7, 0, 1]);
+        assert_eq!(partials[12], 5);
+        assert_eq!(partials[13], 6);
+        assert_eq!(partials[stream.len() - 2], 304);
+        assert_eq!(partials[stream.len() - 1], 0);
+    }
+
+    #[test]
+    fn the_record_budget_refuses_a_rise_past_it_and_takes_back_falls() {
+        let budget = RecordBudget::new(100);
+        assert!(budget.hold(0, 60));
+        assert!(!budget.hold(0, 50), "60 + 50 > 100");
+        assert_eq!(budget.used(), 60);
+        assert!(budget.hold(60, 90));
+        assert!(budget.hold(0, 10));
+        assert!(!budget.hold(10, 11));
+        assert!(budget.hold(90, 0), "a whole record gives its bytes back");
+        assert_eq!(budget.used(), 10);
     }
 }

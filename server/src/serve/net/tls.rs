@@ -6,6 +6,7 @@
 //! settings current when it arrives; open connections keep theirs.
 
 use crate::serve::config::SettingError;
+use crate::serve::net::stream::{RecordBudget, Records};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
@@ -56,12 +57,16 @@ pub struct TlsFiles {
     pub ca: Option<PathBuf>,
     /// Whether a client certificate is asked for.
     pub clients: ClientAuth,
+    /// The most bytes incomplete records may hold, over every connection.
+    pub max_incomplete: usize,
 }
 
 /// The current TLS settings of a server, reloadable.
 pub struct Tls {
     files: TlsFiles,
     current: RwLock<TlsAcceptor>,
+    /// What incomplete records may hold, over every connection.
+    incomplete: Arc<RecordBudget>,
 }
 
 impl std::fmt::Debug for Tls {
@@ -75,6 +80,7 @@ impl Tls {
     pub fn load(files: TlsFiles) -> Result<Tls, String> {
         let config = build(&files)?;
         Ok(Tls {
+            incomplete: Arc::new(RecordBudget::new(files.max_incomplete)),
             files,
             current: RwLock::new(TlsAcceptor::from(config)),
         })
@@ -88,6 +94,18 @@ impl Tls {
     }
 
     /// The settings for a connection arriving now.
+    /// An accepted socket under rustls: a record must be complete within `limit`, and the
+    /// incomplete records of every connection fit `--tls-max-incomplete-bytes`.
+    pub fn records(&self, tcp: tokio::net::TcpStream, limit: std::time::Duration) -> Records {
+        Records::new(tcp, limit, self.incomplete.clone())
+    }
+
+    /// The bytes incomplete records hold now.
+    pub fn incomplete_bytes(&self) -> usize {
+        self.incomplete.used()
+    }
+
+    /// The current acceptor (after the last reload).
     pub fn acceptor(&self) -> TlsAcceptor {
         self.current
             .read()
