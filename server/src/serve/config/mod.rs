@@ -138,6 +138,8 @@ pub struct HttpSettings {
     pub max_batch: i64,
     /// The most answer bytes the port holds that clients have not taken yet.
     pub max_answer_bytes: usize,
+    /// Status pages a second to viewers without a token (0: no limit).
+    pub status_rate: u32,
 }
 
 /// The defaults of the settings table.
@@ -198,6 +200,7 @@ impl ServeArgs {
             rate_limit: self.http_rate_limit()?,
             max_batch: self.http_max_batch()?,
             max_answer_bytes: self.http_max_answer_bytes()?,
+            status_rate: self.http_status_rate()?,
         })
     }
 

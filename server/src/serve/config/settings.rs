@@ -184,7 +184,7 @@ settings! {
     /// The largest HTTP request head (request line and headers), in bytes.
     ["HTTP"] http_max_header_bytes: usize = {16_384usize}, "BYTES", "IDFORGE_HTTP_MAX_HEADER_BYTES",
         min 8192, max 1048576,
-        limit "the connection is closed (`431`) once a request head passes it";
+        limit "the connection is closed (`431`) once a request head passes it; a head over 4 KB closes its connection after the answer (no idle connection keeps the larger buffer)";
     /// The largest HTTP request body (a form of parameters), in bytes.
     ["HTTP"] http_max_body_bytes: usize = {4096usize}, "BYTES", "IDFORGE_HTTP_MAX_BODY_BYTES",
         max 65536, limit "`413 Payload Too Large`";
@@ -199,6 +199,11 @@ settings! {
     /// `batch.size.max`; also the largest `nextSegmentId` segment).
     ["HTTP"] http_max_batch: i64 = {100_000i64}, "N", "IDFORGE_HTTP_MAX_BATCH", min 1, max 1000000,
         limit "`batchSize` is cut to it";
+    /// Status pages (`/status`) a second to viewers without the metrics token or an admin
+    /// token, over every client; each kind of viewer's page is rendered at most once a second
+    /// (0: no limit).
+    ["HTTP"] http_status_rate: u32 = {20u32}, "N", "IDFORGE_HTTP_STATUS_RATE",
+        limit "`429 Too Many Requests` until the next second";
     /// The most answer bytes the HTTP port holds that clients have not taken yet, over every
     /// connection (each connection has one answer at a time: at most --http-max-batch ids).
     ["HTTP"] http_max_answer_bytes: usize = {64usize << 20}, "BYTES",

@@ -114,7 +114,7 @@ impl Http {
         let tokens = Tokens::load(settings.tokens.as_deref(), settings.anonymous_user.clone())?;
         Ok(Http {
             limit: RateLimit::new(settings.rate_limit),
-            status_limit: RateLimit::new(status::STATUS_RATE),
+            status_limit: RateLimit::new(settings.status_rate),
             status_pages: status::PageCache::default(),
             answers: Arc::new(socket::AnswerBudget::new(settings.max_answer_bytes)),
             settings,

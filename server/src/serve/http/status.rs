@@ -133,7 +133,7 @@ fn role(shared: &Shared) -> &'static str {
 }
 
 /// `GET /status`: a page rendered at most once a second per kind of viewer, and at most
-/// [`STATUS_RATE`] pages a second to viewers without a token (`429` past it).
+/// `--http-status-rate` pages a second to viewers without a token (`429` past it).
 pub(crate) fn page(shared: &Shared, http: &Http, token: Option<&[u8]>) -> Reply {
     let Some(viewer) = viewer(shared, http, token) else {
         return unauthorized();
@@ -164,9 +164,6 @@ pub(crate) struct PageCache {
 
 /// How long a rendered status page is served again.
 const PAGE_TTL: Duration = Duration::from_secs(1);
-
-/// Status pages a second to viewers without a token, over every client.
-pub(crate) const STATUS_RATE: u32 = 20;
 
 impl PageCache {
     /// `viewer`'s page: the kept one while fresh, else `render`'s (kept).
@@ -362,6 +359,10 @@ fn limits(shared: &Shared, http: &Http) -> String {
                 format!("{} per second per token", h.rate_limit),
             ),
             ("http-max-batch", h.max_batch.to_string()),
+            ("http-max-answer-bytes", h.max_answer_bytes.to_string()),
+            ("http-status-rate", h.status_rate.to_string()),
+            ("max-tags", p.max_tags.to_string()),
+            ("max-snowflake-names", p.max_snowflake_names.to_string()),
         ],
     )
 }
