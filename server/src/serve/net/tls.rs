@@ -93,7 +93,6 @@ impl Tls {
         Ok(())
     }
 
-    /// The settings for a connection arriving now.
     /// An accepted socket under rustls: a record must be complete within `limit`, and the
     /// incomplete records of every connection fit `--tls-max-incomplete-bytes`.
     pub fn records(&self, tcp: tokio::net::TcpStream, limit: std::time::Duration) -> Records {
