@@ -160,7 +160,11 @@ def open_server(binary, base):
         many = "&".join(f"p{i}=1" for i in range(40))
         assert s.get(f"{url}/tinyid/id/nextId?{many}").status_code == 400
         assert s.put(f"{url}/api/segment/get/mixed").status_code == 405
-        assert s.get(f"{url}/status").status_code == 200, "open without a metrics token"
+        open_page = s.get(f"{url}/status")
+        assert open_page.status_code == 200, "open without a metrics token"
+        # Open to anyone, so no paths and no addresses: not the guard file, not this server's.
+        assert "idforge.guard" not in open_page.text and f":{port}" not in open_page.text, open_page.text
+        assert "shown with the metrics token or an admin token" in open_page.text
         check(s.get(f"{url}/api/segment/get/mixed"), "leaf", "ok")
         metrics = requests.get(f"http://127.0.0.1:{metrics_port}/metrics").text
         counts = dict(re.findall(r'^idforge_http_requests_total\{api="(\w+)"\} (\d+)$', metrics, re.M))
@@ -221,6 +225,7 @@ def token_server(binary, base):
         assert s.get(f"{url}/status", headers=alice).status_code == 401, "alice is no admin"
         page = s.get(f"{url}/status", auth=("prom", "m-tok"))
         assert page.status_code == 200 and 'id="role"' in page.text
+        assert f":{port}" in page.text, "the metrics token sees this server's address"
         assert "orders" not in page.text, "no tag names without --metrics-tags"
         page = s.get(f"{url}/status", headers={"Authorization": "Bearer tok-root"})
         assert page.status_code == 200 and '<tr class="tag">' in page.text and ">orders<" in page.text
