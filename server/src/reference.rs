@@ -8,18 +8,48 @@
 
 use std::path::Path;
 
+/// Why a generated section or file does not match the code.
+#[derive(Debug, thiserror::Error)]
+pub enum DocError {
+    /// The file could not be read or written.
+    #[error("{file}: {source}")]
+    Io {
+        /// The file (relative to the repository root).
+        file: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The section's opening or closing line is missing.
+    #[error("{file} has no line {line}")]
+    NoMarker {
+        /// The file.
+        file: String,
+        /// The line looked for.
+        line: String,
+    },
+    /// The text differs from what the code makes.
+    #[error(
+        "{what} differs from what the code declares: run the test again with IDFORGE_BLESS=1, \
+         review the diff and commit it"
+    )]
+    Drifted {
+        /// The file (and section).
+        what: String,
+    },
+}
+
 /// Checks (or, with `IDFORGE_BLESS=1`, rewrites) the whole of FILE (relative to the repository
 /// root) against CONTENT, for a file made entirely from the code.
-pub fn check_file(file: &str, content: &str) -> Result<(), String> {
+pub fn check_file(file: &str, content: &str) -> Result<(), DocError> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_default();
     if text == content {
         return Ok(());
     }
     if blessing() {
-        return std::fs::write(&path, content).map_err(|e| format!("{file}: {e}"));
+        return std::fs::write(&path, content).map_err(|source| io(file, source));
     }
-    Err(drifted(file))
+    Err(DocError::Drifted { what: file.into() })
 }
 
 /// Whether the tests rewrite what drifted (`IDFORGE_BLESS=1`) instead of failing.
@@ -27,30 +57,33 @@ fn blessing() -> bool {
     std::env::var_os("IDFORGE_BLESS").is_some_and(|v| v == "1")
 }
 
-/// The message for a file that differs from what the code makes.
-fn drifted(what: &str) -> String {
-    format!(
-        "{what} differs from what the code declares: run the test again with IDFORGE_BLESS=1, \
-         review the diff and commit it"
-    )
+fn io(file: &str, source: std::io::Error) -> DocError {
+    DocError::Io {
+        file: file.into(),
+        source,
+    }
 }
 
 /// Checks (or, with `IDFORGE_BLESS=1`, rewrites) the section NAME of FILE (relative to the
 /// repository root) against CONTENT. The error says which file and section drifted.
-pub fn check_section(file: &str, name: &str, content: &str) -> Result<(), String> {
+pub fn check_section(file: &str, name: &str, content: &str) -> Result<(), DocError> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(file);
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{file}: {e}"))?;
+    let text = std::fs::read_to_string(&path).map_err(|source| io(file, source))?;
+    let no_marker = |line: &str| DocError::NoMarker {
+        file: file.into(),
+        line: line.into(),
+    };
     let (open, close) = (
         format!("<!-- generated:{name} -->\n"),
         format!("<!-- /generated:{name} -->"),
     );
     let start = text
         .find(&open)
-        .ok_or_else(|| format!("{file} has no line {}", open.trim_end()))?
+        .ok_or_else(|| no_marker(open.trim_end()))?
         + open.len();
     let end = text[start..]
         .find(&close)
-        .ok_or_else(|| format!("{file} has no line {close}"))?
+        .ok_or_else(|| no_marker(&close))?
         + start;
     let body = if content.ends_with('\n') {
         content.to_owned()
@@ -62,7 +95,9 @@ pub fn check_section(file: &str, name: &str, content: &str) -> Result<(), String
     }
     if blessing() {
         let new = format!("{}{body}{}", &text[..start], &text[end..]);
-        return std::fs::write(&path, new).map_err(|e| format!("{file}: {e}"));
+        return std::fs::write(&path, new).map_err(|source| io(file, source));
     }
-    Err(drifted(&format!("{file}, section {name},")))
+    Err(DocError::Drifted {
+        what: format!("{file}, section {name},"),
+    })
 }

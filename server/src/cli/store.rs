@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use crate::serve::allocator::guard::{self, Finding, Fix, Log, LogError};
-use crate::serve::store::Store;
+use crate::serve::store::{Store, StoreError};
 use crate::serve::{Config, ServeArgs};
 
 /// `idforge store`.
@@ -81,8 +81,57 @@ pub struct StoreTarget {
     pub guard: Option<String>,
 }
 
+/// Why `idforge store verify` or `repair` could not run (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreCliError {
+    /// The settings named no usable store or guard.
+    #[error("{0}")]
+    Settings(String),
+    /// No guard file was named.
+    #[error("no guard file: give --data-dir or --guard")]
+    NoGuard,
+    /// The guard file named does not exist.
+    #[error("no guard file at {}", .0.display())]
+    GuardMissing(PathBuf),
+    /// A server holds the guard file.
+    #[error("{0}; stop the server first")]
+    GuardLocked(LogError),
+    /// The guard file could not be read or rewritten.
+    #[error("{0}")]
+    Guard(LogError),
+    /// The store could not be opened.
+    #[error("cannot open the store: {0}")]
+    Open(StoreError),
+    /// The store failed a read or a write.
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    /// The report could not be written.
+    #[error("{0}")]
+    Write(#[from] std::io::Error),
+    /// A flag's value out of range, or a flag without the one it needs.
+    #[error("{0}")]
+    Flag(String),
+    /// The database fails its own integrity check.
+    #[error(
+        "the database fails its integrity check ({0}); recover or restore the file first \
+         (e.g. sqlite3's .recover), then run the repair"
+    )]
+    Damaged(String),
+    /// The store may be behind ids handed out, by an amount nothing records.
+    #[error(
+        "{0}; the store may be behind ids handed out, and nothing says how far. Give \
+         --above N (N: the largest id a client may have received): every tag the store \
+         holds continues above it, and every snowflake clock resumes after this host's \
+         clock (--clock-above MS to give the time). A tag or snowflake name the store \
+         lost (an older copy) is not known here and would start over on its first use: \
+         name each with --tag NAME or --clock NAME. Or give --trust-store to take the \
+         store as it is"
+    )]
+    HowFar(String),
+}
+
 impl StoreTarget {
-    fn resolve(&self) -> Result<(Config, PathBuf), String> {
+    fn resolve(&self) -> Result<(Config, PathBuf), StoreCliError> {
         let config = ServeArgs {
             config: self.config.clone(),
             data_dir: self.data_dir.clone(),
@@ -91,13 +140,10 @@ impl StoreTarget {
             ..ServeArgs::default()
         }
         .resolve()
-        .map_err(|e| e.to_string())?;
-        let guard = config
-            .guard
-            .clone()
-            .ok_or("no guard file: give --data-dir or --guard")?;
+        .map_err(|e| StoreCliError::Settings(e.to_string()))?;
+        let guard = config.guard.clone().ok_or(StoreCliError::NoGuard)?;
         if !guard.exists() {
-            return Err(format!("no guard file at {}", guard.display()));
+            return Err(StoreCliError::GuardMissing(guard));
         }
         Ok((config, guard))
     }
@@ -146,35 +192,27 @@ pub fn run(args: StoreArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     }
 }
 
-async fn open(target: &StoreTarget) -> Result<(Config, Store, Log), String> {
+async fn open(target: &StoreTarget) -> Result<(Config, Store, Log), StoreCliError> {
     let (config, path) = target.resolve()?;
     // Taken first: a running server holds it, and must not run during a check or repair.
     // Read past damage: what the lines that cannot be read mean is decided here.
     let log = Log::open_salvaging(&path).map_err(|e| match e {
-        LogError::Locked(_) => format!("{e}; stop the server first"),
-        e => e.to_string(),
+        LogError::Locked(_) => StoreCliError::GuardLocked(e),
+        e => StoreCliError::Guard(e),
     })?;
     let store = Store::open(&config.store)
         .await
-        .map_err(|e| format!("cannot open the store: {e}"))?;
+        .map_err(StoreCliError::Open)?;
     Ok((config, store, log))
 }
 
-async fn verify(target: &StoreTarget, out: &mut dyn Write) -> Result<u8, String> {
+async fn verify(target: &StoreTarget, out: &mut dyn Write) -> Result<u8, StoreCliError> {
     let (_, store, log) = open(target).await?;
     let marks = log.marks();
-    let mut findings: Vec<Finding> = guard::lost(&store, &log)
-        .await
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .collect();
-    findings.extend(
-        guard::inspect(&store, marks)
-            .await
-            .map_err(|e| e.to_string())?,
-    );
+    let mut findings: Vec<Finding> = guard::lost(&store, &log).await?.into_iter().collect();
+    findings.extend(guard::inspect(&store, marks).await?);
     store.close().await;
-    let w = |out: &mut dyn Write, line: String| writeln!(out, "{line}").map_err(|e| e.to_string());
+    let w = |out: &mut dyn Write, line: String| writeln!(out, "{line}");
     for fix in log.fixes() {
         w(out, format!("guard: {fix}"))?;
     }
@@ -230,9 +268,11 @@ const CLOCK_LEAD_MS: i64 = 1000;
 
 impl Floors {
     /// The least next id of every tag: N + 1.
-    fn tag_floor(&self) -> Result<Option<i64>, String> {
+    fn tag_floor(&self) -> Result<Option<i64>, StoreCliError> {
         match self.above {
-            Some(n) if n < 0 || n == i64::MAX => Err(format!("--above {n} is out of range")),
+            Some(n) if n < 0 || n == i64::MAX => Err(StoreCliError::Flag(format!(
+                "--above {n} is out of range"
+            ))),
             n => Ok(n.map(|n| n + 1)),
         }
     }
@@ -241,21 +281,22 @@ impl Floors {
     /// this host's clock plus `lead_ms`, how far ids may run ahead of a server's clock (every
     /// id made before the repair carries a time below it, unless a server's clock was ahead of
     /// this host's: then give --clock-above).
-    fn clock_floor(&self, lead_ms: i64) -> Result<Option<i64>, String> {
+    fn clock_floor(&self, lead_ms: i64) -> Result<Option<i64>, StoreCliError> {
+        let flag = |text: &str| StoreCliError::Flag(text.to_owned());
         match (self.clock_above, self.above) {
-            (Some(ms), _) if !(0..i64::MAX / 2).contains(&ms) => {
-                Err(format!("--clock-above {ms} is out of range (Unix ms)"))
-            }
+            (Some(ms), _) if !(0..i64::MAX / 2).contains(&ms) => Err(flag(&format!(
+                "--clock-above {ms} is out of range (Unix ms)"
+            ))),
             (Some(ms), _) => Ok(Some(ms)),
             (None, Some(_)) => {
                 let now = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
-                    .map_err(|_| "this host's clock is before 1970: give --clock-above MS")?;
+                    .map_err(|_| flag("this host's clock is before 1970: give --clock-above MS"))?;
                 let now = i64::try_from(now.as_millis()).unwrap_or(i64::MAX / 2);
                 Ok(Some(now.saturating_add(lead_ms)))
             }
             (None, None) if !self.clocks.is_empty() => {
-                Err("--clock NAME needs --clock-above MS (or --above N)".into())
+                Err(flag("--clock NAME needs --clock-above MS (or --above N)"))
             }
             (None, None) => Ok(None),
         }
@@ -267,23 +308,19 @@ async fn repair(
     floors: &Floors,
     trust_store: bool,
     out: &mut dyn Write,
-) -> Result<u8, String> {
+) -> Result<u8, StoreCliError> {
     // Checked before anything is opened: a mistyped flag changes nothing.
     let floor = floors.tag_floor()?;
     floors.clock_floor(0)?;
     let (config, store, mut log) = open(target).await?;
     let tick_ms = i64::try_from(config.layout.tick_ms()).unwrap_or(i64::MAX / 2);
     let clock_floor = floors.clock_floor(CLOCK_LEAD_MS.saturating_add(tick_ms))?;
-    let s = |e: crate::serve::store::StoreError| e.to_string();
-    let w = |out: &mut dyn Write, line: String| writeln!(out, "{line}").map_err(|e| e.to_string());
+    let w = |out: &mut dyn Write, line: String| writeln!(out, "{line}");
     for fix in log.fixes() {
         w(out, format!("guard: {fix}"))?;
     }
-    if let Some(why) = store.quick_check().await.map_err(s)? {
-        return Err(format!(
-            "the database fails its integrity check ({why}); recover or restore the file \
-             first (e.g. sqlite3's .recover), then run the repair"
-        ));
+    if let Some(why) = store.quick_check().await? {
+        return Err(StoreCliError::Damaged(why));
     }
     // Marks the guard lost: only the operator knows how far the store may be behind them.
     let lost_lines = log
@@ -291,34 +328,26 @@ async fn repair(
         .iter()
         .filter(|f| matches!(f, Fix::Lost { .. }))
         .count();
-    let lost = guard::lost(&store, &log).await.map_err(s)?;
+    let lost = guard::lost(&store, &log).await?;
     if (lost_lines > 0 || lost.is_some()) && floor.is_none() && !trust_store {
         let what = match &lost {
             Some(f) => f.to_string(),
             None => format!("{lost_lines} lines of the guard file cannot be read"),
         };
         store.close().await;
-        return Err(format!(
-            "{what}; the store may be behind ids handed out, and nothing says how far. Give \
-             --above N (N: the largest id a client may have received): every tag the store \
-             holds continues above it, and every snowflake clock resumes after this host's \
-             clock (--clock-above MS to give the time). A tag or snowflake name the store \
-             lost (an older copy) is not known here and would start over on its first use: \
-             name each with --tag NAME or --clock NAME. Or give --trust-store to take the \
-             store as it is"
-        ));
+        return Err(StoreCliError::HowFar(what));
     }
     let marks = log.marks().clone();
-    if let (Some(id), None) = (&marks.identity, store.identity().await.map_err(s)?) {
+    if let (Some(id), None) = (&marks.identity, store.identity().await?) {
         // An empty or new database takes the guard's identity: it is this server's store now.
-        store.claim_identity(id).await.map_err(s)?;
+        store.claim_identity(id).await?;
     }
     let step = config.policy.default_step;
     let mut targets: std::collections::BTreeMap<String, i64> =
         marks.tags.iter().map(|(t, m)| (t.clone(), *m)).collect();
     let mut in_store = 0;
     if let Some(floor) = floor {
-        for row in store.tags().await.map_err(s)? {
+        for row in store.tags().await? {
             in_store += 1;
             targets.entry(row.tag).or_insert(floor);
         }
@@ -331,7 +360,7 @@ async fn repair(
     }
     let mut raised = 0;
     for (tag, mark) in &targets {
-        let before = store.raise_tag(tag, *mark, step).await.map_err(s)?;
+        let before = store.raise_tag(tag, *mark, step).await?;
         if before.is_none_or(|b| b < *mark) {
             raised += 1;
             let was = before.map_or("missing".to_owned(), |b| b.to_string());
@@ -339,7 +368,7 @@ async fn repair(
         }
     }
     let before: std::collections::HashMap<String, i64> =
-        store.clocks().await.map_err(s)?.into_iter().collect();
+        store.clocks().await?.into_iter().collect();
     let mut clocks: std::collections::BTreeMap<String, i64> = marks
         .clocks
         .iter()
@@ -356,19 +385,19 @@ async fn repair(
     for (name, ms) in &clocks {
         let was = before.get(name).copied();
         if was.is_none_or(|v| v < *ms) {
-            store.raise_clock(name, *ms).await.map_err(s)?;
+            store.raise_clock(name, *ms).await?;
             raised += 1;
             let was = was.map_or("missing".to_owned(), |v| v.to_string());
             w(out, format!("raised: clock {name}: {was} -> {ms}"))?;
         }
     }
-    let findings = guard::inspect(&store, &marks).await.map_err(s)?;
+    let findings = guard::inspect(&store, &marks).await?;
     let other = findings
         .iter()
         .any(|f| matches!(f, Finding::OtherStore { .. }));
     // Every server of the store is stopped: no cached range can be given back any more.
-    let base = guard::baseline(&store, true).await.map_err(s)?;
-    log.reset(base).map_err(|e| e.to_string())?;
+    let base = guard::baseline(&store, true).await?;
+    log.reset(base).map_err(StoreCliError::Guard)?;
     store.close().await;
     if other {
         w(

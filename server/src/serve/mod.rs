@@ -107,16 +107,12 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     let store = Store::open(&config.store)
         .await
         .map_err(StartError::Store)?;
-    allocator::stripe::check_store(&store, config.stripe, config.stripe_takeover)
-        .await
-        .map_err(StartError::StoreCheck)?;
+    allocator::stripe::check_store(&store, config.stripe, config.stripe_takeover).await?;
     let guard = match &config.guard {
         Some(path) => {
             let alone = store.etcd().is_none() && !config.ha;
             Some(Arc::new(
-                allocator::guard::Guard::attach(&store, path, alone)
-                    .await
-                    .map_err(StartError::StoreCheck)?,
+                allocator::guard::Guard::attach(&store, path, alone).await?,
             ))
         }
         None => {
@@ -201,9 +197,9 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     let http_task = match config.http_port {
         Some(port) => {
             let state =
-                http::Http::new(config.http.clone()).map_err(|reason| StartError::HttpTokens {
+                http::Http::new(config.http.clone()).map_err(|e| StartError::HttpTokens {
                     path: config.http.tokens.clone().unwrap_or_default(),
-                    reason,
+                    reason: e.to_string(),
                 })?;
             let l = listen_extra(&config.bind, port, "HTTP").await?;
             let state = Arc::new(state);

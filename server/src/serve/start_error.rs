@@ -3,7 +3,10 @@
 
 use std::path::PathBuf;
 
+use super::allocator::guard::GuardError;
+use super::allocator::stripe::StripeError;
 use super::config::SettingError;
+use super::net::tls::TlsError;
 use super::store::StoreError;
 
 /// A start of the server that failed, and where.
@@ -42,13 +45,16 @@ pub enum StartError {
         /// Why.
         source: std::io::Error,
     },
-    /// The store holds another stripe, or the guard finds it behind, or it fails its check: the
-    /// check's own words (they name the way out).
-    #[error("{0}")]
-    StoreCheck(String),
+    /// The store holds another stripe: the check's own words (they name the way out).
+    #[error(transparent)]
+    Stripe(#[from] StripeError),
+    /// The guard finds the store behind, or it fails its check: the guard's own words (they
+    /// name the way out).
+    #[error(transparent)]
+    Guard(#[from] GuardError),
     /// The TLS files could not be loaded.
-    #[error("{0}")]
-    Tls(String),
+    #[error(transparent)]
+    Tls(#[from] TlsError),
     /// The `--http-tokens` file could not be read or has a bad line.
     #[error("--http-tokens {}: {reason}", path.display())]
     HttpTokens {

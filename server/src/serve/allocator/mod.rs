@@ -36,7 +36,7 @@ use super::lock::lock;
 use super::metrics::Metrics;
 use super::store::{Store, StoreError, TagMove};
 use clocks::ClockState;
-use guard::{Guard, Mark};
+use guard::{Guard, GuardError, Mark};
 use stripe::Stripe;
 use tags::Tag;
 
@@ -198,9 +198,9 @@ impl Allocator {
 
     /// Checks the store against the guard (at start and when taking the lead): `Err` with the
     /// refusal when the store went back.
-    pub async fn verify_store(&self) -> Result<(), String> {
+    pub async fn verify_store(&self) -> Result<(), GuardError> {
         if let Some(why) = lock(&self.refusal).clone() {
-            return Err(why);
+            return Err(GuardError::Refused(why));
         }
         let Some(g) = &self.guard else {
             return Ok(());
@@ -209,7 +209,7 @@ impl Allocator {
         if let Err(why) = &checked {
             // Until an operator repaired the store and restarted this server.
             tracing::error!("{why}");
-            *lock(&self.refusal) = Some(why.clone());
+            *lock(&self.refusal) = Some(why.to_string());
         }
         checked
     }

@@ -171,11 +171,13 @@ impl Stripe {
 /// another's. With `takeover`, a striped server takes a store used without stripes: safe once no
 /// server without stripes uses it, since a stripe's global id is never below its local one, so
 /// every id already handed out stays below the stripe's.
-pub async fn check_store(store: &Store, stripe: Stripe, takeover: bool) -> Result<(), String> {
+pub async fn check_store(
+    store: &Store,
+    stripe: Stripe,
+    takeover: bool,
+) -> Result<(), StripeError> {
     let ours = stripe.to_string();
-    let failed =
-        |e: crate::serve::store::StoreError| format!("cannot read the store's stripe: {e}");
-    let held = store.claim_stripe(&ours).await.map_err(failed)?;
+    let held = store.claim_stripe(&ours).await?;
     if held == ours {
         return Ok(());
     }
@@ -183,26 +185,63 @@ pub async fn check_store(store: &Store, stripe: Stripe, takeover: bool) -> Resul
     let (k, n, block) = (stripe.index, stripe.count, stripe.block);
     match (stripe.is_striped(), held_unstriped) {
         (true, true) if takeover => {
-            if store.replace_stripe(&held, &ours).await.map_err(failed)? {
+            if store.replace_stripe(&held, &ours).await? {
                 tracing::warn!(stripe = %ours, "took over a store used without stripes");
                 return Ok(());
             }
-            Err("the store's stripe changed while this server took it over: start it again".into())
+            Err(StripeError::Changed)
         }
-        (true, true) => Err(format!(
-            "the store was used without stripes; once no server without --stripe uses it any \
-             more, start this server with --stripe-takeover to make it stripe {k}/{n}'s"
-        )),
-        (true, false) => Err(format!(
-            "the store holds stripe {held} (K/N/block), and this server was started with \
-             --stripe {k}/{n} --stripe-block {block}: each stripe needs a store of its own; \
-             start it with the store's settings or give it another store"
-        )),
-        (false, _) => Err(format!(
-            "the store holds stripe {held} (K/N/block) and this server was started without \
-             --stripe: its ids would repeat the other stripes'; start it with that stripe"
-        )),
+        (true, true) => Err(StripeError::Unstriped { k, n }),
+        (true, false) => Err(StripeError::Other { held, k, n, block }),
+        (false, _) => Err(StripeError::NotStriped { held }),
     }
+}
+
+/// Why a server may not use its store with its stripe settings: each says what to do.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StripeError {
+    /// The store's stripe could not be read or written.
+    #[error("cannot read the store's stripe: {0}")]
+    Store(#[from] crate::serve::store::StoreError),
+    /// Another server changed the store's stripe during a takeover.
+    #[error("the store's stripe changed while this server took it over: start it again")]
+    Changed,
+    /// A striped server on a store used without stripes, without `--stripe-takeover`.
+    #[error(
+        "the store was used without stripes; once no server without --stripe uses it any \
+         more, start this server with --stripe-takeover to make it stripe {k}/{n}'s"
+    )]
+    Unstriped {
+        /// This server's stripe.
+        k: i64,
+        /// Of this many.
+        n: i64,
+    },
+    /// The store holds another stripe.
+    #[error(
+        "the store holds stripe {held} (K/N/block), and this server was started with \
+         --stripe {k}/{n} --stripe-block {block}: each stripe needs a store of its own; \
+         start it with the store's settings or give it another store"
+    )]
+    Other {
+        /// The store's stripe (K/N/block).
+        held: String,
+        /// This server's stripe.
+        k: i64,
+        /// Of this many.
+        n: i64,
+        /// Its block.
+        block: i64,
+    },
+    /// A server without stripes on a striped store.
+    #[error(
+        "the store holds stripe {held} (K/N/block) and this server was started without \
+         --stripe: its ids would repeat the other stripes'; start it with that stripe"
+    )]
+    NotStriped {
+        /// The store's stripe (K/N/block).
+        held: String,
+    },
 }
 
 #[cfg(test)]

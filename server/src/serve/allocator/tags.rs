@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use super::Allocator;
-use crate::serve::auth::glob::glob_match;
+use crate::text::glob::glob_match;
 use crate::serve::lock::lock;
 use crate::serve::metrics::ErrorKind;
 use crate::serve::store::{StoreError, TagMove, TagRow};

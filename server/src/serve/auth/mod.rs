@@ -41,7 +41,7 @@
 //!   would let passwords used in the last [`VERIFIED_FOR`] be tried at HMAC speed rather than
 //!   argon2's (the dump holds the key); the argon2 hashes of every user are in memory anyway.
 
-pub mod glob;
+pub mod credential;
 
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
@@ -57,7 +57,8 @@ use super::config::Limits;
 
 use super::lock::lock;
 use super::store::{Store, StoreError, UserRow};
-use glob::glob_match;
+use crate::text::glob::glob_match;
+use credential::constant_time_eq;
 
 /// What a permission allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +76,17 @@ pub struct Perms {
     rules: Vec<(Right, String)>,
 }
 
+/// Why permission words were refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PermsError {
+    /// A word that is no permission.
+    #[error("bad permission '{0}' (admin, alloc:PATTERN or read:PATTERN)")]
+    Unknown(String),
+    /// `read:` or `alloc:` without a pattern.
+    #[error("permission '{0}' has an empty pattern")]
+    EmptyPattern(String),
+}
+
 impl Perms {
     /// Every right.
     pub fn all() -> Perms {
@@ -85,7 +97,7 @@ impl Perms {
     }
 
     /// Parses permission words.
-    pub fn parse<'a>(words: impl IntoIterator<Item = &'a str>) -> Result<Perms, String> {
+    pub fn parse<'a>(words: impl IntoIterator<Item = &'a str>) -> Result<Perms, PermsError> {
         let mut perms = Perms::default();
         for word in words {
             if word.eq_ignore_ascii_case("admin") {
@@ -95,14 +107,10 @@ impl Perms {
             let (right, pattern) = match word.split_once(':') {
                 Some((r, p)) if r.eq_ignore_ascii_case("read") => (Right::Read, p),
                 Some((r, p)) if r.eq_ignore_ascii_case("alloc") => (Right::Alloc, p),
-                _ => {
-                    return Err(format!(
-                        "bad permission '{word}' (admin, alloc:PATTERN or read:PATTERN)"
-                    ));
-                }
+                _ => return Err(PermsError::Unknown(word.to_owned())),
             };
             if pattern.is_empty() {
-                return Err(format!("permission '{word}' has an empty pattern"));
+                return Err(PermsError::EmptyPattern(word.to_owned()));
             }
             perms.rules.push((right, pattern.to_owned()));
         }
@@ -607,7 +615,8 @@ impl Auth {
 async fn read_users(store: &Store) -> Result<HashMap<String, User>, StoreError> {
     let mut users = HashMap::new();
     for row in store.users().await? {
-        let perms = Perms::parse(row.perms.split_whitespace()).map_err(StoreError)?;
+        let perms = Perms::parse(row.perms.split_whitespace())
+            .map_err(|e| StoreError(e.to_string()))?;
         users.insert(
             row.name,
             User {
@@ -735,7 +744,7 @@ impl Auth {
         })
         .await
         .map_err(|e| UserChangeError::Store(e.to_string()))?
-        .map_err(UserChangeError::Store)?;
+        .map_err(|e| UserChangeError::Store(e.to_string()))?;
         let row = UserRow {
             name: name.to_owned(),
             hash: hash.clone(),
@@ -815,14 +824,25 @@ impl Auth {
     }
 }
 
-fn hash_password(password: &str) -> Result<String, String> {
+/// Why a password could not be hashed.
+#[derive(Debug, thiserror::Error)]
+enum HashError {
+    /// No random salt from the system.
+    #[error("no random salt: {0}")]
+    Salt(String),
+    /// argon2 refused.
+    #[error("argon2: {0}")]
+    Argon2(String),
+}
+
+fn hash_password(password: &str) -> Result<String, HashError> {
     let mut salt = [0u8; 16];
-    getrandom::fill(&mut salt).map_err(|e| e.to_string())?;
-    let salt = SaltString::encode_b64(&salt).map_err(|e| e.to_string())?;
+    getrandom::fill(&mut salt).map_err(|e| HashError::Salt(e.to_string()))?;
+    let salt = SaltString::encode_b64(&salt).map_err(|e| HashError::Salt(e.to_string()))?;
     Argon2::default()
         .hash_password(password.as_bytes(), &salt)
         .map(|h| h.to_string())
-        .map_err(|e| e.to_string())
+        .map_err(|e| HashError::Argon2(e.to_string()))
 }
 
 /// The largest argon2 memory a stored hash may ask for (256 MiB): a bad row must not make every
@@ -896,10 +916,6 @@ fn dummy_hash() -> &'static str {
             output.unwrap_or_default()
         )
     })
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]

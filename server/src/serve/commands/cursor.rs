@@ -44,19 +44,20 @@ struct Sealer {
 
 /// This process's key, drawn on first use.
 fn sealer() -> Result<&'static Sealer, CursorError> {
-    static SEALER: OnceLock<Result<Sealer, String>> = OnceLock::new();
+    static SEALER: OnceLock<Result<Sealer, CursorError>> = OnceLock::new();
     SEALER
         .get_or_init(|| {
+            let no_key = |e: &dyn std::fmt::Display| CursorError::NoKey(e.to_string());
             let mut key = [0u8; 32];
-            getrandom::fill(&mut key).map_err(|e| e.to_string())?;
-            let key = UnboundKey::new(&CHACHA20_POLY1305, &key).map_err(|e| e.to_string())?;
+            getrandom::fill(&mut key).map_err(|e| no_key(&e))?;
+            let key = UnboundKey::new(&CHACHA20_POLY1305, &key).map_err(|e| no_key(&e))?;
             Ok(Sealer {
                 key: LessSafeKey::new(key),
                 made: AtomicU64::new(0),
             })
         })
         .as_ref()
-        .map_err(|e| CursorError::NoKey(e.clone()))
+        .map_err(Clone::clone)
 }
 
 /// The cursor of a page that ends after tag `after` (a valid tag name): lowercase hex.

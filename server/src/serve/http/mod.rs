@@ -110,7 +110,7 @@ impl Denied {
 
 impl Http {
     /// The HTTP side of `settings`, its tokens file read.
-    pub(crate) fn new(settings: HttpSettings) -> Result<Http, String> {
+    pub(crate) fn new(settings: HttpSettings) -> Result<Http, tokens::TokensError> {
         let tokens = Tokens::load(settings.tokens.as_deref(), settings.anonymous_user.clone())?;
         Ok(Http {
             limit: RateLimit::new(settings.rate_limit),

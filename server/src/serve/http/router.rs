@@ -9,7 +9,7 @@ use hyper::{Method, Request, StatusCode};
 use super::query::{Params, decode};
 use super::reply::{Reply, spring_error};
 use super::{Http, leaf, status, tinyid};
-use crate::serve::metrics::http::credential;
+use crate::serve::auth::credential::credential;
 use crate::serve::metrics::{ErrorKind, HttpApi};
 use crate::serve::shared::Shared;
 

@@ -120,6 +120,10 @@ impl Owed {
 
     /// `n` bytes handed to the kernel: that much of the answers is no longer held.
     fn sent(&self, n: usize) {
+        // Most answers are small and not counted: nothing to pay, no write to shared atomics.
+        if self.bytes.load(Ordering::Relaxed) == 0 {
+            return;
+        }
         let paid = self
             .bytes
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |owed| {

@@ -69,14 +69,17 @@ pub(crate) fn hash(token: &[u8]) -> TokenHash {
 
 impl Tokens {
     /// Reads the tokens file (`None`: no tokens).
-    pub(crate) fn load(path: Option<&Path>, anonymous: Option<String>) -> Result<Tokens, String> {
+    pub(crate) fn load(
+        path: Option<&Path>,
+        anonymous: Option<String>,
+    ) -> Result<Tokens, TokensError> {
         let Some(path) = path else {
             return Ok(Tokens {
                 anonymous,
                 ..Tokens::default()
             });
         };
-        let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+        let text = std::fs::read_to_string(path).map_err(TokensError::Read)?;
         Ok(Tokens {
             users: parse(&text)?,
             configured: true,
@@ -128,21 +131,47 @@ fn everyone() -> Caller {
 }
 
 /// The `SHA256-HEX USER` lines.
-fn parse(text: &str) -> Result<HashMap<TokenHash, String>, String> {
+/// Why the tokens file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TokensError {
+    /// It could not be read.
+    #[error("{0}")]
+    Read(std::io::Error),
+    /// A line that is not `SHA256-HEX USER`.
+    #[error("line {line}: expected SHA256-HEX USER")]
+    Shape {
+        /// Its number, from 1.
+        line: usize,
+    },
+    /// A hash that is not 64 hex digits.
+    #[error("line {line}: not 64 hex digits (a SHA-256)")]
+    NotSha256 {
+        /// Its number, from 1.
+        line: usize,
+    },
+    /// A token listed twice.
+    #[error("line {line}: the same token twice")]
+    Twice {
+        /// Its number, from 1.
+        line: usize,
+    },
+}
+
+fn parse(text: &str) -> Result<HashMap<TokenHash, String>, TokensError> {
     let mut users = HashMap::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let bad = |why: &str| format!("line {}: {why}", i + 1);
+        let line_no = i + 1;
         let mut words = line.split_whitespace();
         let (Some(hex), Some(user), None) = (words.next(), words.next(), words.next()) else {
-            return Err(bad("expected SHA256-HEX USER"));
+            return Err(TokensError::Shape { line: line_no });
         };
-        let hash = from_hex(hex).ok_or_else(|| bad("not 64 hex digits (a SHA-256)"))?;
+        let hash = from_hex(hex).ok_or(TokensError::NotSha256 { line: line_no })?;
         if users.insert(hash, user.to_owned()).is_some() {
-            return Err(bad("the same token twice"));
+            return Err(TokensError::Twice { line: line_no });
         }
     }
     Ok(users)
@@ -206,7 +235,7 @@ mod tests {
             (format!("{} alice", &abc.replace('b', "g")), "64 hex"),
             (format!("{abc} a\n{abc} b"), "line 2: the same token twice"),
         ] {
-            let e = parse(&bad).unwrap_err();
+            let e = parse(&bad).unwrap_err().to_string();
             assert!(e.contains(why), "{e}");
         }
     }

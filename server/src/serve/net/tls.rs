@@ -77,7 +77,7 @@ impl std::fmt::Debug for Tls {
 
 impl Tls {
     /// Reads the files; fails with a message naming the file that is wrong.
-    pub fn load(files: TlsFiles) -> Result<Tls, String> {
+    pub fn load(files: TlsFiles) -> Result<Tls, TlsError> {
         let config = build(&files)?;
         Ok(Tls {
             incomplete: Arc::new(RecordBudget::new(files.max_incomplete)),
@@ -87,7 +87,7 @@ impl Tls {
     }
 
     /// Reads the files again; on failure the settings in use stay.
-    pub fn reload(&self) -> Result<(), String> {
+    pub fn reload(&self) -> Result<(), TlsError> {
         let config = build(&self.files)?;
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = TlsAcceptor::from(config);
         Ok(())
@@ -113,51 +113,108 @@ impl Tls {
     }
 }
 
-fn read_pem(path: &Path, what: &str) -> Result<Vec<u8>, String> {
+/// Why the TLS files cannot be used: each names the setting and the file.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// A file could not be read.
+    #[error("{what} {}: {source}", path.display())]
+    Read {
+        /// The setting (`tls-cert`, `tls-key`, `tls-ca-cert`).
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A file larger than any PEM file of a certificate chain or key.
+    #[error("{what} {}: larger than {MAX_PEM_BYTES} bytes", path.display())]
+    TooLarge {
+        /// The setting.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+    },
+    /// A file that does not hold what its setting needs.
+    #[error("{what} {}: {reason}", path.display())]
+    Content {
+        /// The setting.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, in rustls's or the PEM reader's words.
+        reason: String,
+    },
+    /// Client certificates asked for without the CA that signs them.
+    #[error("tls-auth-clients needs tls-ca-cert")]
+    NoCa,
+    /// The protocol versions refused by rustls.
+    #[error("{0}")]
+    Versions(String),
+    /// A certificate and a key that do not go together.
+    #[error("tls-cert/tls-key: {0}")]
+    Pair(String),
+}
+
+impl TlsError {
+    fn content(what: &'static str, path: &Path, reason: impl std::fmt::Display) -> TlsError {
+        TlsError::Content {
+            what,
+            path: path.to_owned(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
+fn read_pem(path: &Path, what: &'static str) -> Result<Vec<u8>, TlsError> {
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| format!("{what} {}: {e}", path.display()))?;
+    let read = |source| TlsError::Read {
+        what,
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(read)?;
     let mut bytes = Vec::new();
     file.take(MAX_PEM_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("{what} {}: {e}", path.display()))?;
+        .map_err(read)?;
     if bytes.len() as u64 > MAX_PEM_BYTES {
-        return Err(format!(
-            "{what} {}: larger than {MAX_PEM_BYTES} bytes",
-            path.display()
-        ));
+        return Err(TlsError::TooLarge {
+            what,
+            path: path.to_owned(),
+        });
     }
     Ok(bytes)
 }
 
-fn certs(path: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+fn certs(path: &Path, what: &'static str) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let pem = read_pem(path, what)?;
     let certs = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("{what} {}: {e}", path.display()))?;
+        .map_err(|e| TlsError::content(what, path, e))?;
     if certs.is_empty() {
-        return Err(format!("{what} {}: no certificate in it", path.display()));
+        return Err(TlsError::content(what, path, "no certificate in it"));
     }
     Ok(certs)
 }
 
-fn build(files: &TlsFiles) -> Result<Arc<ServerConfig>, String> {
+fn build(files: &TlsFiles) -> Result<Arc<ServerConfig>, TlsError> {
     let chain = certs(&files.cert, "tls-cert")?;
     let key_pem = read_pem(&files.key, "tls-key")?;
     let key = PrivateKeyDer::from_pem_slice(&key_pem)
-        .map_err(|e| format!("tls-key {}: {e}", files.key.display()))?;
+        .map_err(|e| TlsError::content("tls-key", &files.key, e))?;
     let provider = Arc::new(ring::default_provider());
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| TlsError::Versions(e.to_string()))?;
     let builder = match (&files.ca, files.clients) {
         (_, ClientAuth::No) => builder.with_no_client_auth(),
-        (None, _) => return Err("tls-auth-clients needs tls-ca-cert".into()),
+        (None, _) => return Err(TlsError::NoCa),
         (Some(ca), clients) => {
             let mut roots = RootCertStore::empty();
             for cert in certs(ca, "tls-ca-cert")? {
                 roots
                     .add(cert)
-                    .map_err(|e| format!("tls-ca-cert {}: {e}", ca.display()))?;
+                    .map_err(|e| TlsError::content("tls-ca-cert", ca, e))?;
             }
             let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
             let verifier = if clients == ClientAuth::Optional {
@@ -168,12 +225,12 @@ fn build(files: &TlsFiles) -> Result<Arc<ServerConfig>, String> {
             builder.with_client_cert_verifier(
                 verifier
                     .build()
-                    .map_err(|e| format!("tls-ca-cert {}: {e}", ca.display()))?,
+                    .map_err(|e| TlsError::content("tls-ca-cert", ca, e))?,
             )
         }
     };
     let config = builder
         .with_single_cert(chain, key)
-        .map_err(|e| format!("tls-cert/tls-key: {e}"))?;
+        .map_err(|e| TlsError::Pair(e.to_string()))?;
     Ok(Arc::new(config))
 }

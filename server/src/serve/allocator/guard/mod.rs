@@ -240,32 +240,52 @@ pub struct Guard {
     path: std::path::PathBuf,
 }
 
+/// Why the guard could not be attached, or refuses the store.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum GuardError {
+    /// The guard file could not be read or written.
+    #[error("{0}")]
+    File(String),
+    /// The store could not be read.
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    /// The store is behind the guard (or damaged, or emptied): the refusal, with the way out.
+    #[error("{0}")]
+    Refused(String),
+}
+
+impl From<LogError> for GuardError {
+    fn from(e: LogError) -> GuardError {
+        GuardError::File(e.to_string())
+    }
+}
+
 impl Guard {
     /// Opens the guard at `path` and checks `store` against it: the guard when the store holds
     /// at least every mark, else the refusal. A new guard takes the store as its baseline
     /// (its marks too when this server is alone: see [`baseline`]); an emptied one is refused
     /// ([`lost`]).
-    pub async fn attach(store: &Store, path: &Path, alone: bool) -> Result<Guard, String> {
-        let log = Log::open(path).map_err(|e| e.to_string())?;
+    pub async fn attach(store: &Store, path: &Path, alone: bool) -> Result<Guard, GuardError> {
+        let log = Log::open(path)?;
         for fix in log.fixes() {
             tracing::warn!(guard = %path.display(), "{fix}");
         }
         if log.marks().identity.is_none() {
             let mut log = log;
-            if let Some(lost) = lost(store, &log).await.map_err(|e| e.to_string())? {
-                return Err(refusal(&[lost], path));
+            if let Some(lost) = lost(store, &log).await? {
+                return Err(GuardError::Refused(refusal(&[lost], path)));
             }
             // Damage is refused even with a new guard: there is nothing to trust.
-            if let Some(why) = store.quick_check().await.map_err(|e| e.to_string())? {
-                return Err(refusal(&[Finding::Damaged(why)], path));
+            if let Some(why) = store.quick_check().await? {
+                return Err(GuardError::Refused(refusal(&[Finding::Damaged(why)], path)));
             }
-            let base = baseline(store, alone).await.map_err(|e| e.to_string())?;
+            let base = baseline(store, alone).await?;
             tracing::info!(
                 guard = %path.display(),
                 tags = base.tags.len(),
                 "new guard: the store as it is now is the baseline"
             );
-            log.reset(base).map_err(|e| e.to_string())?;
+            log.reset(base)?;
             return Ok(Guard::new(log, path));
         }
         let guard = Guard::new(log, path);
@@ -286,13 +306,13 @@ impl Guard {
     }
 
     /// Checks the store against the guard now (at start, and when taking the lead).
-    pub async fn verify(&self, store: &Store) -> Result<(), String> {
+    pub async fn verify(&self, store: &Store) -> Result<(), GuardError> {
         let marks = self.lock().marks().clone();
-        let findings = inspect(store, &marks).await.map_err(|e| e.to_string())?;
+        let findings = inspect(store, &marks).await?;
         if findings.is_empty() {
             Ok(())
         } else {
-            Err(refusal(&findings, &self.path))
+            Err(GuardError::Refused(refusal(&findings, &self.path)))
         }
     }
 
@@ -363,7 +383,7 @@ mod tests {
         // The store goes back (a restored backup).
         sqlx_set(&store, "UPDATE leaf_alloc SET max_id = 100").await;
         sqlx_set(&store, "DELETE FROM idforge_clock").await;
-        let why = guard.verify(&store).await.unwrap_err();
+        let why = guard.verify(&store).await.unwrap_err().to_string();
         assert!(why.contains("tag orders: max_id 100"), "{why}");
         assert!(why.contains("clock ids: missing"), "{why}");
         drop(guard);
@@ -388,10 +408,10 @@ mod tests {
             let _ = std::fs::remove_file(dir.path().join(f));
         }
         let store = sqlite(dir.path()).await;
-        let why = Guard::attach(&store, &path, true).await.unwrap_err();
+        let why = Guard::attach(&store, &path, true).await.unwrap_err().to_string();
         assert!(why.contains("no identity"), "{why}");
         store.claim_identity("someone-else").await.unwrap();
-        let why = Guard::attach(&store, &path, true).await.unwrap_err();
+        let why = Guard::attach(&store, &path, true).await.unwrap_err().to_string();
         assert!(why.contains("the store is someone-else"), "{why}");
     }
 
@@ -404,7 +424,7 @@ mod tests {
         let whole = std::fs::read(&path).unwrap();
         for emptied in [&b""[..], &b"idforge-guard 1\n"[..], &b"idforge-gu"[..]] {
             std::fs::write(&path, emptied).unwrap();
-            let why = Guard::attach(&store, &path, true).await.unwrap_err();
+            let why = Guard::attach(&store, &path, true).await.unwrap_err().to_string();
             assert!(why.contains("holds no marks"), "{why}");
             assert!(why.contains("idforge store repair --above N"), "{why}");
             assert!(why.contains("--trust-store"), "{why}");
