@@ -77,10 +77,7 @@ pub fn check_section(file: &str, name: &str, content: &str) -> Result<(), DocErr
         format!("<!-- generated:{name} -->\n"),
         format!("<!-- /generated:{name} -->"),
     );
-    let start = text
-        .find(&open)
-        .ok_or_else(|| no_marker(open.trim_end()))?
-        + open.len();
+    let start = text.find(&open).ok_or_else(|| no_marker(open.trim_end()))? + open.len();
     let end = text[start..]
         .find(&close)
         .ok_or_else(|| no_marker(&close))?

@@ -270,9 +270,9 @@ impl Floors {
     /// The least next id of every tag: N + 1.
     fn tag_floor(&self) -> Result<Option<i64>, StoreCliError> {
         match self.above {
-            Some(n) if n < 0 || n == i64::MAX => Err(StoreCliError::Flag(format!(
-                "--above {n} is out of range"
-            ))),
+            Some(n) if n < 0 || n == i64::MAX => {
+                Err(StoreCliError::Flag(format!("--above {n} is out of range")))
+            }
             n => Ok(n.map(|n| n + 1)),
         }
     }

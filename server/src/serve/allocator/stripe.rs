@@ -171,11 +171,7 @@ impl Stripe {
 /// another's. With `takeover`, a striped server takes a store used without stripes: safe once no
 /// server without stripes uses it, since a stripe's global id is never below its local one, so
 /// every id already handed out stays below the stripe's.
-pub async fn check_store(
-    store: &Store,
-    stripe: Stripe,
-    takeover: bool,
-) -> Result<(), StripeError> {
+pub async fn check_store(store: &Store, stripe: Stripe, takeover: bool) -> Result<(), StripeError> {
     let ours = stripe.to_string();
     let held = store.claim_stripe(&ours).await?;
     if held == ours {

@@ -3,10 +3,10 @@
 use std::time::Instant;
 
 use super::Allocator;
-use crate::text::glob::glob_match;
 use crate::serve::lock::lock;
 use crate::serve::metrics::ErrorKind;
 use crate::serve::store::{StoreError, TagMove, TagRow};
+use crate::text::glob::glob_match;
 
 /// One loaded tag.
 #[derive(Debug, Clone)]

@@ -53,7 +53,10 @@ mod tests {
     #[test]
     fn bearer_and_basic_credentials() {
         assert_eq!(credential("Bearer s3cret").as_deref(), Some(&b"s3cret"[..]));
-        assert_eq!(credential(" bearer  s3cret ").as_deref(), Some(&b"s3cret"[..]));
+        assert_eq!(
+            credential(" bearer  s3cret ").as_deref(),
+            Some(&b"s3cret"[..])
+        );
         // "prom:s3cret"
         assert_eq!(
             credential("Basic cHJvbTpzM2NyZXQ=").as_deref(),

@@ -615,8 +615,8 @@ impl Auth {
 async fn read_users(store: &Store) -> Result<HashMap<String, User>, StoreError> {
     let mut users = HashMap::new();
     for row in store.users().await? {
-        let perms = Perms::parse(row.perms.split_whitespace())
-            .map_err(|e| StoreError(e.to_string()))?;
+        let perms =
+            Perms::parse(row.perms.split_whitespace()).map_err(|e| StoreError(e.to_string()))?;
         users.insert(
             row.name,
             User {

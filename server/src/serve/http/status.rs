@@ -17,9 +17,9 @@ use hyper::header::{HeaderValue, WWW_AUTHENTICATE};
 
 use super::reply::{HTML, Reply, SVG, finish, with};
 use super::{Http, chart};
+use crate::serve::auth::credential::constant_time_eq;
 use crate::serve::lock::lock;
 use crate::serve::metrics::ErrorKind;
-use crate::serve::auth::credential::constant_time_eq;
 use crate::serve::shared::Shared;
 
 /// The most tag rows the page lists (a server may hold many thousands of tags).

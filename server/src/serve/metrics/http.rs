@@ -82,7 +82,6 @@ fn authorized(head: &[u8], token: &str) -> bool {
     })
 }
 
-
 /// Reads the request (by `deadline`), then answers it.
 async fn answer<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,

@@ -408,10 +408,16 @@ mod tests {
             let _ = std::fs::remove_file(dir.path().join(f));
         }
         let store = sqlite(dir.path()).await;
-        let why = Guard::attach(&store, &path, true).await.unwrap_err().to_string();
+        let why = Guard::attach(&store, &path, true)
+            .await
+            .unwrap_err()
+            .to_string();
         assert!(why.contains("no identity"), "{why}");
         store.claim_identity("someone-else").await.unwrap();
-        let why = Guard::attach(&store, &path, true).await.unwrap_err().to_string();
+        let why = Guard::attach(&store, &path, true)
+            .await
+            .unwrap_err()
+            .to_string();
         assert!(why.contains("the store is someone-else"), "{why}");
     }
 
@@ -424,7 +430,10 @@ mod tests {
         let whole = std::fs::read(&path).unwrap();
         for emptied in [&b""[..], &b"idforge-guard 1\n"[..], &b"idforge-gu"[..]] {
             std::fs::write(&path, emptied).unwrap();
-            let why = Guard::attach(&store, &path, true).await.unwrap_err().to_string();
+            let why = Guard::attach(&store, &path, true)
+                .await
+                .unwrap_err()
+                .to_string();
             assert!(why.contains("holds no marks"), "{why}");
             assert!(why.contains("idforge store repair --above N"), "{why}");
             assert!(why.contains("--trust-store"), "{why}");
