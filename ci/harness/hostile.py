@@ -949,12 +949,13 @@ CASES = [
     case_failed_auth_limit,
     case_auth_timeout,
     case_tls_partial_record,
-    case_tls_partial_records_many,
     case_metrics_idle_flood,
     case_scan_cursor,
     case_snowflake_quota,
     case_auth_flood_real_user,
     case_worker_lease_flood,
+    # Last: 10,000 TLS handshakes and closes load the machine for a while after.
+    case_tls_partial_records_many,
 ]
 
 
