@@ -16,7 +16,8 @@
 #                                   wrk (the HTTP load generator of ci/bench/http.sh), cross (Debian's
 #                                   Rust 1.96 with its std source, for -Zbuild-std of the aarch64 and
 #                                   musl artifacts; aarch64 binutils and glibc headers), emulation
-#                                   (qemu-user-static and mmdebstrap: the aarch64 Debian root that
+#                                   (qemu-user-static, mmdebstrap and the arch-test it checks emulation
+#                                   with: the aarch64 Debian root that
 #                                   ci/dist/dist-test.sh --arch aarch64 runs the artifacts in)
 set -euo pipefail
 
@@ -34,7 +35,7 @@ declare -A PACKAGES=(
   [http]="curl chromium python3-venv"
   [wrk]="wrk"
   [cross]="rustc-web cargo-web rust-web-src binutils-aarch64-linux-gnu libc6-dev-arm64-cross"
-  [emulation]="qemu-user-static mmdebstrap libc6-arm64-cross"
+  [emulation]="qemu-user-static mmdebstrap arch-test libc6-arm64-cross"
 )
 
 missing=()

@@ -325,19 +325,34 @@ impl SqlSource {
         let select = self.sql("SELECT max_id FROM {table} WHERE biz_tag = ?");
         let mut bumped = Vec::with_capacity(requests.len());
         for &(tag, step) in requests {
-            // Leaf's two statements per tag, unchanged.
-            let updated = sqlx::query(&update)
-                .bind(step)
-                .bind(tag)
-                .bind(i64::MAX - step)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-            let max: Option<i64> = sqlx::query_scalar(&select)
-                .bind(tag)
-                .fetch_optional(&mut *tx)
-                .await?;
-            bumped.push(max.map(|max| if updated == 1 { Ok(max) } else { Err(max) }));
+            // Leaf's two statements per tag. An UPDATE that found no row can be followed by a
+            // SELECT that finds one another connection created meanwhile (PostgreSQL's READ
+            // COMMITTED takes a snapshot per statement; MySQL's UPDATE reads the newest rows,
+            // its SELECT the transaction's snapshot): that row is bumped again, not mistaken
+            // for one at the end of `BIGINT`. Once there, a row stays, so one more try is
+            // enough; the third is a margin.
+            let mut outcome = None;
+            for _ in 0..3 {
+                let updated = sqlx::query(&update)
+                    .bind(step)
+                    .bind(tag)
+                    .bind(i64::MAX - step)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                let max: Option<i64> = sqlx::query_scalar(&select)
+                    .bind(tag)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                outcome = match max {
+                    Some(max) if updated == 1 => Some(Ok(max)),
+                    Some(max) if max > i64::MAX - step => Some(Err(max)),
+                    Some(_) => continue,
+                    None => None,
+                };
+                break;
+            }
+            bumped.push(outcome);
         }
         tx.commit().await?;
         Ok(bumped)
