@@ -552,7 +552,10 @@ fn a_new_tag_is_created_once_by_generators_racing_to_create_it(var: &str) {
             .collect();
         let mut firsts = HashSet::new();
         for d in drawers {
-            let id = d.join().unwrap().unwrap_or_else(|e| panic!("round {round}: {e}"));
+            let id = d
+                .join()
+                .unwrap()
+                .unwrap_or_else(|e| panic!("round {round}: {e}"));
             assert!(firsts.insert(id), "round {round}: {id} twice");
         }
     }
