@@ -117,6 +117,8 @@ class Docs:
             "npm_config_audit": "false",
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
         }
+        # Where a user who moved rustup's or cargo's home keeps it (else both follow HOME).
+        e.update({k: os.environ[k] for k in ("RUSTUP_HOME", "CARGO_HOME") if k in os.environ})
         if self.pg is not None:
             e.update(self.pg.environ(doc))
         return e
