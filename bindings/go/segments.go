@@ -14,7 +14,7 @@ import (
 
 // SegmentOptions are the options of NewSegments. A zero field is not given: its default
 // applies, so the zero SegmentOptions (or nil) is the default set. The defaults and bounds are
-// the same in every language (the README's "Segment sources"); a field out of its bounds fails
+// the same in every language (docs/segment-sources.md, "Options"); a field out of its bounds fails
 // with ErrInvalidArgument and a message naming the option. Durations are whole milliseconds,
 // rounded up.
 type SegmentOptions struct {

@@ -7,9 +7,9 @@
 #           it names example.invalid;
 #   server  idforge gen; idforge serve --config (the shipped idforge.toml) answers redis-cli INCR,
 #           stops cleanly on SIGTERM (exit 0), and a restart continues the sequence without a gap;
-#           README.md's install lines, then its uninstall lines, into a scratch root: the unit's
+#           docs/install.md's install lines, then its uninstall lines, into a scratch root: the unit's
 #           Documentation= file is installed, and nothing is left behind;
-#   c       README.md's Install lines for C, as written, with the program of "Use from C and C++":
+#   c       docs/install.md's lines for C, as written, with the program of "Use from C and C++":
 #           shared (it starts with no LD_LIBRARY_PATH) and static (ldd names no libidforge); the
 #           same with the tarball's README; examples/c/order_ids.c with -Wall -Werror; a copy
 #           under a prefix, used, then removed by the tarball README's uninstall line;
@@ -18,7 +18,7 @@
 #           interop tests compare with; the Node test suite and the type test (tsc) against it;
 #   jvm     bindings/uniffi/tests/JavaCaller.java compiled against the jar and run with the class
 #           path a user has: the jar, JNA and the Kotlin stdlib (no jna.library.path);
-#   go      README.md's Install lines for Go, as written (with the segment source memory:), in an
+#   go      docs/install.md's lines for Go, as written (with the segment source memory:), in an
 #           empty folder with the program of "Use from Go", the C tarball and a copy of
 #           bindings/go: PATH is the system's and Go's (ci/install/install-go.sh), a fresh Go
 #           cache, no proxy; shared (the tarball's libidforge.so.0 through the rpath) and static
@@ -31,7 +31,7 @@
 # Artifacts absent from dist/ are reported as such, and fail the run (build them with ci/dist/dist.sh).
 #
 # --arch aarch64: the same checks on the aarch64 artifacts, each run in an aarch64 Debian root under
-# qemu-user emulation (ci/dist/arm64-root.sh makes and caches it; run as root), with README.md's
+# qemu-user emulation (ci/dist/arm64-root.sh makes and caches it; run as root), with docs/install.md's
 # install lines for x86_64 read for aarch64. On the host: the archives' checks, the server's
 # install lines (tar and install into a scratch root), npm install (the package has no install
 # scripts; its loader picks the addon by the machine node runs on) and tsc, javac (bytecode). In
@@ -105,7 +105,7 @@ of_machine() {
 # doc_block FILE START LANG: the first LANG block after the line of FILE starting with START, with
 # VERSION replaced by this release's (ci/docs/doc_block.py): the documented text, run as written.
 doc_block() { python3 ci/docs/doc_block.py "$@" "$version"; }
-# for_arch: README.md's install lines (which name the x86_64 artifacts) for the tested machine's.
+# for_arch: docs/install.md's install lines (which name the x86_64 artifacts) for the tested machine's.
 for_arch() { sed "s/x86_64/$arch/g"; }
 
 # carries WHAT DIR [NAME...]: DIR (an artifact, unpacked) holds files named NAME (default: README.md
@@ -161,7 +161,7 @@ test_server() {
   incr_across_restart start_server stop_server user redis-cli
   echo "server: gen, serve --config idforge.toml, redis-cli INCR 1 2 | SIGTERM | restart, INCR 3"
 
-  # README.md's install lines and uninstall lines for the server, run into a scratch root: sudo
+  # docs/install.md's install lines and uninstall lines for the server, run into a scratch root: sudo
   # dropped, systemctl and redis-cli skipped, /usr/local and /etc moved under the root.
   local root="$work/root" doc left
   install -d "$root/usr/local/bin" "$root/etc/systemd/system" "$work/srv"
@@ -170,18 +170,18 @@ test_server() {
     sed -e 's/\bsudo //g' -e 's/systemctl [^&;|]*/true /g' -e '/^redis-cli/d' \
       -e "s#\(^\|[ \"']\)/usr/local/#\1$root/usr/local/#g" -e "s#\(^\|[ \"']\)/etc/#\1$root/etc/#g"
   }
-  doc_block README.md '**The server**' sh | for_arch | in_root >"$work/srv/install.sh"
-  doc_block README.md 'To remove the server' sh | in_root >"$work/srv/uninstall.sh"
+  doc_block docs/install.md '**The server**' sh | for_arch | in_root >"$work/srv/install.sh"
+  doc_block docs/install.md 'To remove the server' sh | in_root >"$work/srv/uninstall.sh"
   (cd "$work/srv" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" sh -e install.sh)
   "${native[@]}" "$root/usr/local/bin/idforge" --version >/dev/null
   [ -f "$root/etc/systemd/system/idforge.service" ]
   doc="$(sed -n 's#^Documentation=file://##p' "$root/etc/systemd/system/idforge.service")"
   [ -n "$doc" ] || { echo "error: idforge.service has no Documentation=file:// line" >&2; return 1; }
-  [ -f "$root$doc" ] || { echo "error: idforge.service's Documentation=$doc is not installed by README.md's lines" >&2; return 1; }
+  [ -f "$root$doc" ] || { echo "error: idforge.service's Documentation=$doc is not installed by docs/install.md's lines" >&2; return 1; }
   (cd "$work/srv" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" sh -e uninstall.sh)
   left="$(find "$root" ! -type d)"
-  [ -z "$left" ] || { echo "error: README.md's uninstall lines leave: $left" >&2; return 1; }
-  echo "server: README.md's install lines put the unit's Documentation ($doc) in place; its uninstall lines remove all"
+  [ -z "$left" ] || { echo "error: docs/install.md's uninstall lines leave: $left" >&2; return 1; }
+  echo "server: docs/install.md's install lines put the unit's Documentation ($doc) in place; its uninstall lines remove all"
 }
 
 test_c() {
@@ -190,10 +190,10 @@ test_c() {
   mkdir -p "$work/c"
   cp "$dist/$name.tar.gz" examples/c/order_ids.c "$work/c/"
   dir="$work/c/$name"
-  # README.md's Install lines for C as written (they unpack the tarball, build app.c shared and
+  # docs/install.md's lines for C as written (they unpack the tarball, build app.c shared and
   # static, and run both), in the folder that holds the tarball; app.c is the README's program.
   doc_block README.md '## Use from C and C++' c >"$work/c/app.c"
-  doc_block README.md '**C and C++**' sh | for_arch >"$work/c/install.sh"
+  doc_block docs/install.md '**C and C++**' sh | for_arch >"$work/c/install.sh"
   user sh -ec 'cd c && sh -e install.sh'
   carries "$name.tar.gz" "$dir"
   of_machine "$dir/lib/libidforge.so.${version%%.*}" "$dir/lib/libidforge.a" "$work/c/a.out" "$work/c/app-static"
@@ -240,7 +240,7 @@ test_c() {
   user sh -e c/uninstall.sh
   left="$(find "$prefix" ! -type d)"
   [ -z "$left" ] || { echo "error: the C README's uninstall line leaves: $left" >&2; return 1; }
-  echo "c: README.md's and the tarball README's lines as written, shared (rpath) and static (no libidforge in ldd), examples/c, uninstall"
+  echo "c: docs/install.md's and the tarball README's lines as written, shared (rpath) and static (no libidforge in ldd), examples/c, uninstall"
 }
 
 test_python() {
@@ -332,11 +332,11 @@ test_go() {
   # The module as a user has it: the folder, outside any checkout (its benchmarks left out).
   cp -r bindings/go "$work/go/src/bindings/"
   rm -rf "$work/go/src/bindings/go/bench"
-  doc_block README.md '## Use from Go' go >"$work/go/main.go"
+  doc_block docs/go.md '# Use from Go' go >"$work/go/main.go"
   # The program's segment source: memory: (the README's server is the docs step's).
-  doc_block README.md '**Go**' sh |
+  doc_block docs/install.md '**Go**' sh |
     sed -e 's/^go run \./go run . memory:/' -e 's#&& ./app-static #\&\& ./app-static memory: #' >"$work/go/install.sh"
-  grep -q 'app-static memory:' "$work/go/install.sh" || { echo "error: README.md's Go lines changed shape" >&2; return 1; }
+  grep -q 'app-static memory:' "$work/go/install.sh" || { echo "error: docs/install.md's Go lines changed shape" >&2; return 1; }
   user env PATH="$go_dir:$SYSTEM_PATH" IDFORGE_SRC="$work/go/src" sh -ec 'cd go && sh -e install.sh'
   if ldd "$work/go/app/app-static" | grep libidforge; then
     echo "error: the idforge_static Go build loads a libidforge" >&2
@@ -347,7 +347,7 @@ test_go() {
   so="$(ldd "$work/go/app/app-shared" | awk '$1 ~ /^libidforge\.so/ { print $3 }')"
   [ -n "$so" ] && [ "$so" -ef "$work/go/$name/lib/libidforge.so.${version%%.*}" ] ||
     { echo "error: the Go program loads '$so', not the tarball's libidforge.so.${version%%.*}" >&2; return 1; }
-  echo "go: README.md's Install lines in an empty folder (Go toolchain and a C compiler, no Rust), shared (rpath) and static (no libidforge in ldd)"
+  echo "go: docs/install.md's lines in an empty folder (Go toolchain and a C compiler, no Rust), shared (rpath) and static (no libidforge in ldd)"
 }
 
 test_pgext() {

@@ -19,8 +19,8 @@
 #   jvm     idforge-jvm-VERSION.jar: the Kotlin classes (uniffi-generated, and bindings/uniffi/kotlin)
 #           and the native libraries as JNA resources, linux-x86-64/ and linux-aarch64/
 #           libidforge_uniffi.so (one jar for both); a Java or Kotlin user adds only JNA (5) and
-#           the Kotlin stdlib. Compiled for Java 17. The project's README.md (it has the JVM
-#           section) goes in META-INF/.
+#           the Kotlin stdlib. Compiled for Java 17. The project's README.md and its JVM guide
+#           (docs/jvm.md) go in META-INF/.
 #   pgext   idforge-postgres-VERSION-pg15-ARCH-linux-gnu.tar.gz: the PostgreSQL 15 extension
 #           (lib/idforge.so, share/extension/ control and SQL files) and an install.sh that puts
 #           them where pg_config says (packaging/postgres/)
@@ -454,7 +454,7 @@ if wants jvm; then
     check_glibc "$lib" "$arch"
     printf '    %-40s %9d bytes\n' "linux-$(jna_platform "$arch")/libidforge_uniffi.so" "$(stat -c %s "$lib")"
   done
-  install -D -m 644 README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE -t "$dir/classes/META-INF/"
+  install -D -m 644 README.md docs/jvm.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE -t "$dir/classes/META-INF/"
   jar --create --file "dist/idforge-jvm-$version.jar" --date "$(date -u -d "@$archive_epoch" +%Y-%m-%dT%H:%M:%SZ)" \
     -C "$dir/classes" .
   printf '    %-40s %9d bytes\n' "idforge-jvm-$version.jar" "$(stat -c %s "dist/idforge-jvm-$version.jar")"

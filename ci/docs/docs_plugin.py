@@ -4,8 +4,9 @@ test, run as a user runs it, on the release artifacts of dist/ (ci/docs.sh sets 
 How a block is marked is in blocks.py. Each document runs in a folder of its own, in order,
 after the blocks marked `setup` of every document (the README's first steps: the server on
 127.0.0.1:7379 and its users, which every Segments example uses). What a document's folder holds
-before its first block is what its reader has at that point: the README's, every release
-artifact and the two jars the JVM section names; python/README.md's, the wheel; node/README.md's,
+before its first block is what its reader has at that point: the README's and each guide's in
+docs/, every release artifact, the two jars the JVM pages name and the programs (`file=` blocks)
+any of them shows; python/README.md's, the wheel; node/README.md's,
 the npm tarball; the C and PostgreSQL tarballs' READMEs run inside their unpacked tarballs.
 
 Languages: `sh` runs with bash -e -o pipefail; `python` with the folder's .venv (its Install
@@ -76,6 +77,7 @@ class Docs:
         self.version = re.search(r'#define IDFORGE_VERSION_STRING "(.*)"', h).group(1)
         self.home = self.root / "home"
         self.bin = self.root / "bin"
+        self._guide_files: dict[str, str] | None = None
         for d in (self.home, self.bin):
             d.mkdir()
         # The server and command line, unpacked as the Install section says, on PATH as if
@@ -131,12 +133,16 @@ class Docs:
         work = self.root / str(rel).replace("/", "_").removesuffix(".md")
         work.mkdir()
         v = self.version
-        if rel == Path("README.md"):
+        if rel == Path("README.md") or rel.parts[0] == "docs":
+            # The README and its guides: every artifact, the two jars the JVM pages name, and
+            # the programs any of them shows (the Install page builds the README's app.c).
             for p in sorted(self.dist.iterdir()):
                 if p.name != "SHA256SUMS":
-                    shutil.copy(p, work)
+                    link_or_copy(p, work / p.name)
             shutil.copy(env("IDFORGE_DOCS_JNA"), work / "jna.jar")
             shutil.copy(env("IDFORGE_DOCS_KOTLIN_STDLIB"), work / "kotlin-stdlib.jar")
+            for name, text in self.guide_files().items():
+                (work / name).write_text(text)
         elif rel == Path("python/README.md"):
             shutil.copy(self.artifact(f"idforge-{v}-cp39-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl"), work)
         elif rel == Path("node/README.md"):
@@ -155,6 +161,20 @@ class Docs:
         self.folders[doc] = work
         return work
 
+    def guide_files(self) -> dict[str, str]:
+        """The `file=` blocks of the README and docs/*.md, by name (one text per name)."""
+        if self._guide_files is None:
+            files: dict[str, str] = {}
+            for doc in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+                for b in read_blocks(doc):
+                    name = b.words.get("file")
+                    if name is None or b.fragment is not None or name == "postgresql.conf":
+                        continue
+                    if files.setdefault(name, self.text(b)) != self.text(b):
+                        raise pytest.UsageError(f"two different file={name} blocks in the guides")
+            self._guide_files = files
+        return self._guide_files
+
     def text(self, b: Block) -> str:
         """The block as the reader runs it: the word VERSION is the release's."""
         return b.text.replace("VERSION", self.version)
@@ -172,6 +192,14 @@ class Docs:
             self.pg.stop()
         if not os.environ.get("IDFORGE_DOCS_KEEP"):
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+def link_or_copy(src: Path, dst: Path) -> None:
+    """A hard link (the artifacts are read, never written, by the blocks), else a copy."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy(src, dst)
 
 
 class Postgres:

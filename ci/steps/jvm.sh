@@ -3,9 +3,9 @@
 # uniffi-bindgen (library mode; they are reproducible, so they are not committed), compiles them
 # with the Kotlin compiler of the npm package kotlin-compiler, then runs the Kotlin tests
 # (bindings/uniffi/tests/IdforgeTest.kt with TimeOrderedTest.kt) and the Java caller against the
-# built library, and the README's Java program (examples/java/App.java) as a user runs it: the jar with the native
+# built library, and the JVM guide's Java program (examples/java/App.java) as a user runs it: the jar with the native
 # library inside (as ci/dist/dist.sh makes it), JNA and the Kotlin stdlib, no jna.library.path. It
-# checks that the README shows that program as it is and that the Maven coordinates the README and
+# checks that docs/jvm.md shows that program as it is and that the Maven coordinates it and
 # packaging/jvm/pom.xml give are the versions used here.
 #
 #   ci/steps/jvm.sh            build, generate, compile, test
@@ -80,17 +80,17 @@ for line in '^snowflake [0-9]+ made at 20' '^ObjectId [0-9a-f]{24} made at 20' \
   grep -Eq "$line" <<<"$example_out" || { echo "error: App printed no line matching $line" >&2; exit 1; }
 done
 
-# The README shows the program as it is, and its coordinates are the versions tested here.
+# The JVM guide (docs/jvm.md) shows the program as it is, and its coordinates are the versions tested here.
 python3 - "$KOTLIN_VERSION" "$(dpkg-query -W -f '${Version}' libjna-java | sed 's/-[^-]*$//')" <<'PY'
 import re
 import sys
 
 kotlin, jna = sys.argv[1], sys.argv[2]
-readme = open("README.md", encoding="utf-8").read()
+readme = open("docs/jvm.md", encoding="utf-8").read()
 program = open("examples/java/App.java", encoding="utf-8").read()
 problems = []
 if not re.search(r"```java[^\n]*\n" + re.escape(program) + "```", readme):
-    problems.append("README.md does not show examples/java/App.java as it is (a ```java block)")
+    problems.append("docs/jvm.md does not show examples/java/App.java as it is (a ```java block)")
 pom = open("packaging/jvm/pom.xml", encoding="utf-8").read()
 for group, artifact, version in [
     ("net.java.dev.jna", "jna", jna),
@@ -100,7 +100,7 @@ for group, artifact, version in [
     if not re.search(dep, pom):
         problems.append(f"packaging/jvm/pom.xml: no dependency {group}:{artifact}:{version}")
     if f"{group}:{artifact}:{version}" not in readme:
-        problems.append(f"README.md does not name {group}:{artifact}:{version}")
+        problems.append(f"docs/jvm.md does not name {group}:{artifact}:{version}")
 for p in problems:
     print(f"error: {p}", file=sys.stderr)
 sys.exit(1 if problems else 0)

@@ -12,7 +12,7 @@ trap 'rm -rf "$work"' EXIT
 
 # The README's program and its lines as written; only the prefix and the script's path differ.
 python3 ci/docs/doc_block.py README.md '## Use from C and C++' c >"$work/app.c"
-python3 ci/docs/doc_block.py README.md 'From source' sh |
+python3 ci/docs/doc_block.py docs/c.md 'From source' sh |
   sed -e "s#/opt/idforge#$work/idforge#g" -e "s#^ci/#$repo/ci/#" >"$work/lines.sh"
 (cd "$work" && env -u LD_LIBRARY_PATH sh -e lines.sh >/dev/null)
 if ldd "$work/app-static" | grep libidforge; then

@@ -1,5 +1,5 @@
 // A complete Java program on idforge. It needs only the release jar, JNA and the Kotlin stdlib
-// (README "Use from Kotlin and Java"; ci/steps/jvm.sh compiles and runs it):
+// (docs/jvm.md; ci/steps/jvm.sh compiles and runs it):
 //   javac -cp idforge-jvm-VERSION.jar:kotlin-stdlib.jar App.java
 //   java -cp idforge-jvm-VERSION.jar:jna.jar:kotlin-stdlib.jar:. App [SEGMENT-SOURCE-URL]
 import dev.idforge.Flake128;
