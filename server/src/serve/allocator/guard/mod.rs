@@ -13,6 +13,7 @@
 //! cut to its header) on a store that has one is refused: a guard was kept for that store and
 //! its marks are lost, so the store as it is may be behind ([`Finding::GuardLost`]).
 
+mod lines;
 pub mod log;
 
 use std::path::Path;
