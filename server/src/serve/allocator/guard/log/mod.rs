@@ -24,83 +24,17 @@
 //! exists but holds no identity (0 bytes, or the header alone) was emptied or cut, and is not
 //! taken for a new one (see [`super::Guard::attach`]).
 
-use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use super::lines::{HEADER, line, parse};
+pub use super::lines::{Fix, Mark, Marks};
+use super::lines::{line, parse};
 
 /// The log is rewritten from the live marks once it is this many times their size.
 const COMPACT_RATIO: u64 = 4;
 /// ... and at least this big.
 const COMPACT_MIN: u64 = 256 * 1024;
-
-/// One fact the guard keeps.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Mark {
-    /// The store's identity.
-    Identity(String),
-    /// A tag's persisted `max_id`: the store must hold at least this.
-    Tag(String, i64),
-    /// A snowflake clock's persisted time (Unix ms): the store must hold at least this.
-    Clock(String, i64),
-    /// A tag an administrator dropped: no longer checked.
-    Dropped(String),
-    /// A snowflake clock brought back at a clean stop to the last tick an id was made in: the
-    /// store must hold at least this from now on (recorded before the store is written).
-    ClockBack(String, i64),
-}
-
-/// What the guard holds: the store's identity and a lower bound for every mark.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Marks {
-    /// The identity of the store the marks were written to.
-    pub identity: Option<String>,
-    /// Tag -> the least `max_id` the store must hold.
-    pub tags: HashMap<String, i64>,
-    /// Clock -> the least time the store must hold.
-    pub clocks: HashMap<String, i64>,
-}
-
-impl Marks {
-    pub(super) fn apply(&mut self, mark: Mark) {
-        match mark {
-            Mark::Identity(id) => self.identity = Some(id),
-            Mark::Tag(tag, v) => {
-                self.tags.insert(tag, v);
-            }
-            Mark::Clock(name, v) => {
-                let at = self.clocks.entry(name).or_insert(v);
-                *at = (*at).max(v);
-            }
-            Mark::Dropped(tag) => {
-                self.tags.remove(&tag);
-            }
-            Mark::ClockBack(name, v) => {
-                self.clocks.insert(name, v);
-            }
-        }
-    }
-
-    fn lines(&self) -> String {
-        let mut text = String::from(HEADER);
-        if let Some(id) = &self.identity {
-            text.push_str(&line(&Mark::Identity(id.clone())));
-        }
-        let mut tags: Vec<_> = self.tags.iter().collect();
-        tags.sort();
-        for (tag, v) in tags {
-            text.push_str(&line(&Mark::Tag(tag.clone(), *v)));
-        }
-        let mut clocks: Vec<_> = self.clocks.iter().collect();
-        clocks.sort();
-        for (name, v) in clocks {
-            text.push_str(&line(&Mark::Clock(name.clone(), *v)));
-        }
-        text
-    }
-}
 
 /// Why a guard file cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -146,62 +80,6 @@ pub enum Found {
     },
     /// A file with an identity.
     Written,
-}
-
-/// Something the reader dropped or cut from the file, for the operator to hear about.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Fix {
-    /// A last line without its newline: an append that never completed (nothing relied on
-    /// it). A bad last line with its newline is [`Fix::Fragment`] or [`Fix::Lost`].
-    TornTail {
-        /// Where it began.
-        offset: u64,
-        /// Its length.
-        bytes: u64,
-        /// Whether it was cut off the file (else, with damage before it, it goes when the
-        /// file is rewritten).
-        cut: bool,
-    },
-    /// A line (not a torn tail) that holds the remains of an append that failed before a
-    /// later one succeeded (a file written before failed appends were cut off): the start of a
-    /// line, then a whole line, which was kept.
-    Fragment {
-        /// The 1-based line number.
-        line: usize,
-        /// The bytes dropped before the whole line.
-        bytes: usize,
-    },
-    /// A line (not a torn tail) that cannot be read, or bytes before a whole line that no
-    /// failed append leaves (a line whose newline rotted, say): whatever mark they held is
-    /// lost (a whole line after them was kept).
-    Lost {
-        /// The 1-based line number.
-        line: usize,
-        /// How many bytes cannot be read.
-        bytes: usize,
-    },
-}
-
-impl std::fmt::Display for Fix {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Fix::TornTail { offset, bytes, cut } => write!(
-                f,
-                "{} a torn last line of {bytes} bytes at offset {offset} (an append that never \
-                 completed; nothing relied on it)",
-                if *cut { "cut" } else { "dropped" }
-            ),
-            Fix::Fragment { line, bytes } => write!(
-                f,
-                "line {line}: dropped {bytes} bytes left by a failed append, kept the whole \
-                 line after them"
-            ),
-            Fix::Lost { line, bytes } => write!(
-                f,
-                "line {line}: {bytes} bytes that cannot be read; the mark they held is lost"
-            ),
-        }
-    }
 }
 
 /// Failures to inject (tests only).
