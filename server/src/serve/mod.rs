@@ -25,6 +25,7 @@ pub(crate) mod http;
 pub(crate) mod lock;
 pub(crate) mod metrics;
 pub(crate) mod net;
+pub(crate) mod setting_error;
 pub(crate) mod shared;
 mod start_error;
 pub mod store;

@@ -1,7 +1,8 @@
 //! Text shared by the command line and the server: layouts ([`layout`]), times ([`time`]), ids
-//! ([`id`]) and tag patterns ([`glob`]). It imports neither `cli` nor `serve`.
+//! ([`id`]), tag patterns ([`glob`]) and HTML ([`html`]). It imports neither `cli` nor `serve`.
 
 pub mod glob;
+pub mod html;
 pub mod id;
 pub mod layout;
 pub mod time;

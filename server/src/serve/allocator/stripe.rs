@@ -12,7 +12,7 @@
 //!
 //! Without `--stripe` the stripe is `0/1`: local and global are the same.
 
-use crate::serve::config::SettingError;
+use crate::serve::setting_error::SettingError;
 use std::fmt;
 
 use crate::serve::store::Store;

@@ -18,7 +18,7 @@
 //! `[]` (unset). `example` is set in the packaged `idforge.toml`, `sample` shown there commented
 //! out. `bare true` lets a boolean flag go without a value (`--ha` means `--ha true`).
 
-use super::error::SettingError;
+use crate::serve::setting_error::SettingError;
 
 /// One setting, as the documentation shows it.
 #[derive(Debug, Clone, Copy)]

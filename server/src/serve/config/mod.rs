@@ -8,7 +8,6 @@
 //! - [`reference`](mod@reference): the documentation made from the rows (docs/server.md, `idforge.toml`).
 
 mod declare;
-mod error;
 pub mod reference;
 mod settings;
 
@@ -21,8 +20,8 @@ use crate::serve::allocator::stripe::Stripe;
 use crate::serve::net::tls::{ClientAuth, TlsFiles};
 use crate::text::layout::parse_layout;
 
+pub use super::setting_error::SettingError;
 pub use declare::Setting;
-pub use error::SettingError;
 pub use settings::{DEFAULT_PORT, SETTINGS, ServeArgs};
 
 /// The help text of the setting FIELD (its doc and default), for clap.

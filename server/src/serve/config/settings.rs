@@ -3,7 +3,7 @@
 //! do the settings tables of docs/server.md and the packaged `idforge.toml`.
 
 use super::declare::{Setting, check_bounds, settings};
-use super::error::SettingError;
+use crate::serve::setting_error::SettingError;
 
 /// The default client port (Redis's 6379 plus 1000, so both can run side by side).
 pub const DEFAULT_PORT: u16 = 7379;

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::status::escape;
+use crate::text::html::escape;
 
 /// The chart's size in pixels.
 const WIDTH: u32 = 600;

@@ -21,6 +21,7 @@ use crate::serve::auth::credential::constant_time_eq;
 use crate::serve::lock::lock;
 use crate::serve::metrics::ErrorKind;
 use crate::serve::shared::Shared;
+use crate::text::html::escape;
 
 /// The most tag rows the page lists (a server may hold many thousands of tags).
 const MAX_ROWS: usize = 1000;
@@ -64,22 +65,6 @@ fn unauthorized() -> Reply {
         HeaderValue::from_static("Basic realm=\"idforge status\""),
     );
     r
-}
-
-/// `&`, `<`, `>`, `"` and `'` as entities.
-pub(crate) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// A tag's name as a path segment.

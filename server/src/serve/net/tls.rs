@@ -5,8 +5,8 @@
 //! the settings it had, so a bad rotation never takes it down. Each new connection uses the
 //! settings current when it arrives; open connections keep theirs.
 
-use crate::serve::config::SettingError;
 use crate::serve::net::stream::{RecordBudget, Records};
+use crate::serve::setting_error::SettingError;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 

@@ -1,4 +1,6 @@
-//! Why a setting is refused: each rule's own variant, with the words `idforge serve` prints.
+//! Why a setting is refused: each rule's own variant, with the words `idforge serve` prints. At
+//! the bottom floor, so that the components that check their own settings (a stripe, a TLS
+//! mode) need nothing of `config`.
 
 use std::path::PathBuf;
 
