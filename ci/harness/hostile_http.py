@@ -26,7 +26,7 @@ import threading
 import time
 
 from cluster import free_ports, serve_on_port_file
-from hostile import CaseFailed, check, close_all, latency, rss_mb, run_case
+from hostile_kit import CaseFailed, check, close_all, latency, rss_mb, run_case
 
 P99_LIMIT_MS = 50
 IDLE = 10_000
