@@ -26,7 +26,7 @@ import threading
 import time
 
 from cluster import free_ports, serve_on_port_file
-from hostile_kit import CaseFailed, check, close_all, latency, rss_mb, run_case
+from hostile_kit import LATENCY_CLIENT as RESP_CLIENT, CaseFailed, check, close_all, latency, rss_mb, run_case
 
 P99_LIMIT_MS = 50
 IDLE = 10_000
@@ -37,32 +37,6 @@ WRITE_TIMEOUT_MS = 3000
 TAGS = 100_000
 STATUS_P99_LIMIT_MS = 20
 UNREAD = 450
-
-INCR_CLIENT = r"""
-import socket, sys, time
-port, out, password, seconds = int(sys.argv[1]), sys.argv[2], sys.argv[3], float(sys.argv[4])
-def req(*a):
-    return ("*%d\r\n" % len(a) + "".join("$%d\r\n%s\r\n" % (len(x), x) for x in a)).encode()
-def line(s):
-    d = b""
-    while not d.endswith(b"\r\n"):
-        c = s.recv(1)
-        if not c:
-            raise OSError("closed")
-        d += c
-    return d
-s = socket.create_connection(("127.0.0.1", port), timeout=10)
-s.sendall(req("AUTH", password))
-assert line(s).startswith(b"+OK")
-f = open(out, "w", buffering=1)
-end = time.time() + seconds
-while time.time() < end:
-    t = time.time()
-    s.sendall(req("INCR", "status-latency"))
-    ok = line(s).startswith(b":")
-    f.write("%f %f %s\n" % (time.time(), (time.time() - t) * 1000, "ok" if ok else "err"))
-    time.sleep(0.002)
-"""
 
 STATUS_LOOP = r"""
 import http.client, sys, time
@@ -263,7 +237,9 @@ def case_status_many_tags(ctx):
     check(page.count('<tr class="tag">') == 1000, "the first 1,000 rows")
     seconds = 8
     out = os.path.join(ctx.tmp, "incr-latency")
-    incr = subprocess.Popen([sys.executable, "-c", INCR_CLIENT, str(ctx.resp_port), out, PASSWORD, str(seconds)])
+    # The client of hostile.py, for `seconds`, as the requirepass user.
+    incr = subprocess.Popen([sys.executable, "-c", RESP_CLIENT, str(ctx.resp_port), out, "default", PASSWORD,
+                             str(seconds)])
     loops = [subprocess.Popen([sys.executable, "-c", STATUS_LOOP, str(ctx.port), str(seconds), token],
                               stdout=subprocess.PIPE, text=True) for token in ("", TOKEN)]
     counts = [p.communicate(timeout=seconds + 30)[0].strip() for p in loops]

@@ -129,6 +129,7 @@ class RssSampler:
 LATENCY_CLIENT = r"""
 import socket, sys, time
 port, out, user, pw = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+end = time.time() + float(sys.argv[5]) if len(sys.argv) > 5 else float("inf")
 def req(*a):
     return ("*%d\r\n" % len(a) + "".join("$%d\r\n%s\r\n" % (len(x), x) for x in a)).encode()
 def line(s):
@@ -141,7 +142,7 @@ def line(s):
     return d
 f = open(out, "w", buffering=1)
 s = None
-while True:
+while time.time() < end:
     try:
         if s is None:
             s = socket.create_connection(("127.0.0.1", port), timeout=10)
