@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int h_test_failures; /* failures in the running test */
 static int h_passed, h_failed;
@@ -63,6 +64,33 @@ static inline size_t duplicates(uint64_t *ids, size_t n) {
   qsort(ids, n, sizeof *ids, h_cmp_u64);
   for (i = 1; i < n; i++) dups += ids[i] == ids[i - 1];
   return dups;
+}
+
+/* Lowercase hex of `n` bytes into `out` (2n + 1 bytes). */
+static inline void hex_of(const uint8_t *bytes, size_t n, char *out) {
+  size_t i;
+  for (i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", bytes[i]);
+  out[2 * n] = '\0';
+}
+
+static inline uint64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static inline void make_temp_dir(char *buf, size_t len) {
+  snprintf(buf, len, "/tmp/idforge-ctest-XXXXXX");
+  if (!mkdtemp(buf)) {
+    perror("mkdtemp");
+    exit(2);
+  }
+}
+
+static inline void remove_tree(const char *dir) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "    could not remove %s\n", dir);
 }
 
 #endif

@@ -64,7 +64,7 @@ mkdir -p "$out/lib"
 cp "$lib/libidforge.so" "$out/lib/libidforge.so.$major"
 ln -sf "libidforge.so.$major" "$out/lib/libidforge.so"
 
-SUITES=(test_idforge test_time_ordered)
+SUITES=(test_idforge test_errors test_time_ordered)
 for suite in "${SUITES[@]}"; do
   gcc "${CFLAGS[@]}" "$here/$suite.c" -o "$out/${suite}_shared" -L"$out/lib" -lidforge \
     -Wl,-rpath,"$out/lib" -lpthread

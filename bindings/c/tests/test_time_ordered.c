@@ -20,12 +20,6 @@
 #define OK "IDFORGE_STATUS_OK"
 #define INVALID_UUID "IDFORGE_STATUS_INVALID_UUID"
 
-static void hex_of(const uint8_t *bytes, size_t n, char *out) {
-  size_t i;
-  for (i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", bytes[i]);
-  out[2 * n] = '\0';
-}
-
 static void unhex(const char *hex, uint8_t *out) {
   size_t i, n = strlen(hex) / 2;
   for (i = 0; i < n; i++) {
@@ -33,12 +27,6 @@ static void unhex(const char *hex, uint8_t *out) {
     sscanf(hex + 2 * i, "%2x", &v);
     out[i] = (uint8_t)v;
   }
-}
-
-static uint64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 static void temp_path(char *dir, size_t dlen, char *path, size_t plen, const char *name) {
