@@ -4,8 +4,8 @@ use super::*;
 
 #[test]
 fn urls_keep_driver_parameters_and_take_ours() {
-    let s = SqlSource::new("postgres://u@h/db?sslmode=disable&table=ids.leaf&timeout_ms=9")
-        .unwrap();
+    let s =
+        SqlSource::new("postgres://u@h/db?sslmode=disable&table=ids.leaf&timeout_ms=9").unwrap();
     assert_eq!(s.url, "postgres://u@h/db?sslmode=disable");
     assert_eq!(s.table, "ids.leaf");
     let with_password = SqlSource::new("postgres://u:secret@h/db?table=ids.leaf").unwrap();
