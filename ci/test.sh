@@ -185,6 +185,10 @@ trap run_at_exit EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# The dist step's background builds: start, pause around latency-bound checks, wait.
+# shellcheck source=prebuild.sh
+. ci/prebuild.sh
+
 start_services() {
   bash ci/install/install-deps.sh services etcd faketime
   cargo build -p idforge-server --bin idforge --locked
@@ -305,68 +309,6 @@ step_jvm() {
 
 step_go() {
   bash ci/steps/go.sh
-}
-
-# The dist step's builds (every architecture's, with the host's and Debian's toolchains) and the
-# aarch64 root its tests run in, started in the background at nice 19 when the run begins: they
-# take the CPU the other steps leave idle (harness waits, tests against services, single-threaded
-# links) instead of adding their whole time at the end. Paused (SIGSTOP) around a check with a
-# tight latency bound (without_prebuild). The dist step waits for them; its own ci/dist/dist.sh then finds
-# every build done. Their log: $CARGO_TARGET_DIR/artifacts/prebuild.log.
-dist_deps() {
-  bash ci/install/install-deps.sh dist cross emulation pgext
-  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || bash ci/install/install-deps.sh node
-}
-start_dist_prebuild() {
-  # Packages first, in the foreground: apt must not run in two places at once.
-  dist_deps
-  local log="$CARGO_TARGET_DIR/artifacts/prebuild"
-  mkdir -p "$CARGO_TARGET_DIR/artifacts"
-  rm -f "$log.rc"
-  # A session of its own, so that one signal stops it all (cargo, rustc, mmdebstrap, qemu).
-  # The root beside the builds: made cold, it is mostly downloads and emulated package scripts
-  # (about 5-10 minutes), which would otherwise hold the builds back.
-  setsid bash -c '
-    rc=0
-    nice -n 19 bash ci/dist/arm64-root.sh path &
-    root=$!
-    IDFORGE_DIST_BUILD_ONLY=1 CARGO_TARGET_DIR="$1/artifacts" nice -n 19 bash ci/dist/dist.sh || rc=$?
-    wait "$root" || rc=$?
-    echo "$rc" >"$2.rc"' prebuild "$CARGO_TARGET_DIR" "$log" >"$log.log" 2>&1 &
-  dist_prebuild_pid=$!
-  at_exit+=('kill -TERM -- "-$dist_prebuild_pid" 2>/dev/null')
-  echo "==> dist prebuild started in the background (nice 19; log $log.log)"
-}
-# without_prebuild CMD...: CMD with the dist prebuild paused (the hostile clients' check that a
-# real AUTH is answered within 500 ms under a flood of argon2 work failed once beside a build, and
-# a stripes test twice).
-without_prebuild() {
-  local rc=0
-  [ -z "${dist_prebuild_pid:-}" ] || kill -STOP -- "-$dist_prebuild_pid" 2>/dev/null || true
-  "$@" || rc=$?
-  [ -z "${dist_prebuild_pid:-}" ] || kill -CONT -- "-$dist_prebuild_pid" 2>/dev/null || true
-  return "$rc"
-}
-# wait_dist_prebuild: until the prebuild ends (its failures are the dist step's own to report:
-# ci/dist/dist.sh builds again what it did not).
-wait_dist_prebuild() {
-  local log="$CARGO_TARGET_DIR/artifacts/prebuild" start=$SECONDS
-  [ -n "${dist_prebuild_pid:-}" ] || return 0
-  # A step killed inside without_prebuild would leave it stopped.
-  kill -CONT -- "-$dist_prebuild_pid" 2>/dev/null || true
-  # Bounded: a mirror that hangs must not hold the run; dist.sh then builds what is missing.
-  while kill -0 "$dist_prebuild_pid" 2>/dev/null; do
-    if [ $((SECONDS - start)) -ge 2400 ]; then
-      echo "    dist prebuild: still running after 40 min of waiting; stopped"
-      kill -TERM -- "-$dist_prebuild_pid" 2>/dev/null || true
-      sleep 5
-      kill -KILL -- "-$dist_prebuild_pid" 2>/dev/null || true
-      break
-    fi
-    sleep 2
-  done
-  echo "    dist prebuild: exit $(cat "$log.rc" 2>/dev/null || echo '?'), waited $((SECONDS - start)) s"
-  [ "$(cat "$log.rc" 2>/dev/null)" = 0 ] || tail -n 30 "$log.log"
 }
 
 step_dist() {
