@@ -22,6 +22,7 @@ pub(crate) mod commands;
 pub mod config;
 pub(crate) mod ha;
 pub(crate) mod http;
+pub(crate) mod leadership;
 pub(crate) mod lock;
 pub(crate) mod metrics;
 pub(crate) mod net;
@@ -130,7 +131,7 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
         .map(net::tls::Tls::load)
         .transpose()
         .map_err(StartError::Tls)?;
-    let auth = Auth::load(&store, config.requirepass.clone(), &config.limits)
+    let auth = Auth::load(&store, config.requirepass.clone(), config.limits.auth())
         .await
         .map_err(StartError::Users)?;
     let listener = TcpListener::bind((config.bind.as_str(), config.port))
@@ -352,7 +353,7 @@ async fn accept(shared: Arc<Shared>, tcp: tokio::net::TcpStream, stop: watch::Re
             }
         }
     };
-    net::conn::serve(shared, stream, stop).await;
+    commands::session::serve(shared, stream, stop).await;
 }
 
 /// SIGTERM and SIGINT end the server; SIGHUP reloads the TLS files.

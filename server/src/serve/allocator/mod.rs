@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use idforge::SystemClock;
 use tokio::sync::Notify;
 
-use super::ha::Leadership;
+use super::leadership::Leadership;
 use super::lock::lock;
 use super::metrics::Metrics;
 use super::store::{Store, StoreError, TagMove};

@@ -56,7 +56,6 @@ use std::time::Instant;
 
 use argon2::Block;
 
-use super::config::Limits;
 use super::lock::lock;
 use super::store::{Store, StoreError, UserRow};
 pub use admins::UserChangeError;
@@ -107,19 +106,28 @@ pub enum Checked {
 /// The name of the `requirepass` user.
 pub const DEFAULT_USER: &str = "default";
 
+/// The bounds on password checks (the settings `auth-concurrency` and `auth-fail-burst`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuthLimits {
+    /// argon2 checks running at once.
+    pub concurrency: usize,
+    /// Failed attempts an address may make at once (refilled at one a second; 0: no limit).
+    pub fail_burst: u32,
+}
+
 impl Auth {
     /// Loads the users from the store.
     pub async fn load(
         store: &Store,
         requirepass: Option<String>,
-        limits: &Limits,
+        limits: AuthLimits,
     ) -> Result<Auth, StoreError> {
         Ok(Auth {
             requirepass,
             users: Mutex::new(read_users(store).await?),
-            checks: Arc::new(Gate::new(limits.auth_concurrency)),
+            checks: Arc::new(Gate::new(limits.concurrency)),
             blocks: Arc::new(Mutex::new(Vec::new())),
-            failures: FailLimiter::new(limits.auth_fail_burst),
+            failures: FailLimiter::new(limits.fail_burst),
             verified: Verified::new(),
             changes: tokio::sync::Mutex::new(()),
         })

@@ -1,6 +1,6 @@
 //! The commands: how a request becomes a reply.
 //!
-//! A connection ([`crate::serve::net::conn`]) parses a request into words and calls [`execute`]. The first
+//! A client's session ([`session`]) parses a request into words and calls [`execute`]. The first
 //! word names the command; its row in the table ([`spec`]) decides the rest before any handler
 //! runs: a command other than `AUTH`, `HELLO`, `PING` and `QUIT` needs an authenticated client
 //! (`NOAUTH`); a data command on a server that does not serve gets `-MOVED` to the leader
@@ -10,6 +10,8 @@
 //! - [`spec`]: the table: names, arity, keys, routing, flags, docs.
 //! - [`connection`]: `AUTH`, `HELLO`, `CLIENT`; [`command`]: `COMMAND`, from the table.
 //! - [`idf`]: the `IDF.*` commands; [`cluster`]: `CLUSTER` and redirects; [`info`]: `INFO`.
+//! - [`session`]: one RESP connection's loop: read requests, run them, write replies, within its
+//!   limits.
 
 pub mod cluster;
 mod command;
@@ -18,6 +20,7 @@ pub(crate) mod cursor;
 mod idf;
 mod info;
 pub(crate) mod request;
+pub(crate) mod session;
 pub(crate) mod spec;
 
 use super::auth::Right;

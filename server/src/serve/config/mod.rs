@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::allocator::AllocPolicy;
-use super::ha::ElectionConfig;
+use super::auth::AuthLimits;
+use super::leadership::ElectionConfig;
 use crate::serve::allocator::stripe::Stripe;
 use crate::serve::net::tls::{ClientAuth, TlsFiles};
 use crate::text::layout::parse_layout;
@@ -114,6 +115,16 @@ pub struct Limits {
     pub metrics_maxclients: usize,
     /// A metrics connection's request (and TLS handshake) must arrive within this.
     pub metrics_timeout: Duration,
+}
+
+impl Limits {
+    /// The bounds on password checks, as `auth` takes them.
+    pub fn auth(&self) -> AuthLimits {
+        AuthLimits {
+            concurrency: self.auth_concurrency,
+            fail_burst: self.auth_fail_burst,
+        }
+    }
 }
 
 /// The HTTP API's tokens and bounds (docs/http.md).

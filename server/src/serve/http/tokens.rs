@@ -199,8 +199,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}?mode=rwc", dir.path().join("s.db").display());
         let store = crate::serve::store::Store::open(&url).await.unwrap();
-        let limits = crate::serve::config::Limits::default();
-        let auth = Auth::load(&store, None, &limits).await.unwrap();
+        let limits = crate::serve::config::Limits::default().auth();
+        let auth = Auth::load(&store, None, limits).await.unwrap();
         (dir, auth)
     }
 

@@ -1,6 +1,6 @@
-//! The network side of the server: one client connection from its socket to its replies.
+//! The network side of the server: bytes only (the RESP session that runs commands on them is
+//! `commands::session`).
 //!
-//! - [`conn`]: a connection's loop: read requests, run them, write replies, within its limits.
 //! - [`stream`], [`tls`]: the byte stream, plain or TLS (rustls), with the record timeout.
 //! - [`resp`]: the Redis protocol (RESP2 and RESP3), parsing bounded in size and depth.
 //! - [`busy_poll`]: the single-threaded event loop polls briefly after requests instead of
@@ -8,7 +8,6 @@
 //! - [`slots`]: the bounded table of an HTTP port's connections (metrics, HTTP API).
 
 pub mod busy_poll;
-pub mod conn;
 pub mod resp;
 pub(crate) mod slots;
 pub mod stream;

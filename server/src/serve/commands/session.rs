@@ -4,7 +4,7 @@
 //! What a connection may hold is bounded (docs/server.md "Limits"): no read buffer until bytes
 //! arrive (and none again after a second of idleness), a half-sent request of at most
 //! `max-request-bytes` that must be complete within `request-timeout-ms` (as must each TLS
-//! record, which rustls holds out of this loop's sight: see [`super::stream::Records`]), and at most
+//! record, which rustls holds out of this loop's sight: see [`crate::serve::net::stream::Records`]), and at most
 //! `reply-buffer-bytes` of replies (plus one reply) before the pipeline stops running to send
 //! them; a client that does not take them within `write-timeout-ms` is closed.
 
@@ -16,12 +16,12 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::resp::{Reply, parse_limited};
-use super::stream::Stream;
+use super::execute;
+use super::request::Session;
 use crate::serve::auth::{DEFAULT_USER, Perms};
-use crate::serve::commands::execute;
-use crate::serve::commands::request::Session;
 use crate::serve::metrics::ErrorKind;
+use crate::serve::net::resp::{Reply, parse_limited};
+use crate::serve::net::stream::Stream;
 use crate::serve::shared::Shared;
 
 /// What one read asks the socket for.
