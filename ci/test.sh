@@ -130,6 +130,15 @@ ensure_rust_component() {
 
 # ---- steps (each runs under `set -e` in a subshell) ------------------------------------------
 
+# test_release: the release profile of the steps that test a language's binding on a release
+# build (ctest, go, python, node, pgext) without fat LTO over one codegen unit. Their tests
+# assert behaviour, not speed, and each of those links took 1-2.5 minutes of one core on every
+# run (a fresh clone's path crates are always rebuilt). The release artifacts (dist, run beside
+# them in the background) keep their profile: `dist` sets its own LTO and codegen units.
+test_release() {
+  export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
+}
+
 step_fmt() {
   ensure_rust_component rustfmt
   cargo fmt --all -- --check
@@ -213,6 +222,7 @@ step_fuzz() {
 }
 
 step_python() {
+  test_release
   local venv="${IDFORGE_VENV:-$HOME/.cache/idforge/venv}"
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip
@@ -270,6 +280,7 @@ step_python_versions() {
 }
 
 step_node() {
+  test_release
   command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || bash ci/install/install-deps.sh node
   (cd node && npm ci --no-audit --no-fund && npm run build)
   # The napi CLI regenerates the loader and its declarations, gen-errors.mjs the error codes.
@@ -282,6 +293,7 @@ step_node() {
 }
 
 step_pgext() {
+  test_release
   bash ci/steps/pg-extension.sh
 }
 
@@ -290,6 +302,7 @@ step_generated() {
 }
 
 step_ctest() {
+  test_release
   bash ci/install/install-deps.sh c
   bash bindings/c/tests/run.sh
   bash examples/c/check.sh
@@ -308,6 +321,7 @@ step_jvm() {
 }
 
 step_go() {
+  test_release
   bash ci/steps/go.sh
 }
 
