@@ -538,13 +538,18 @@ def run_ini(docs: Docs, b: Block, work: Path, doc: Path, blocks: list[Block]) ->
 
 
 def run_file(docs: Docs, b: Block, work: Path, doc: Path, blocks: list[Block]) -> str:
-    """A `c` or `java` block is a file: a shell block of the document that runs must use it."""
+    """A `c` or `java` block is a file: a shell block that runs must use it, of the document, or
+    for the README and its guides in docs/ (which share their programs), of any of them."""
     name = b.words.get("file")
     if not name:
         raise BlockFailed(f"a ```{b.lang} block is a file the document's shell blocks build: mark it file=NAME")
+    rel = doc.resolve().relative_to(REPO)
+    if rel == Path("README.md") or rel.parts[0] == "docs":
+        guides = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+        blocks = [o for g in guides for o in read_blocks(g)]
     users = [o for o in blocks if o.lang == "sh" and o.fragment is None and re.search(rf"(^|[\s/]){re.escape(name)}\b", o.text)]
     if not users:
-        raise BlockFailed(f"no shell block of the document that runs names {name}")
+        raise BlockFailed(f"no shell block that runs names {name}")
     return ""
 
 
