@@ -83,6 +83,11 @@ on_every_store!(
     segments_wait_out_a_leader_kill
 );
 
+/// The most an election or a hand-over may take in these tests: a bound on a hang, not a speed
+/// (each takes well under a second here; a commit's fsync beside a build writing gigabytes once
+/// took over 5 s in CI).
+const ELECTION: Duration = Duration::from_secs(30);
+
 /// Waits until `server` answers `INCR tag` with an id, and returns it.
 fn first_served(server: &Server, tag: &str, within: Duration) -> i64 {
     let deadline = Instant::now() + within;
@@ -221,12 +226,12 @@ fn a_standby_redirects_to_the_leader_and_takes_over_after_a_kill_9(backend: &str
         return;
     };
     let mut a = member(&dir, "a", &store);
-    let first = first_served(&a, "orders", Duration::from_secs(10));
+    let first = first_served(&a, "orders", ELECTION);
     assert_eq!(first, 1);
     let b = member(&dir, "b", &store);
     let mut cb = b.client();
     // The standby knows the leader once it has read the key (within one poll).
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + ELECTION;
     let moved = loop {
         let reply = cb.cmd(&["INCR", "orders"]);
         let e = reply.error().to_owned();
@@ -269,7 +274,7 @@ fn a_standby_redirects_to_the_leader_and_takes_over_after_a_kill_9(backend: &str
     let mut ca = a.client();
     let last_a = ca.cmd(&["INCRBY", "orders", "10"]).int();
     a.signal("KILL");
-    let next = first_served(&b, "orders", Duration::from_secs(10));
+    let next = first_served(&b, "orders", ELECTION);
     assert!(next > last_a, "{next} after {last_a}");
     let Value::Bulk(info) = cb.cmd(&["INFO", "replication"]) else {
         panic!("INFO is text")
@@ -283,7 +288,7 @@ fn a_paused_leader_serves_nothing_after_it_resumes(backend: &str) {
         return;
     };
     let a = member(&dir, "a", &store);
-    let last_a = first_served(&a, "orders", Duration::from_secs(10));
+    let last_a = first_served(&a, "orders", ELECTION);
     let b = member(&dir, "b", &store);
     // A connection to the leader, open across its pause, with ids cached behind it.
     let mut ca = a.client();
@@ -291,7 +296,7 @@ fn a_paused_leader_serves_nothing_after_it_resumes(backend: &str) {
     a.signal_only("STOP");
     // Past the 1 s lease, the standby wins: the paused leader's port does not refuse
     // connections, so only the lease's expiry can hand over.
-    let next = first_served(&b, "orders", Duration::from_secs(10));
+    let next = first_served(&b, "orders", ELECTION);
     assert!(next > last_a + 1);
     a.signal_only("CONT");
     // The old leader still holds cached ids, but its lease is over: it sends the client on.
@@ -307,7 +312,7 @@ fn a_paused_leader_serves_nothing_after_it_resumes(backend: &str) {
     );
     assert!(ca.cmd(&["IDF.SNOWFLAKE", "s"]).error().len() > 1);
     // And it stays a standby: the new leader keeps serving increasing ids.
-    let later = first_served(&b, "orders", Duration::from_secs(5));
+    let later = first_served(&b, "orders", ELECTION);
     assert!(later > next);
 }
 
@@ -317,17 +322,17 @@ fn failover_hands_over_without_a_gap(backend: &str) {
         return;
     };
     let a = member(&dir, "a", &store);
-    first_served(&a, "orders", Duration::from_secs(10));
+    first_served(&a, "orders", ELECTION);
     let b = member(&dir, "b", &store);
     let mut ca = a.client();
     let last_a = ca.cmd(&["INCRBY", "orders", "5"]).int();
     assert_eq!(ca.cmd(&["IDF.FAILOVER"]), Value::Simple("OK".into()));
     // The old leader gave back its cache, so the new one continues right after its last id.
-    let next = first_served(&b, "orders", Duration::from_secs(5));
+    let next = first_served(&b, "orders", ELECTION);
     assert_eq!(next, last_a + 1);
     // The old leader hands out nothing more: CLUSTERDOWN until its next look at the store,
     // then MOVED to the new leader.
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + ELECTION;
     loop {
         let reply = ca.cmd(&["INCR", "orders"]);
         let e = reply.error();
@@ -344,7 +349,7 @@ fn failover_hands_over_without_a_gap(backend: &str) {
     // On the new leader, a handover to the old one works the same way.
     let mut cb = b.client();
     assert_eq!(cb.cmd(&["IDF.FAILOVER"]), Value::Simple("OK".into()));
-    let again = first_served(&a, "orders", Duration::from_secs(5));
+    let again = first_served(&a, "orders", ELECTION);
     assert_eq!(again, next + 1);
 }
 
@@ -381,13 +386,13 @@ fn a_standby_whose_guard_finds_the_store_behind_never_leads(backend: &str) {
         return;
     };
     let mut a = member(&dir, "a", &store);
-    first_served(&a, "orders", Duration::from_secs(10));
+    first_served(&a, "orders", ELECTION);
     let b = member(&dir, "b", &store);
     assert_eq!(
         a.client().cmd(&["IDF.FAILOVER"]),
         Value::Simple("OK".into())
     );
-    first_served(&b, "orders", Duration::from_secs(5));
+    first_served(&b, "orders", ELECTION);
     // b persists marks of its own (its guard records them), then hands back to a.
     let mut cb = b.client();
     let last_b = (0..20)
@@ -395,7 +400,7 @@ fn a_standby_whose_guard_finds_the_store_behind_never_leads(backend: &str) {
         .last()
         .unwrap();
     assert_eq!(cb.cmd(&["IDF.FAILOVER"]), Value::Simple("OK".into()));
-    let next = first_served(&a, "orders", Duration::from_secs(5));
+    let next = first_served(&a, "orders", ELECTION);
     assert!(next > last_b);
     a.signal("KILL");
     // The store goes back below what b handed out.
@@ -422,7 +427,7 @@ fn segments_wait_out_a_leader_kill(backend: &str) {
         return;
     };
     let mut a = member(&dir, "a", &store);
-    first_served(&a, "orders", Duration::from_secs(10));
+    first_served(&a, "orders", ELECTION);
     let (b, c) = (member(&dir, "b", &store), member(&dir, "c", &store));
     let url = format!(
         "idforge://127.0.0.1:{},127.0.0.1:{},127.0.0.1:{}",
