@@ -2,7 +2,9 @@
 uuid.UUID, uuid_utils and python-ulid (test dependencies, installed by ci/test.sh)."""
 import copy
 import gc
+import os
 import pickle
+import sys
 import uuid
 import weakref
 
@@ -10,6 +12,16 @@ import ulid  # python-ulid
 import uuid_utils
 
 import idforge
+from idforge import _idforge
+
+# The speed tricks (hand-made methods, objects built from CPython's layouts) are on for CPython
+# unless IDFORGE_PYTHON_SHORTCUTS=0 was set when the module loaded (ci/test.sh runs the suite
+# both ways).
+SHORTCUTS = sys.implementation.name == "cpython" and os.environ.get("IDFORGE_PYTHON_SHORTCUTS") != "0"
+
+
+def test_the_shortcuts_switch_is_obeyed():
+    assert _idforge._shortcuts is SHORTCUTS
 
 
 def test_our_uuid7s_are_plain_uuid_objects():

@@ -61,7 +61,9 @@ impl IntMaker {
         if !maker.works(py) {
             maker.bytes = FromBytes::Pyo3;
         }
-        maker.digits = cpython(py).then(|| find_digits(py, &maker)).flatten();
+        maker.digits = crate::shortcuts::on(py)
+            .then(|| find_digits(py, &maker))
+            .flatten();
         if !maker.works(py) {
             maker.digits = None;
         }
@@ -190,18 +192,6 @@ fn find_digits(py: Python<'_>, maker: &IntMaker) -> Option<Digits> {
         new,
         offset: hits[0],
     })
-}
-
-/// Whether the interpreter is CPython, whose object layouts the shortcuts read (they are checked
-/// too, but another interpreter is not probed at all).
-pub(crate) fn cpython(py: Python<'_>) -> bool {
-    let name = || -> PyResult<String> {
-        py.import("sys")?
-            .getattr("implementation")?
-            .getattr("name")?
-            .extract()
-    };
-    name().is_ok_and(|name| name == "cpython")
 }
 
 fn symbol(name: &CStr) -> Option<*mut c_void> {

@@ -116,7 +116,17 @@ impl Snowflake {
         })
     }
 
-    // `next` is added by `fast_next::install`: a hand-made method, cheaper than pyo3's.
+    // With the shortcuts on, `fast_next::install` replaces this with a hand-made method,
+    // cheaper than pyo3's (same name, signature and doc).
+    /// The next id.
+    fn next(&self, py: Python<'_>) -> PyResult<u64> {
+        let id = if self.may_wait {
+            py.allow_threads(|| self.inner.next())
+        } else {
+            self.inner.next()
+        };
+        id.or_raise()
+    }
 
     /// `n` fresh ids as the native-endian bytes of `n` uint64 (the package wraps them in an
     /// `array('Q')`). The GIL is released while they are made.

@@ -40,7 +40,12 @@ pub(crate) struct Uuid7s {
 }
 
 time_ordered_methods!(Uuid7s {
-    // `next` is added by `add`: a hand-made method, cheaper than pyo3's.
+    // With the shortcuts on, `add` replaces this with a hand-made method, cheaper than pyo3's
+    // (same name, signature and doc).
+    /// The next UUIDv7, a uuid.UUID.
+    fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_uuid(py, self.generator.next(py)?)
+    }
 
     /// `n` fresh UUIDs, increasing, in a list (made with the GIL released, then wrapped).
     fn next_many<'py>(&self, py: Python<'py>, n: u64) -> PyResult<Bound<'py, PyList>> {
@@ -69,8 +74,12 @@ pub(crate) fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
         let _ = MAKER.set(made);
     }
     m.add_class::<Uuid7s>()?;
-    hand_made::install(&py.get_type::<Uuid7s>(), &NEXT)?;
-    hand_made::add_function(m, &UUID7)?;
+    if crate::shortcuts::on(py) {
+        hand_made::install(&py.get_type::<Uuid7s>(), &NEXT)?;
+        hand_made::add_function(m, &UUID7)?;
+    } else {
+        m.add_function(wrap_pyfunction!(plain_uuid7, m)?)?;
+    }
     m.add_function(wrap_pyfunction!(uuid7_parse, m)?)?;
     m.add_function(wrap_pyfunction!(uuid7_from_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(uuid7_from_fields, m)?)?;
@@ -124,6 +133,15 @@ unsafe extern "C" fn uuid7(
             to_uuid(py, g.next().or_raise()?)
         }),
     })
+}
+
+// `uuid7()` without the shortcuts (same name, signature and doc as the hand-made one).
+/// A fresh UUIDv7 from the process-wide generator, a uuid.UUID.
+#[pyfunction(name = "uuid7")]
+fn plain_uuid7(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    let generator = crate::time_ordered::shared(&SHARED)?;
+    let id = crate::time_ordered::next_under_gil(py, generator).or_raise()?;
+    to_uuid(py, id)
 }
 
 /// The UUIDv7 written as text: hyphenated, 32 hex digits, in braces or after `urn:uuid:`, in

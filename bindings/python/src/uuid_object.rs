@@ -58,7 +58,7 @@ impl UuidMaker {
             int: IntMaker::new(py),
             ty: ty.clone().unbind(),
         };
-        let cpython = crate::py_int::cpython(py);
+        let cpython = crate::shortcuts::on(py);
         maker.slots = cpython.then(|| find_slots(py, &ty, &maker)).flatten();
         if !maker.works(py) {
             maker.slots = None;
