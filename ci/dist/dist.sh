@@ -35,7 +35,7 @@
 #   IDFORGE_DIST_BUILD_ONLY=1         the builds only, nothing packed or checked, dist/ untouched
 #                                     (ci/test.sh runs this in the background ahead of the dist step)
 #
-# Toolchains: x86_64 glibc with the host's (rustup) Rust. aarch64 and musl (thin LTO: for_target) with Debian's Rust
+# Toolchains: x86_64 glibc with the host's (rustup) Rust. aarch64 and musl (servers with thin LTO: for_target) with Debian's Rust
 # (rustc-web, cargo-web) and its std source (rust-web-src), std built for the target by cargo's
 # -Zbuild-std (RUSTC_BOOTSTRAP=1: rustup cannot download other targets here), into
 # $CARGO_TARGET_DIR/cross; ci/install/install-deps.sh cross installs them and aarch64 binutils.
@@ -120,14 +120,15 @@ for_target() {
   case "$triple" in
     *-musl) flags="-C target-feature=+crt-static -C link-self-contained=no -C relocation-model=static" ;;
   esac
-  # Thin LTO over 16 codegen units (for the `dist` profile and the extension's `release`): each
-  # link spreads over both cores instead of one, and these builds (std and every dependency, per
-  # target) are most of a cold CI run's builds. Fat LTO stays for x86_64 glibc, the build the
-  # benchmarks measure.
+  # The servers (THIN=1, from zigbuild): thin LTO over 16 codegen units, so that each link spreads
+  # over both cores instead of one; they are the largest builds (tokio, sqlx, etcd's gRPC) and
+  # their size target has room. The libraries keep fat LTO and one unit: with thin LTO the aarch64
+  # C library, wheel and npm addon missed their size targets (6.38 MB, 3.29 MB, 3.13 MB). Fat LTO
+  # stays for the x86_64 glibc server, the build the benchmarks measure.
+  local lto=()
+  [ "${THIN:-}" != 1 ] || lto=(CARGO_PROFILE_DIST_LTO=thin CARGO_PROFILE_DIST_CODEGEN_UNITS=16)
   env PATH="$CROSS_BIN:$PATH" RUSTC_BOOTSTRAP=1 CARGO_UNSTABLE_BUILD_STD=std,panic_abort \
-    CARGO_PROFILE_DIST_LTO=thin CARGO_PROFILE_DIST_CODEGEN_UNITS=16 \
-    CARGO_PROFILE_RELEASE_LTO=thin CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-    CARGO_TARGET_DIR="$(target_dir "$triple")" "$flags_var=$flags" "$@"
+    "${lto[@]}" CARGO_TARGET_DIR="$(target_dir "$triple")" "$flags_var=$flags" "$@"
 }
 # bin_tool ARCH TOOL: binutils' TOOL (strip, objdump) for ARCH's objects.
 bin_tool() {
@@ -242,7 +243,9 @@ pack() {
 # zigbuild TRIPLE ZIGTARGET PACKAGE: builds PACKAGE for TRIPLE (ZIGTARGET: TRIPLE or TRIPLE.GLIBC).
 zigbuild() {
   echo "==> cargo zigbuild --profile dist --target $2 -p $3"
-  for_target "$1" cargo zigbuild --locked --profile dist --target "$2" -p "$3"
+  local thin=0
+  [ "$3" != idforge-server ] || thin=1
+  THIN="$thin" for_target "$1" cargo zigbuild --locked --profile dist --target "$2" -p "$3"
 }
 # out ARCH [musl]: the folder of ARCH's dist builds.
 out() {
