@@ -132,7 +132,10 @@ test('the wait policy waits in nextAsync, off the event loop', async () => {
   const one = await g.nextAsync()
   clearInterval(timer)
   assertIncreasing([...ids, one])
-  assert.ok(ticks >= 5, `the event loop ran only ${ticks} timer callbacks`)
+  // A call that waited on the event loop would resolve before any timer could fire (an awaited
+  // settled promise goes on in a microtask): one tick proves the loop ran during the wait. Not
+  // more: under qemu beside other builds the loop got one tick in 400 ms.
+  assert.ok(ticks >= 1, `the event loop ran no timer callback while the ids were made`)
 })
 
 test('a timer keeps firing while a slow source refills', async (t) => {
@@ -165,7 +168,8 @@ test('a timer keeps firing while a slow source refills', async (t) => {
   clearInterval(timer)
   assert.equal(first, 1n)
   assert.ok(waited >= 200, `the refill took only ${waited} ms`)
-  assert.ok(ticks >= 10, `only ${ticks} timer callbacks in ${waited} ms`)
+  // As above: a refill that blocked the loop would let no timer fire before nextAsync resolved.
+  assert.ok(ticks >= 1, `no timer callback in ${waited} ms`)
   // Buffered ids are then served synchronously.
   assert.equal(s.next(), 2n)
 })
