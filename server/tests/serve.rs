@@ -387,14 +387,22 @@ fn the_users_always_keep_an_admin() {
     assert_eq!(anyone.cmd(&["INCR", "orders"]).int(), 3);
 }
 
-/// GET `path` on the metrics port; (status line, body).
+/// GET `path` on the metrics port; (status line, body). The port closes the connection after
+/// one answer (or this read would not end).
 fn http_get(port: u16, path: &str) -> (String, String) {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
+    let text = http_raw(port, &format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n")).unwrap();
     let (head, body) = text.split_once("\r\n\r\n").unwrap();
     (head.lines().next().unwrap().to_owned(), body.to_owned())
+}
+
+/// `request` as written, on the metrics port: everything read until the server closes.
+fn http_raw(port: u16, request: &str) -> std::io::Result<String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))?;
+    s.write_all(request.as_bytes())?;
+    let mut text = String::new();
+    s.read_to_string(&mut text)?;
+    Ok(text)
 }
 
 #[test]
@@ -427,6 +435,25 @@ fn metrics_and_health_over_http() {
         ("HTTP/1.1 200 OK".into(), "ok\n".into())
     );
     assert_eq!(http_get(metrics_port, "/nope").0, "HTTP/1.1 404 Not Found");
+    // The query string is not part of the path.
+    assert_eq!(http_get(metrics_port, "/healthz?x=1").1, "ok\n");
+    let post = "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
+    let answer = http_raw(metrics_port, post).unwrap();
+    assert!(
+        answer.starts_with("HTTP/1.1 405 Method Not Allowed"),
+        "{answer}"
+    );
+    // A head past 8 KiB is refused (431), or its connection closed before the answer arrives.
+    let big = format!(
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: {}\r\n\r\n",
+        "a".repeat(9000)
+    );
+    if let Ok(answer) = http_raw(metrics_port, &big) {
+        assert!(
+            answer.is_empty() || answer.starts_with("HTTP/1.1 431 "),
+            "{answer}"
+        );
+    }
 }
 
 #[test]

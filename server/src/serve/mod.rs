@@ -183,15 +183,24 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
         }),
         limits: config.limits.clone(),
         tls,
+        requests: commands::request_counters(),
     });
     let poller = tokio::spawn({
         let shared = shared.clone();
         async move { shared.busy_poll.run().await }
     });
+    // The metrics port answers until the very end (it is aborted last): its stop never turns.
+    let (_metrics_stop, metrics_stop_rx) = watch::channel(false);
     let metrics_task = match config.metrics_port {
         Some(port) => {
             let l = listen_extra(&config.bind, port, "metrics").await?;
-            Some(tokio::spawn(metrics::http::serve(l, shared.clone())))
+            let site = http::Site::Metrics;
+            Some(tokio::spawn(http::serve(
+                l,
+                shared.clone(),
+                site,
+                metrics_stop_rx,
+            )))
         }
         None => None,
     };
@@ -204,11 +213,11 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
                     reason: e.to_string(),
                 })?;
             let l = listen_extra(&config.bind, port, "HTTP").await?;
-            let state = Arc::new(state);
+            let site = http::Site::Api(Arc::new(state));
             Some(tokio::spawn(http::serve(
                 l,
                 shared.clone(),
-                state,
+                site,
                 stop_rx.clone(),
             )))
         }

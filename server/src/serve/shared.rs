@@ -6,6 +6,7 @@ use std::sync::atomic::AtomicU64;
 use super::allocator::Allocator;
 use super::auth::Auth;
 use super::config::Limits;
+use super::metrics::family::Family;
 use crate::serve::net::busy_poll::BusyPoll;
 use crate::serve::net::tls::Tls;
 
@@ -26,6 +27,8 @@ pub struct Shared {
     pub limits: Limits,
     /// TLS on the client and metrics ports (`None`: plain TCP).
     pub tls: Option<Tls>,
+    /// Requests by command (`/metrics`, `INFO stats`): made by `commands::request_counters`.
+    pub requests: Family,
 }
 
 impl Shared {

@@ -72,7 +72,7 @@ pub(super) fn text(shared: &Shared, section: Option<&[u8]>) -> String {
     }
     if want("stats") {
         line("# Stats", &"");
-        line("total_commands_processed", &metrics.requests_total());
+        line("total_commands_processed", &shared.requests.total());
         line("ids_allocated", &metrics.ids_total());
     }
     if want("replication") {

@@ -25,18 +25,24 @@ pub(crate) mod spec;
 
 use super::auth::Right;
 use super::metrics::ErrorKind;
+use super::metrics::family::Family;
 use super::shared::Shared;
 use crate::serve::net::resp::Reply;
 use request::{Outcome, Session, alloc_error, int, require, tag, usage};
 use spec::{Cmd, Flag};
 
+/// The requests-by-command counters (`/metrics`, `INFO stats`): counter `cmd as usize` is
+/// `cmd`'s.
+pub(crate) fn request_counters() -> Family {
+    Family::new(Cmd::ALL.iter().map(|cmd| cmd.name()).collect())
+}
+
 /// Runs one command, appending its reply to `out`.
 pub(crate) async fn execute(shared: &Shared, s: &mut Session, args: &[&[u8]], out: &mut Reply) {
     let cmd = Cmd::parse(args[0]);
-    let metrics = shared.allocator.metrics();
-    metrics.request(cmd);
+    shared.requests.add(cmd as usize);
     if let Err((kind, message)) = run(shared, s, cmd, args, out).await {
-        metrics.error(kind);
+        shared.allocator.metrics().error(kind);
         out.error(&message);
     }
 }

@@ -1,8 +1,14 @@
-//! The HTTP API (`--http-port`): Leaf's and tinyid's URLs, so their clients switch without a
-//! change, and the status page. docs/http.md is the user's side; the peers' bodies are recorded
-//! in server/tests/http/fixtures.json.
+//! The server's one HTTP front, for two ports ([`Site`]): the HTTP API (`--http-port`: Leaf's
+//! and tinyid's URLs, so their clients switch without a change, and the status page) and the
+//! metrics port (`--metrics-port`: [`metrics_page`]). docs/http.md is the API user's side; the
+//! peers' bodies are recorded in server/tests/http/fixtures.json.
 //!
-//! hyper's HTTP/1.1 (keep-alive) on the server's runtime, with the client port's TLS settings
+//! The metrics port: one request per connection, at most `metrics-maxclients` connections (a
+//! new one past it closes the oldest that has sent no request yet, so an idle flood only evicts
+//! itself), the TLS handshake and the request head (at most 8 KiB) within `metrics-timeout-ms`,
+//! the whole connection within 5 s.
+//!
+//! The API port: hyper's HTTP/1.1 (keep-alive) on the server's runtime, with the client port's TLS settings
 //! and its graceful shutdown, and bounds of its own (docs/server.md "Limits"): at most
 //! `http-maxclients` connections (a new one past it closes the oldest idle between requests),
 //! the request head within `request-timeout-ms` (timed from the connection's start or its last
@@ -14,7 +20,8 @@
 //! [`LARGE_HEAD`] bytes closes its connection after the answer, so an idle connection never
 //! keeps the larger buffer it needed.
 //!
-//! - [`router`]: a request to its handler; [`query`]: parameters; [`reply`]: response bodies.
+//! - [`router`]: an API request to its handler; [`query`]: parameters; [`reply`]: response
+//!   bodies; [`metrics_page`]: the metrics port's `/metrics` and `/healthz`.
 //! - [`leaf`], [`tinyid`]: the peers' URLs.
 //! - [`tokens`]: who a request acts as; [`limiter`]: the rate limit per token.
 //! - [`status`]: the status page; [`chart`]: its SVG rate chart; [`rates`]: the ids per second
@@ -23,6 +30,7 @@
 pub(crate) mod chart;
 pub(crate) mod leaf;
 pub(crate) mod limiter;
+pub(crate) mod metrics_page;
 pub(crate) mod query;
 pub(crate) mod rates;
 pub(crate) mod reply;
@@ -36,7 +44,8 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper::StatusCode;
+use hyper::body::Incoming;
+use hyper::{Request, StatusCode};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -48,6 +57,7 @@ use crate::serve::metrics::ErrorKind;
 use crate::serve::net::slots::{Slot, Slots};
 use crate::serve::shared::Shared;
 use limiter::RateLimit;
+use reply::Reply;
 use tokens::{Caller, Refused, Tokens};
 
 /// How long connections may take to finish their requests at shutdown.
@@ -68,6 +78,62 @@ pub(crate) struct Http {
     answers: Arc<socket::AnswerBudget>,
     /// Ids per second, for the status page.
     pub rates: rates::Rates,
+}
+
+/// What a port of this front serves.
+#[derive(Debug, Clone)]
+pub(crate) enum Site {
+    /// The HTTP API and the status page (`--http-port`).
+    Api(Arc<Http>),
+    /// `/metrics` and `/healthz` (`--metrics-port`).
+    Metrics,
+}
+
+/// One port's bounds (docs/server.md "Limits").
+#[derive(Debug)]
+struct Bounds {
+    maxclients: usize,
+    /// The TLS handshake, and each request head, within this.
+    head_timeout: Duration,
+    max_header: usize,
+    /// More than one request per connection.
+    keep_alive: bool,
+    /// The longest a connection lasts, if bounded.
+    lifetime: Option<Duration>,
+    /// The answer bytes the port may hold that clients have not taken.
+    answers: Arc<socket::AnswerBudget>,
+}
+
+impl Site {
+    fn bounds(&self, shared: &Shared) -> Bounds {
+        match self {
+            Site::Api(http) => Bounds {
+                maxclients: http.settings.maxclients,
+                head_timeout: shared.limits.request_timeout,
+                max_header: http.settings.max_header,
+                keep_alive: true,
+                lifetime: None,
+                answers: http.answers.clone(),
+            },
+            // Its pages are bounded by the connections (the per-tag page by --metrics-tags).
+            Site::Metrics => Bounds {
+                maxclients: shared.limits.metrics_maxclients,
+                head_timeout: shared.limits.metrics_timeout,
+                max_header: metrics_page::MAX_HEAD,
+                keep_alive: false,
+                lifetime: Some(metrics_page::CONNECTION_TIMEOUT),
+                answers: Arc::new(socket::AnswerBudget::new(usize::MAX)),
+            },
+        }
+    }
+
+    /// Answers one request.
+    async fn answer(&self, shared: &Shared, req: Request<Incoming>) -> Reply {
+        match self {
+            Site::Api(http) => router::handle(shared, http, req).await,
+            Site::Metrics => metrics_page::handle(shared, req).await,
+        }
+    }
 }
 
 /// Why a request got no caller.
@@ -149,22 +215,26 @@ pub(crate) fn not_leader(shared: &Shared) -> String {
     }
 }
 
-/// Serves the HTTP port until `stop` turns true, then lets open connections finish their
-/// requests (at most [`DRAIN`]).
+/// Serves `site` on `listener` until `stop` turns true, then lets open connections finish
+/// their requests (at most [`DRAIN`]).
 pub(crate) async fn serve(
     listener: TcpListener,
     shared: Arc<Shared>,
-    http: Arc<Http>,
+    site: Site,
     mut stop: watch::Receiver<bool>,
 ) {
-    let slots = Slots::new(http.settings.maxclients);
-    let sampler = tokio::spawn(rates::sample(shared.clone(), http.clone()));
+    let bounds = Arc::new(site.bounds(&shared));
+    let slots = Slots::new(bounds.maxclients);
+    let sampler = match &site {
+        Site::Api(http) => Some(tokio::spawn(rates::sample(shared.clone(), http.clone()))),
+        Site::Metrics => None,
+    };
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
                 Err(e) => {
-                    tracing::warn!(error = %e, "HTTP accept failed");
+                    tracing::warn!(error = %e, port = site_name(&site), "HTTP accept failed");
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
@@ -172,8 +242,15 @@ pub(crate) async fn serve(
             _ = stopped(&mut stop) => break,
         };
         let admitted = slots.admit(|slot| {
-            let (shared, http, stop) = (shared.clone(), http.clone(), stop.clone());
-            tokio::spawn(connection(shared, http, stream, slot, stop)).abort_handle()
+            let (shared, site, bounds) = (shared.clone(), site.clone(), bounds.clone());
+            let conn = connection(shared, site, bounds.clone(), stream, slot, stop.clone());
+            tokio::spawn(async move {
+                match bounds.lifetime {
+                    Some(lifetime) => drop(tokio::time::timeout(lifetime, conn).await),
+                    None => conn.await,
+                }
+            })
+            .abort_handle()
         });
         // A refused connection, and each one closed to make room, count as a limit hit.
         for _ in 0..admitted.unwrap_or(1) {
@@ -181,12 +258,22 @@ pub(crate) async fn serve(
         }
     }
     drop(listener);
-    sampler.abort();
+    if let Some(sampler) = sampler {
+        sampler.abort();
+    }
     let deadline = tokio::time::Instant::now() + DRAIN;
     while slots.len() > 0 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     slots.abort_all();
+}
+
+/// The port's name in logs.
+fn site_name(site: &Site) -> &'static str {
+    match site {
+        Site::Api(_) => "http",
+        Site::Metrics => "metrics",
+    }
 }
 
 /// Whether a connection ended for a timeout: hyper's own (the request head's) or one of the
@@ -213,19 +300,20 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
     }
 }
 
-/// One connection: the TLS handshake when TLS is on (within `request-timeout-ms`), then
+/// One connection: the TLS handshake when TLS is on (within the port's head timeout), then
 /// HTTP/1.1 requests until the client leaves or the server stops.
 async fn connection(
     shared: Arc<Shared>,
-    http: Arc<Http>,
+    site: Site,
+    bounds: Arc<Bounds>,
     tcp: tokio::net::TcpStream,
     slot: Slot,
     mut stop: watch::Receiver<bool>,
 ) {
     let _ = tcp.set_nodelay(true);
-    let timeout = shared.limits.request_timeout;
+    let timeout = bounds.head_timeout;
     match shared.tls.as_ref() {
-        None => requests(shared, http, tcp, slot, stop).await,
+        None => requests(shared, site, bounds, tcp, slot, stop).await,
         Some(tls) => {
             let handshake = tls.acceptor().accept(tls.records(tcp, timeout));
             // A shutdown does not wait for a handshake (no request was made yet).
@@ -234,7 +322,7 @@ async fn connection(
                 _ = stopped(&mut stop) => return,
             };
             match handshake {
-                Ok(Ok(stream)) => requests(shared, http, stream, slot, stop).await,
+                Ok(Ok(stream)) => requests(shared, site, bounds, stream, slot, stop).await,
                 Ok(Err(_)) => shared.allocator.metrics().error(ErrorKind::Protocol),
                 Err(_) => shared.allocator.metrics().error(ErrorKind::Limit),
             }
@@ -269,7 +357,8 @@ fn head_size<B>(req: &hyper::Request<B>) -> usize {
 /// `write-timeout-ms`) is reset (see [`socket`]).
 async fn requests<S>(
     shared: Arc<Shared>,
-    http: Arc<Http>,
+    site: Site,
+    bounds: Arc<Bounds>,
     stream: S,
     slot: Slot,
     mut stop: watch::Receiver<bool>,
@@ -277,9 +366,9 @@ async fn requests<S>(
     S: socket::OnTcp + AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let slot = Arc::new(slot);
-    let (max_header, timeout) = (http.settings.max_header, shared.limits.request_timeout);
+    let (max_header, timeout) = (bounds.max_header, bounds.head_timeout);
     let reset = socket::ResetOnDrop::default();
-    let owed = socket::Owed::new(http.answers.clone());
+    let owed = socket::Owed::new(bounds.answers.clone());
     let stream = socket::Guarded::new(
         stream,
         shared.limits.write_timeout,
@@ -287,11 +376,11 @@ async fn requests<S>(
         owed.clone(),
     );
     let service = hyper::service::service_fn(move |req| {
-        let (shared, http, slot, owed) = (shared.clone(), http.clone(), slot.clone(), owed.clone());
+        let (shared, site, slot, owed) = (shared.clone(), site.clone(), slot.clone(), owed.clone());
         async move {
             slot.set_waiting(false);
             let large = head_size(&req) > LARGE_HEAD;
-            let mut reply = router::handle(&shared, &http, req).await;
+            let mut reply = site.answer(&shared, req).await;
             let size = hyper::body::Body::size_hint(reply.body())
                 .exact()
                 .unwrap_or(0) as usize;
@@ -313,6 +402,7 @@ async fn requests<S>(
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(timeout)
+        .keep_alive(bounds.keep_alive)
         .max_buf_size(max_header)
         .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
     tokio::pin!(conn);

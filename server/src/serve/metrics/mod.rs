@@ -2,15 +2,14 @@
 //!
 //! Written out by hand rather than through a metrics crate: a handful of atomics, read at scrape
 //! time together with the allocator's live per-tag cache levels (which a registry would need a
-//! second copy of). [`http`] serves them (and `/healthz`) on the metrics port.
+//! second copy of). The HTTP front serves them (and `/healthz`) on the metrics port
+//! (`crate::serve::http::metrics_page`).
 
-pub mod http;
+pub mod family;
 
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
-
-use super::commands::spec::Cmd;
 
 /// Why a request failed, for `idforge_errors_total{kind}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,7 +97,6 @@ const BUCKETS: [f64; 11] = [
 /// The server's counters.
 #[derive(Debug, Default)]
 pub struct Metrics {
-    requests: [AtomicU64; Cmd::COUNT],
     errors: [AtomicU64; ErrorKind::ALL.len()],
     ids: AtomicU64,
     persists: AtomicU64,
@@ -111,11 +109,6 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    /// Counts a request.
-    pub(crate) fn request(&self, cmd: Cmd) {
-        self.requests[cmd as usize].fetch_add(1, Relaxed);
-    }
-
     /// Counts an HTTP request.
     pub fn http_request(&self, api: HttpApi) {
         self.http_requests[api as usize].fetch_add(1, Relaxed);
@@ -168,26 +161,25 @@ impl Metrics {
         self.ids.load(Relaxed)
     }
 
-    /// Requests served since start.
-    pub fn requests_total(&self) -> u64 {
-        self.requests.iter().map(|c| c.load(Relaxed)).sum()
-    }
-
     /// Persist transactions committed since start.
     pub fn persists_total(&self) -> u64 {
         self.persists.load(Relaxed)
     }
 
-    /// The Prometheus text exposition, with `cache` = (tag, ids cached in memory) per loaded tag:
-    /// one series per tag when `per_tag` (`--metrics-tags`; 119k tags made a 5.9 MB page), else
-    /// their count and sum.
-    pub fn render(&self, cache: &[(String, i64)], per_tag: bool) -> String {
+    /// The Prometheus text exposition, with `requests` = (command, requests) as the commands
+    /// count them, and `cache` = (tag, ids cached in memory) per loaded tag: one series per tag
+    /// when `per_tag` (`--metrics-tags`; 119k tags made a 5.9 MB page), else their count and sum.
+    pub fn render<'a>(
+        &self,
+        requests: impl IntoIterator<Item = (&'a str, u64)>,
+        cache: &[(String, i64)],
+        per_tag: bool,
+    ) -> String {
         let mut out = String::with_capacity(4096);
         let name = "idforge_requests_total";
         header(&mut out, name, "counter", "Requests by command.");
-        for cmd in Cmd::ALL {
-            let v = self.requests[cmd as usize].load(Relaxed);
-            let _ = writeln!(out, "{name}{{command=\"{}\"}} {v}", cmd.name());
+        for (command, v) in requests {
+            let _ = writeln!(out, "{name}{{command=\"{command}\"}} {v}");
         }
         let name = "idforge_http_requests_total";
         header(
@@ -279,13 +271,13 @@ mod tests {
     #[test]
     fn exposition_has_every_family() {
         let m = Metrics::default();
-        m.request(Cmd::Incr);
         m.http_request(HttpApi::Tinyid);
         m.error(ErrorKind::Usage);
         m.ids(7);
         m.persisted(Duration::from_millis(3));
         let cache = [("orders".into(), 42), ("users".into(), 8)];
-        let text = m.render(&cache, true);
+        let requests = [("incr", 1), ("get", 0)];
+        let text = m.render(requests, &cache, true);
         for want in [
             "idforge_requests_total{command=\"incr\"} 1",
             "idforge_http_requests_total{api=\"tinyid\"} 1",
@@ -301,7 +293,7 @@ mod tests {
         ] {
             assert!(text.contains(want), "{want} missing from\n{text}");
         }
-        let text = m.render(&cache, false);
+        let text = m.render(requests, &cache, false);
         assert!(
             !text.contains("orders"),
             "no tag names without --metrics-tags"
