@@ -25,6 +25,7 @@ __all__ = [
     "uuid7_from_fields",
     "uuid7_parse",
     "_noop",
+    "_shortcuts",
 ]
 
 __version__: str
@@ -58,6 +59,8 @@ class _SegmentOptions(TypedDict):
 
 def error_codes() -> List[Tuple[int, str]]: ...
 def _noop() -> None: ...  # the floor of a native call, for python/bench
+
+_shortcuts: bool  # the speed tricks are on (IDFORGE_PYTHON_SHORTCUTS, bindings/python/src/shortcuts.rs)
 @final
 class Layout:
     def __new__(
