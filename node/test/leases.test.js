@@ -28,6 +28,21 @@ test('live generators hold distinct node ids; ids carry them', async (t) => {
   for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1])
 })
 
+test('a holder named on the lease URL keeps its node id apart; a bad name is INVALID_URL', async (t) => {
+  const url = needed(t, 'IDFORGE_TEST_IDFORGE_URL')
+  if (!url) return
+  const service = freshService('sticky')
+  const sep = url.includes('?') ? '&' : '?'
+  const a = await Snowflake.lease(`${url}${sep}holder=web-0`, service)
+  const b = await Snowflake.lease(`${url}${sep}holder=web-1`, service)
+  const anonymous = await Snowflake.lease(url, service)
+  assert.deepEqual([a.nodeId, b.nodeId, anonymous.nodeId], [0, 1, 2])
+  // A second live process giving web-0's name never shares its id.
+  const twin = await Snowflake.lease(`${url}${sep}holder=web-0`, service)
+  assert.equal(twin.nodeId, 3)
+  await rejectsCode(Snowflake.lease(`${url}${sep}holder=bad%20name`, service), 'INVALID_URL')
+})
+
 test('bad lease settings reject with typed codes', async (t) => {
   const url = needed(t, 'IDFORGE_TEST_IDFORGE_URL')
   if (!url) return

@@ -91,7 +91,9 @@ class Snowflake(_native.Snowflake):
     times after the id's time floor (the latest time its earlier holder could have used): a clock
     behind it waits within ``max_wait`` or raises ``ClockBehindError``. A host whose clock is more
     than 1 s from the server's is refused with ``ClockBehindError``; ``?max_skew_ms=N`` on the
-    ``lease`` URL sets that bound.
+    ``lease`` URL sets that bound. ``?holder=NAME`` (a stable name of this instance, such as its
+    host and port or its pod's name) makes the id sticky: a restarted instance gets its own node
+    id back, and the server keeps it reserved for it meanwhile (docs/server.md, "Sticky ids").
 
     ``random_start=True`` starts each tick's sequence at a random value below half its range
     instead of 0, so ``id % n`` spreads evenly over ``n`` shards even at a few ids per tick (by

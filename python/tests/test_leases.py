@@ -31,6 +31,27 @@ def test_live_generators_hold_distinct_ids_and_give_them_back():
     assert c.next() > ids[-1]
 
 
+def test_a_named_instance_gets_its_node_id_back():
+    url, svc = service("idforge"), fresh_tag("sticky")
+    sep = "&" if "?" in url else "?"
+
+    def named(name):
+        return leased(f"{url}{sep}holder={name}", svc)
+
+    a, b = named("web-0"), named("web-1")
+    assert (a.node_id, b.node_id) == (0, 1)
+    last = a.next_many(1_000)[-1]
+    del a
+    gc.collect()  # the instance stops: its lease goes back, its id stays reserved for it
+    stranger = leased(url, svc)
+    assert stranger.node_id == 2, "a reserved id is no one else's"
+    a = named("web-0")
+    assert a.node_id == 0
+    assert a.next() > last
+    with pytest.raises(idforge.InvalidUrlError):
+        named("bad name")
+
+
 def _next_in_child(g, q):
     try:
         g.next()

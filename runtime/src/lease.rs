@@ -20,6 +20,14 @@
 //! [`SnowflakeBuilder::lease_max_skew`](crate::SnowflakeBuilder::lease_max_skew)) gives the
 //! lease back at once and fails with `CLOCK_BEHIND`, naming the difference.
 //!
+//! A holder may name itself (the URL's `holder`, or
+//! [`SnowflakeBuilder::lease_holder`](crate::SnowflakeBuilder::lease_holder)): a stable name of
+//! the instance, such as its host and port or its pod's name. The server then gives it back the
+//! id it held before whenever that id is free for it, and keeps the id reserved for it for a
+//! while after its lease ends (the server's `--worker-reserve-ms`), so a restarted instance
+//! gets its own id again. A name must name one instance. A server older than names refuses the
+//! word: the lease is then taken without a name, as before.
+//!
 //! The floor and the clock are asked for (`ACQUIRE … CLOCK`, `RENEW … CLOCK`). A server older
 //! than them refuses the word: the lease is then taken, and renewed, as before them, without a
 //! floor or a skew check, so an earlier holder's ids are kept apart only by the id's reuse delay
@@ -49,6 +57,9 @@ pub const DEFAULT_MAX_SKEW: Duration = Duration::from_secs(1);
 /// The URL parameter that sets the allowed skew, in ms (read here, not by the source).
 const SKEW_PARAM: &str = "max_skew_ms";
 
+/// The URL parameter that names the holder (read here, not by the source).
+const HOLDER_PARAM: &str = "holder";
+
 /// The clock a lease measures with: the one ids are made on by default (the wall clock read
 /// once, then advanced with the monotonic clock), so a wall-clock step while the lease is held
 /// moves neither.
@@ -60,15 +71,43 @@ fn lease_error(message: String) -> Error {
     Error::permanent(ErrorCode::SourceUnavailable, message)
 }
 
-/// `url` without the `max_skew_ms` parameter, and its value.
-fn split_skew(url: &str) -> Result<(String, Option<Duration>)> {
+/// The lease's own parameters of a lease URL (the source reads the others).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct LeaseParams {
+    /// `max_skew_ms`.
+    pub(crate) max_skew: Option<Duration>,
+    /// `holder`.
+    pub(crate) holder: Option<String>,
+}
+
+/// Checks a holder's name: what a tag may be (1-128 of `A-Za-z0-9_-.:`).
+pub(crate) fn validate_holder(name: &str) -> Result<()> {
+    crate::source::validate_tag(name).map_err(|_| {
+        CoreError::InvalidArgument(
+            "a holder name is 1-128 characters of A-Za-z0-9_-.: not starting with '.'",
+        )
+        .into()
+    })
+}
+
+/// `url` without the lease's own parameters, and their values.
+pub(crate) fn split_params(url: &str) -> Result<(String, LeaseParams)> {
     let Some((base, query)) = url.split_once('?') else {
-        return Ok((url.to_owned(), None));
+        return Ok((url.to_owned(), LeaseParams::default()));
     };
-    let mut skew = None;
+    let (mut skew, mut holder) = (None, None);
     let mut kept = Vec::new();
     for pair in query.split('&') {
         match pair.split_once('=') {
+            Some((HOLDER_PARAM, name)) => {
+                if validate_holder(name).is_err() {
+                    return Err(CoreError::InvalidUrl(
+                        "holder is 1-128 characters of A-Za-z0-9_-.: not starting with '.'",
+                    )
+                    .into());
+                }
+                holder = Some(name.to_owned());
+            }
             Some((SKEW_PARAM, ms)) => match ms.parse::<u64>() {
                 Ok(ms @ 0..=86_400_000) => skew = Some(Duration::from_millis(ms)),
                 _ => {
@@ -86,7 +125,13 @@ fn split_skew(url: &str) -> Result<(String, Option<Duration>)> {
     } else {
         format!("{base}?{}", kept.join("&"))
     };
-    Ok((url, skew))
+    Ok((
+        url,
+        LeaseParams {
+            max_skew: skew,
+            holder,
+        },
+    ))
 }
 
 /// Ok when the server's clock `server_ms`, read between `sent_ms` and `received_ms` on this
@@ -167,6 +212,9 @@ struct Shared {
     clock_replies: AtomicBool,
     /// Ids must carry a time before this (Unix ms); 0 once the lease is lost.
     valid_until_ms: AtomicU64,
+    /// Until when the server keeps the id reserved for this holder (Unix ms, the server's
+    /// clock; 0: no name, or not told).
+    reserved_ms: AtomicU64,
     /// The server's clock minus this host's at the last grant or renewal that told it (ms,
     /// the middle of the round trip).
     offset_ms: AtomicI64,
@@ -216,14 +264,42 @@ impl WorkerLease {
         max: u64,
         max_skew: Option<Duration>,
     ) -> Result<WorkerLease> {
+        WorkerLease::acquire_with(
+            url,
+            service,
+            ttl,
+            max,
+            LeaseParams {
+                max_skew,
+                holder: None,
+            },
+        )
+    }
+
+    /// [`acquire_with_skew`](Self::acquire_with_skew) with the builder's options (each wins
+    /// over the URL's).
+    pub(crate) fn acquire_with(
+        url: &str,
+        service: &str,
+        ttl: Duration,
+        max: u64,
+        chosen: LeaseParams,
+    ) -> Result<WorkerLease> {
         crate::source::validate_tag(service)?;
         if !url.starts_with("idforge://") {
             return Err(
                 CoreError::InvalidUrl("worker leases come from an idforge:// server").into(),
             );
         }
-        let (url, url_skew) = split_skew(url)?;
-        let max_skew = max_skew.or(url_skew).unwrap_or(DEFAULT_MAX_SKEW);
+        let (url, from_url) = split_params(url)?;
+        let max_skew = chosen
+            .max_skew
+            .or(from_url.max_skew)
+            .unwrap_or(DEFAULT_MAX_SKEW);
+        let holder = chosen.holder.or(from_url.holder);
+        if let Some(name) = &holder {
+            validate_holder(name)?;
+        }
         let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
         if !(100..=86_400_000).contains(&ttl_ms) {
             return Err(CoreError::InvalidArgument("a lease TTL is 100 ms to 24 h").into());
@@ -240,10 +316,24 @@ impl WorkerLease {
             ttl_text.as_bytes(),
             b"MAX",
             max_text.as_bytes(),
-            b"CLOCK",
         ];
+        if let Some(name) = &holder {
+            args.extend([b"HOLDER".as_slice(), name.as_bytes()]);
+        }
+        args.push(b"CLOCK");
         let mut sent = now_ms();
         let (mut addr, mut reply) = source.call(&args, "IDF.WORKER ACQUIRE")?;
+        let older = |reply: &Reply| {
+            matches!(reply, Reply::Error(e)
+                if e.starts_with("ERR wrong arguments") || e.starts_with("ERR syntax"))
+        };
+        if holder.is_some() && older(&reply) {
+            // A server older than holder names refuses HOLDER: lease without a name, as
+            // before them (the id is then not kept for this instance).
+            args.drain(6..8);
+            sent = now_ms();
+            (addr, reply) = source.call(&args, "IDF.WORKER ACQUIRE")?;
+        }
         if matches!(&reply, Reply::Error(e) if e.starts_with("ERR wrong arguments")) {
             // A server older than time floors refuses CLOCK: lease as before them, without a
             // floor (an earlier holder's ids are then kept apart only by the id's reuse delay,
@@ -285,6 +375,7 @@ impl WorkerLease {
             clock_replies: AtomicBool::new(false),
             // Nothing may be made until the grant is checked.
             valid_until_ms: AtomicU64::new(0),
+            reserved_ms: AtomicU64::new(0),
             offset_ms: AtomicI64::new(0),
             stop: Mutex::new(false),
             wake: Condvar::new(),
@@ -297,7 +388,12 @@ impl WorkerLease {
         };
         let clock = match rest.as_slice() {
             [] => None,
-            [Reply::Int(floor), Reply::Int(server), ..] if *floor >= 0 && *server > 0 => {
+            [Reply::Int(floor), Reply::Int(server), more @ ..] if *floor >= 0 && *server > 0 => {
+                // `reserved-ms` follows for a named holder.
+                if let [Reply::Int(reserved), ..] = more {
+                    let reserved = u64::try_from(*reserved).unwrap_or(0);
+                    shared.reserved_ms.store(reserved, Ordering::Relaxed);
+                }
                 Some((*floor as u64, *server as u64))
             }
             _ => {
@@ -353,6 +449,13 @@ impl WorkerLease {
     /// 0 when the server does not tell its clock.
     pub fn clock_offset_ms(&self) -> i64 {
         self.shared.offset_ms.load(Ordering::Relaxed)
+    }
+
+    /// Until when the server keeps this id reserved for the holder named (Unix ms, the
+    /// server's clock), as of the grant or the last renewal; 0 when no name was given (or the
+    /// server keeps no reservations).
+    pub fn reserved_until_ms(&self) -> u64 {
+        self.shared.reserved_ms.load(Ordering::Relaxed)
     }
 
     /// Until when (Unix ms) ids may carry times; 0 once the lease is lost.
@@ -441,10 +544,19 @@ fn renew(s: &Shared) {
         let renewed = match &reply {
             Ok((_, Reply::Int(end))) => Some(*end),
             Ok((_, Reply::Array(parts))) => match parts.as_slice() {
-                [Reply::Int(end), Reply::Int(_floor), Reply::Int(server), ..] => {
+                [
+                    Reply::Int(end),
+                    Reply::Int(_floor),
+                    Reply::Int(server),
+                    more @ ..,
+                ] => {
                     if *server > 0 {
                         s.offset_ms
                             .store(offset_ms(*server, sent, received), Ordering::Relaxed);
+                    }
+                    if let [Reply::Int(reserved), ..] = more {
+                        let reserved = u64::try_from(*reserved).unwrap_or(0);
+                        s.reserved_ms.store(reserved, Ordering::Relaxed);
                     }
                     Some(*end)
                 }
@@ -497,25 +609,44 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_skew_parameter_is_read_and_left_out_of_the_source_url() {
+    fn the_lease_parameters_are_read_and_left_out_of_the_source_url() {
         let ms = Duration::from_millis;
+        let skew = |s: Option<Duration>| LeaseParams {
+            max_skew: s,
+            holder: None,
+        };
         assert_eq!(
-            split_skew("idforge://h:1").unwrap(),
-            ("idforge://h:1".into(), None)
+            split_params("idforge://h:1").unwrap(),
+            ("idforge://h:1".into(), skew(None))
         );
         assert_eq!(
-            split_skew("idforge://h:1?max_skew_ms=250").unwrap(),
-            ("idforge://h:1".into(), Some(ms(250)))
+            split_params("idforge://h:1?max_skew_ms=250").unwrap(),
+            ("idforge://h:1".into(), skew(Some(ms(250))))
         );
         assert_eq!(
-            split_skew("idforge://u:p@h:1,g:2?timeout_ms=9&max_skew_ms=0&mode=leader").unwrap(),
+            split_params("idforge://u:p@h:1,g:2?timeout_ms=9&max_skew_ms=0&mode=leader").unwrap(),
             (
                 "idforge://u:p@h:1,g:2?timeout_ms=9&mode=leader".into(),
-                Some(ms(0))
+                skew(Some(ms(0)))
+            )
+        );
+        assert_eq!(
+            split_params("idforge://h:1?holder=web-0.ns:8080&timeout_ms=9").unwrap(),
+            (
+                "idforge://h:1?timeout_ms=9".into(),
+                LeaseParams {
+                    max_skew: None,
+                    holder: Some("web-0.ns:8080".into())
+                }
             )
         );
         for bad in ["x", "-1", "86400001", ""] {
-            let err = split_skew(&format!("idforge://h?max_skew_ms={bad}")).unwrap_err();
+            let err = split_params(&format!("idforge://h?max_skew_ms={bad}")).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::InvalidUrl, "{bad}");
+        }
+        let long = "h".repeat(129);
+        for bad in ["", ".x", "a b", "a%20b", "ä", long.as_str()] {
+            let err = split_params(&format!("idforge://h?holder={bad}")).unwrap_err();
             assert_eq!(err.code(), ErrorCode::InvalidUrl, "{bad}");
         }
     }

@@ -11,7 +11,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::entropy;
 use crate::error::Result;
 use crate::fork;
-use crate::lease::{DEFAULT_LEASE_TTL, WorkerLease};
+use crate::lease::{DEFAULT_LEASE_TTL, LeaseParams, WorkerLease};
 use crate::policy::{self, Policy};
 use crate::state_file::StateFile;
 
@@ -62,6 +62,21 @@ struct LeaseConfig {
     /// How far this host's clock may differ from the server's (`None`: the URL's
     /// `max_skew_ms`, else [`DEFAULT_MAX_SKEW`](crate::lease::DEFAULT_MAX_SKEW)).
     max_skew: Option<Duration>,
+    /// The holder's name (`None`: the URL's `holder`, else none).
+    holder: Option<String>,
+}
+
+impl LeaseConfig {
+    /// Options set before [`SnowflakeBuilder::lease`] names the server.
+    fn unnamed() -> LeaseConfig {
+        LeaseConfig {
+            url: String::new(),
+            service: String::new(),
+            ttl: DEFAULT_LEASE_TTL,
+            max_skew: None,
+            holder: None,
+        }
+    }
 }
 
 impl Snowflake {
@@ -137,16 +152,22 @@ impl<C: Clock> SnowflakeBuilder<C> {
     ///
     /// [`node`]: Self::node
     pub fn lease(mut self, url: impl Into<String>, service: impl Into<String>) -> Self {
-        let (ttl, max_skew) = self
-            .lease
-            .as_ref()
-            .map_or((DEFAULT_LEASE_TTL, None), |l| (l.ttl, l.max_skew));
-        self.lease = Some(LeaseConfig {
-            url: url.into(),
-            service: service.into(),
-            ttl,
-            max_skew,
-        });
+        let mut config = self.lease.take().unwrap_or_else(LeaseConfig::unnamed);
+        config.url = url.into();
+        config.service = service.into();
+        self.lease = Some(config);
+        self
+    }
+
+    /// Names this instance to the lease server (sticky ids; wins over the URL's `holder`): a
+    /// stable name of the instance, such as its host and port or its pod's name, 1-128
+    /// characters of `A-Za-z0-9_-.:`. The server gives a named holder back the id it held
+    /// before whenever that id is free for it, and keeps the id reserved for it for a while
+    /// after its lease ends (the server's `--worker-reserve-ms`), so a restart gets the same
+    /// node id. Two live instances must not share a name. A server older than names leases
+    /// without one. Takes effect with [`lease`](Self::lease), before or after it.
+    pub fn lease_holder(mut self, name: impl Into<String>) -> Self {
+        self.lease.get_or_insert_with(LeaseConfig::unnamed).holder = Some(name.into());
         self
     }
 
@@ -158,34 +179,14 @@ impl<C: Clock> SnowflakeBuilder<C> {
     /// ids must fall within the lease). Takes effect with [`lease`](Self::lease), before or
     /// after it. A server older than time floors tells no clock: nothing is checked then.
     pub fn lease_max_skew(mut self, max_skew: Duration) -> Self {
-        match &mut self.lease {
-            Some(l) => l.max_skew = Some(max_skew),
-            None => {
-                self.lease = Some(LeaseConfig {
-                    url: String::new(),
-                    service: String::new(),
-                    ttl: DEFAULT_LEASE_TTL,
-                    max_skew: Some(max_skew),
-                })
-            }
-        }
+        self.lease.get_or_insert_with(LeaseConfig::unnamed).max_skew = Some(max_skew);
         self
     }
 
     /// The lease's time to live (default 10 s; the lease is renewed every third of it). Takes
     /// effect with [`lease`](Self::lease), before or after it.
     pub fn lease_ttl(mut self, ttl: Duration) -> Self {
-        match &mut self.lease {
-            Some(l) => l.ttl = ttl,
-            None => {
-                self.lease = Some(LeaseConfig {
-                    url: String::new(),
-                    service: String::new(),
-                    ttl,
-                    max_skew: None,
-                })
-            }
-        }
+        self.lease.get_or_insert_with(LeaseConfig::unnamed).ttl = ttl;
         self
     }
 
@@ -210,16 +211,19 @@ impl<C: Clock> SnowflakeBuilder<C> {
         let lease = match &self.lease {
             Some(l) if l.url.is_empty() => {
                 return Err(CoreError::InvalidArgument(
-                    "lease_ttl or lease_max_skew without lease(url, service)",
+                    "lease_ttl, lease_max_skew or lease_holder without lease(url, service)",
                 )
                 .into());
             }
-            Some(l) => Some(WorkerLease::acquire_with_skew(
+            Some(l) => Some(WorkerLease::acquire_with(
                 &l.url,
                 &l.service,
                 l.ttl,
                 self.layout.max_node().saturating_add(1),
-                l.max_skew,
+                LeaseParams {
+                    max_skew: l.max_skew,
+                    holder: l.holder.clone(),
+                },
             )?),
             None => None,
         };

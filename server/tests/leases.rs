@@ -8,20 +8,16 @@ use std::time::{Duration, Instant};
 use common::Server;
 use idforge::{ErrorCode, Layout, Snowflake};
 
-fn url(server: &Server) -> String {
-    format!("idforge://127.0.0.1:{}", server.port)
-}
-
 #[test]
 fn leased_generators_get_distinct_nodes_and_give_them_back() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path(), &[]);
     let a = Snowflake::builder(Layout::TWITTER)
-        .lease(url(&server), "orders")
+        .lease(server.url(), "orders")
         .build()
         .unwrap();
     let b = Snowflake::builder(Layout::TWITTER)
-        .lease(url(&server), "orders")
+        .lease(server.url(), "orders")
         .build()
         .unwrap();
     assert_eq!((a.node(), b.node()), (0, 1));
@@ -37,7 +33,7 @@ fn leased_generators_get_distinct_nodes_and_give_them_back() {
     drop(a);
     std::thread::sleep(Duration::from_millis(20));
     let c = Snowflake::builder(Layout::TWITTER)
-        .lease(url(&server), "orders")
+        .lease(server.url(), "orders")
         .build()
         .unwrap();
     assert_eq!(c.node(), 0);
@@ -53,7 +49,7 @@ fn a_generator_stops_when_its_lease_cannot_be_renewed_and_the_id_waits_for_it() 
     let mut server = Server::start(dir.path(), &[]);
     let port = server.port;
     let g = Snowflake::builder(Layout::TWITTER)
-        .lease(url(&server), "svc")
+        .lease(server.url(), "svc")
         .lease_ttl(Duration::from_millis(600))
         .build()
         .unwrap();
@@ -82,7 +78,7 @@ fn a_generator_stops_when_its_lease_cannot_be_renewed_and_the_id_waits_for_it() 
     std::thread::sleep(Duration::from_millis(300));
     let server = Server::spawn(dir.path().to_path_buf(), vec![format!("--port={port}")]);
     let h = Snowflake::builder(Layout::TWITTER)
-        .lease(url(&server), "svc")
+        .lease(server.url(), "svc")
         .build()
         .unwrap();
     assert_eq!(h.node(), 0);
@@ -101,7 +97,7 @@ fn bad_lease_settings_are_typed_errors() {
             .unwrap_err()
             .code()
     };
-    let ok = url(&server);
+    let ok = server.url();
     let second = Duration::from_secs(1);
     assert_eq!(
         build("redis://127.0.0.1:1", "s", second),
@@ -135,7 +131,7 @@ fn bad_lease_settings_are_typed_errors() {
         false,
     )
     .unwrap();
-    let leased = |_| Snowflake::builder(tiny).lease(url(&server), "tiny").build();
+    let leased = |_| Snowflake::builder(tiny).lease(server.url(), "tiny").build();
     let (_a, _b) = (leased(0).unwrap(), leased(1).unwrap());
     assert_eq!(leased(2).unwrap_err().code(), ErrorCode::Overflow);
 }

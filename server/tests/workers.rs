@@ -92,7 +92,9 @@ fn leases_hand_out_the_lowest_free_id_and_only_the_holder_renews() {
             Value::Int(0),
             Value::Int(0),
             list_field(&list[0], 2),
-            Value::Int(ahead.parse().unwrap())
+            Value::Int(ahead.parse().unwrap()),
+            Value::Bulk(vec![]),
+            Value::Int(0)
         ])
     );
 }

@@ -164,6 +164,11 @@ impl Server {
         Client::connect(self.port)
     }
 
+    /// The `idforge://` URL of this server (what the runtime's leases and sources take).
+    pub fn url(&self) -> String {
+        format!("idforge://127.0.0.1:{}", self.port)
+    }
+
     pub fn signal(&mut self, sig: &str) {
         self.signal_only(sig);
         let status = self.child.wait().unwrap();

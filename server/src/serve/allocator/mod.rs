@@ -73,6 +73,9 @@ pub struct AllocPolicy {
     pub max_leases_per_service: usize,
     /// The most worker-id leases this server holds at once, over every service (0: no limit).
     pub max_leases: usize,
+    /// How long (ms) an ended lease's id stays reserved for the holder it named (0: not at
+    /// all).
+    pub worker_reserve_ms: i64,
 }
 
 impl AllocPolicy {

@@ -26,6 +26,16 @@
 //!
 //! Leases are bounded: a service holds at most `--max-leases-per-service` and the server at
 //! most `--max-leases` (held, or ended but not yet free); an ACQUIRE past either is refused.
+//!
+//! Ids are sticky (Leaf's persistent node per instance): an ACQUIRE may name its holder
+//! (`HOLDER name`, a stable name of the instance: host and port, a pod's name). The row keeps
+//! the name, and when the lease ends (released or expired) the id stays *reserved* for that
+//! holder for `--worker-reserve-ms` more: no other holder gets it before, while the named one
+//! gets it back as soon as it is free for it (its lease ended and its last reported time
+//! passed). So a restarted instance gets its own id again, and an operator can tell which
+//! instance made an id from its node field. A holder name must name one instance: two live
+//! processes giving the same name are two holders the server cannot tell apart (it still never
+//! gives them the id at once: a live lease is never granted again).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -91,6 +101,9 @@ pub struct Grant {
     pub floor_ms: i64,
     /// This server's clock at the grant (Unix ms); the lease ends `ttl_ms` after it.
     pub server_ms: i64,
+    /// Until when (Unix ms, this server's clock) the id stays reserved for the holder named
+    /// (0: none named).
+    pub reserved_ms: i64,
 }
 
 /// A renewal by [`Allocator::worker_renew`].
@@ -103,6 +116,9 @@ pub struct Renewal {
     pub floor_ms: i64,
     /// This server's clock at the renewal (Unix ms).
     pub server_ms: i64,
+    /// Until when (Unix ms, this server's clock) the id stays reserved for its holder (0: the
+    /// lease names none).
+    pub reserved_ms: i64,
 }
 
 /// The most rows one `IDF.WORKER LIST` page holds, and the page without `COUNT`.
@@ -159,16 +175,38 @@ const TIME_SLACK_MIN_MS: i64 = 60_000;
 /// How many times a compare-and-set lost to another writer is tried again.
 const TRIES: usize = 8;
 
-/// When an id with this row may be leased again: its lease has ended and the last time its
-/// holder reported has passed.
-fn free_at(row: &WorkerRow) -> i64 {
+/// When an id with this row may be leased again by its own holder (the name in the row): its
+/// lease has ended and the last time its holder reported has passed.
+fn own_free_at(row: &WorkerRow) -> i64 {
     row.expires_ms.max(row.last_time_ms.saturating_add(1))
+}
+
+/// When an id with this row may be leased again by any holder: as [`own_free_at`], and its
+/// reservation for its holder (if any) has ended.
+fn free_at(row: &WorkerRow) -> i64 {
+    own_free_at(row).max(row.reserved_ms)
 }
 
 /// The latest time an id with this row may have been put in an id by its holder: the holder
 /// reported it, or its lease's end bounds it (a holder's ids stay below the end it was told).
+/// Given to another holder, the reservation's end counts too: it is when the id became free.
 fn floor_of(row: &WorkerRow) -> i64 {
     free_at(row).saturating_sub(1).max(0)
+}
+
+/// [`floor_of`] for the row's own holder taking the id back within its reservation.
+fn own_floor_of(row: &WorkerRow) -> i64 {
+    own_free_at(row).saturating_sub(1).max(0)
+}
+
+/// Until when an id stays reserved for `holder` once its lease ends at `end_ms` (0: no name,
+/// no reservation).
+fn reservation(holder: &str, end_ms: i64, reserve_ms: i64) -> i64 {
+    if holder.is_empty() {
+        0
+    } else {
+        end_ms.saturating_add(reserve_ms)
+    }
 }
 
 /// This server's count of leases held, over every service (see [`Leases`]'s `held`).
@@ -200,6 +238,8 @@ pub(crate) struct Leases {
     fresh: i64,
     /// Ids an ACQUIRE in flight is writing (in none of the sets above meanwhile).
     taken: HashSet<i64>,
+    /// The id each holder name last took (rows with a holder only; bounded by the rows).
+    by_holder: HashMap<String, i64>,
     /// Used since the last idle sweep (see `Allocator::evict_idle`).
     pub(crate) used: bool,
     /// Idle sweeps in a row that found it unused.
@@ -231,6 +271,7 @@ impl Leases {
                 .max()
                 .unwrap_or(0),
             taken: HashSet::new(),
+            by_holder: HashMap::new(),
             used: true,
             idle_sweeps: 0,
             held: 0,
@@ -243,6 +284,13 @@ impl Leases {
             .filter(|id| !ids.contains(id))
             .take(1 << 16)
             .collect();
+        // A name with two rows (it took another id while its old one was held) goes back to
+        // the one it took last.
+        let mut named: Vec<&WorkerRow> = rows.iter().filter(|r| !r.holder.is_empty()).collect();
+        named.sort_by_key(|r| (r.expires_ms, r.id));
+        for row in named {
+            leases.by_holder.insert(row.holder.clone(), row.id);
+        }
         for row in rows {
             leases.waiting.insert((free_at(&row), row.id));
             leases.rows.insert(row.id, row);
@@ -301,6 +349,43 @@ impl Leases {
         Some((id, row.map_or(0, |r| r.version), row.map_or(0, floor_of)))
     }
 
+    /// Takes the id `holder` took last for a write, when it is below `max` and free for it
+    /// (its lease ended and, unless the grant tells the floor, its last time passed: reserved
+    /// for it or free for all): `(id, stored version, time floor)`. `None` for no name, or
+    /// when that id is not free for it.
+    ///
+    /// A holder told the floor makes no id at or below it, so its last reported time need not
+    /// have passed: an instance restarted at once (its last ids a little ahead of the clock)
+    /// gets its own id, and waits out the difference, instead of another id.
+    fn pick_own(
+        &mut self,
+        holder: &str,
+        now: i64,
+        max: i64,
+        floor_told: bool,
+    ) -> Option<(i64, i64, i64)> {
+        if holder.is_empty() {
+            return None;
+        }
+        let id = *self.by_holder.get(holder)?;
+        let row = self.rows.get(&id)?;
+        let free_for_it = if floor_told {
+            row.expires_ms <= now
+        } else {
+            own_free_at(row) <= now
+        };
+        if id >= max || row.holder != holder || !free_for_it || self.taken.contains(&id) {
+            return None;
+        }
+        let (version, floor, at) = (row.version, own_floor_of(row), free_at(row));
+        self.used = true;
+        self.waiting.remove(&(at, id));
+        self.free.remove(&id);
+        self.taken.insert(id);
+        self.recount();
+        Some((id, version, floor))
+    }
+
     /// Whether an ACQUIRE of this service is writing.
     pub(crate) fn busy(&self) -> bool {
         !self.taken.is_empty()
@@ -329,6 +414,12 @@ impl Leases {
         self.holes.remove(&row.id);
         if let Some(old) = self.rows.get(&row.id) {
             self.waiting.remove(&(free_at(old), row.id));
+            if self.by_holder.get(&old.holder) == Some(&row.id) && old.holder != row.holder {
+                self.by_holder.remove(&old.holder);
+            }
+        }
+        if !row.holder.is_empty() {
+            self.by_holder.insert(row.holder.clone(), row.id);
         }
         if row.id >= self.fresh {
             self.holes.extend((self.fresh..row.id).take(1 << 16));
@@ -467,12 +558,16 @@ impl Allocator {
         }
     }
 
-    /// Leases the lowest free worker id of `service` below `max`.
+    /// Leases a worker id of `service` below `max`: the one `holder` (when named) took last if
+    /// it is free for it, else the lowest id free for all. `floor_told`: the grant's floor
+    /// reaches the holder (`CLOCK`).
     pub async fn worker_acquire(
         &self,
         service: &str,
         ttl_ms: i64,
         max: i64,
+        holder: &str,
+        floor_told: bool,
     ) -> Result<Grant, LeaseError> {
         // A striped server leases its stripe's ids only (worker ids K, K+N, …): its copy of the
         // leases numbers them 0, 1, …; the store holds the ids themselves.
@@ -482,10 +577,20 @@ impl Allocator {
             let now = now_ms();
             let picked = {
                 let mut workers = lock(&self.workers);
-                self.lease_room(&mut workers, service, now)?;
-                workers
-                    .get_mut(service)
-                    .map(|l| (l.generation, l.pick(now, max)))
+                // A holder taking back its own id adds no lease: no room is needed.
+                let own = workers.get_mut(service).and_then(|l| {
+                    let pick = l.pick_own(holder, now, max, floor_told)?;
+                    Some((l.generation, pick))
+                });
+                match own {
+                    Some((generation, pick)) => Some((generation, Some(pick))),
+                    None => {
+                        self.lease_room(&mut workers, service, now)?;
+                        workers
+                            .get_mut(service)
+                            .map(|l| (l.generation, l.pick(now, max)))
+                    }
+                }
             };
             let (generation, (id, version, floor_ms)) = match picked {
                 None => {
@@ -497,17 +602,20 @@ impl Allocator {
                 Some((generation, Some(pick))) => (generation, pick),
             };
             tries += 1;
+            let expires_ms = now.saturating_add(ttl_ms);
             let row = WorkerRow {
                 id,
                 token: token(floor_ms),
-                expires_ms: now.saturating_add(ttl_ms),
+                expires_ms,
                 last_time_ms: now,
                 ttl_ms,
+                holder: holder.to_owned(),
+                reserved_ms: reservation(holder, expires_ms, self.policy.worker_reserve_ms),
                 version,
             };
             match self.put_lease(service, &row).await {
                 Ok(true) => {
-                    let token = row.token.clone();
+                    let (token, reserved_ms) = (row.token.clone(), row.reserved_ms);
                     let stored = WorkerRow {
                         version: version + 1,
                         ..row
@@ -520,6 +628,7 @@ impl Allocator {
                         ttl_ms,
                         floor_ms,
                         server_ms: now,
+                        reserved_ms,
                     });
                 }
                 // Another server wrote it: read the leases again.
@@ -571,6 +680,7 @@ impl Allocator {
             } else {
                 now.saturating_add(row.ttl_ms)
             };
+            let reserved_ms = reservation(&row.holder, expires_ms, self.policy.worker_reserve_ms);
             let next = WorkerRow {
                 token: if release {
                     String::new()
@@ -579,6 +689,7 @@ impl Allocator {
                 },
                 expires_ms,
                 last_time_ms: row.last_time_ms.max(time_ms),
+                reserved_ms,
                 ..row
             };
             let generation = lock(&self.workers).get(service).map(|l| l.generation);
@@ -594,6 +705,7 @@ impl Allocator {
                     end_ms: expires_ms,
                     floor_ms: token_floor(token),
                     server_ms: now,
+                    reserved_ms,
                 });
             }
         }
@@ -701,8 +813,83 @@ mod tests {
             expires_ms,
             last_time_ms,
             ttl_ms: 1000,
+            holder: String::new(),
+            reserved_ms: 0,
             version: 1,
         }
+    }
+
+    fn named(id: i64, expires_ms: i64, holder: &str, reserved_ms: i64) -> WorkerRow {
+        WorkerRow {
+            holder: holder.into(),
+            reserved_ms,
+            ..row(id, expires_ms, 5)
+        }
+    }
+
+    #[test]
+    fn a_reserved_id_goes_back_to_its_holder_only() {
+        // 0 ended at 10, reserved for "a" until 500; 1 ended at 10, reserved for "b" until 20.
+        let mut l = Leases::new(
+            1,
+            vec![named(0, 10, "a", 500), named(1, 10, "b", 20)],
+            Arc::default(),
+        );
+        // Others get neither while they are reserved: the lowest id free for all is 2.
+        assert_eq!(l.pick(15, 10), Some((2, 0, 0)));
+        assert_eq!(l.pick_own("c", 15, 10, false), None, "a name never seen");
+        // "a" gets its own id back within its reservation, with its own floor (its lease's
+        // last instant), not the reservation's.
+        assert_eq!(l.pick_own("a", 15, 10, false), Some((0, 1, 9)));
+        assert_eq!(l.pick_own("a", 15, 10, false), None, "being written");
+        // Past "b"'s reservation its id is free for all, with a floor at the reservation's end.
+        assert_eq!(l.pick(25, 10), Some((1, 1, 19)));
+        // Below MAX only; and not while its lease is live.
+        l.written(WorkerRow {
+            version: 2,
+            ..named(0, 100, "a", 600)
+        });
+        assert_eq!(l.pick_own("a", 50, 10, false), None, "live");
+        assert_eq!(l.pick_own("a", 150, 0, false), None, "past MAX");
+        assert_eq!(l.pick_own("a", 150, 10, false), Some((0, 2, 99)));
+    }
+
+    #[test]
+    fn a_name_follows_the_id_it_took_last() {
+        // "a" holds 0 and took 3 later (0 was live when it came back); 3 is the one it gets.
+        let mut l = Leases::new(
+            1,
+            vec![named(0, 100, "a", 900), named(3, 200, "a", 1000)],
+            Arc::default(),
+        );
+        assert_eq!(l.pick_own("a", 250, 10, false), Some((3, 1, 199)));
+        l.untake(3);
+        // An anonymous holder takes 0 past its reservation: the name no longer leads there.
+        l.written(WorkerRow {
+            version: 2,
+            ..row(0, 2000, 5)
+        });
+        l.written(WorkerRow {
+            version: 2,
+            ..named(3, 300, "b", 400)
+        });
+        assert_eq!(l.pick_own("a", 2500, 10, false), None);
+        assert_eq!(l.pick_own("b", 350, 10, false), Some((3, 2, 299)));
+    }
+
+    #[test]
+    fn a_holder_told_the_floor_need_not_wait_for_its_last_time() {
+        // "a" released 0 at 100, reporting ids up to 180 (made a little ahead of its clock).
+        let mut l = Leases::new(1, vec![named(0, 100, "a", 900)], Arc::default());
+        l.written(WorkerRow {
+            last_time_ms: 180,
+            ..named(0, 100, "a", 900)
+        });
+        assert_eq!(l.pick_own("a", 120, 10, false), None, "untold: waits");
+        // Told, it gets the id at once with a floor at its last time: it waits for it itself.
+        assert_eq!(l.pick_own("a", 120, 10, true), Some((0, 1, 180)));
+        l.untake(0);
+        assert_eq!(l.pick_own("a", 90, 10, true), None, "never while leased");
     }
 
     #[test]

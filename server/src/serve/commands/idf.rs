@@ -324,7 +324,16 @@ pub(super) async fn failover(shared: &Shared, s: &Session, out: &mut Reply) -> R
 /// The most worker ids a service may lease (a 24-bit node field).
 const MAX_WORKERS: i64 = 1 << 24;
 
-/// `IDF.WORKER ACQUIRE service ttl-ms [MAX n] [CLOCK] | RENEW service id token [TIME ms]
+/// A holder's name (`ACQUIRE … HOLDER name`): what a tag may be (1-128 of `A-Za-z0-9_-.:`).
+fn holder_name(arg: &[u8]) -> Result<&str, Failure> {
+    let name = arg_text(arg)?;
+    idforge::source::validate_tag(name).map_err(|_| {
+        usage("ERR invalid holder: 1-128 characters of A-Za-z0-9_-.: not starting with '.'")
+    })?;
+    Ok(name)
+}
+
+/// `IDF.WORKER ACQUIRE service ttl-ms [MAX n] [CLOCK] [HOLDER name] | RENEW service id token [TIME ms]
 /// [CLOCK] | RELEASE service id token [TIME ms] | LIST service [CURSOR c] [COUNT n]` (see
 /// [`crate::serve::allocator::workers`]).
 pub(super) async fn worker(
@@ -347,16 +356,20 @@ pub(super) async fn worker(
     let service = name(args.get(2).ok_or_else(wrong)?)?;
     let engine = &shared.allocator;
     match (sub.as_slice(), args.len()) {
-        (b"ACQUIRE", 4..=7) => {
+        (b"ACQUIRE", 4..=9) => {
             require(s, Some(Right::Alloc), service, "idf.worker|acquire")?;
             let ttl = positive(args[3], "the TTL (ms)", 86_400_000)?;
             if ttl < 100 {
                 return Err(usage("ERR the TTL must be at least 100 ms"));
             }
-            let (mut max, mut clock, mut rest) = (None, false, &args[4..]);
+            let (mut max, mut clock, mut holder, mut rest) = (None, false, None, &args[4..]);
             while let Some(opt) = rest.first() {
                 if opt.eq_ignore_ascii_case(b"MAX") && rest.len() >= 2 && max.is_none() {
                     max = Some(positive(rest[1], "MAX", MAX_WORKERS)?);
+                    rest = &rest[2..];
+                } else if opt.eq_ignore_ascii_case(b"HOLDER") && rest.len() >= 2 && holder.is_none()
+                {
+                    holder = Some(holder_name(rest[1])?);
                     rest = &rest[2..];
                 } else if opt.eq_ignore_ascii_case(b"CLOCK") && !clock {
                     clock = true;
@@ -366,19 +379,34 @@ pub(super) async fn worker(
                 }
             }
             let grant = engine
-                .worker_acquire(service, ttl, max.unwrap_or(1024))
+                .worker_acquire(
+                    service,
+                    ttl,
+                    max.unwrap_or(1024),
+                    holder.unwrap_or(""),
+                    clock,
+                )
                 .await
                 .map_err(lease)?;
             // The floor and the clock only when asked: clients that unpack exactly three
             // fields keep working, and a client that sends CLOCK learns from an older server's
-            // refusal that it has no floor to tell.
-            out.array(if clock { 5 } else { 3 });
+            // refusal that it has no floor to tell. The reservation's end only to a holder
+            // that named itself.
+            let named = clock && holder.is_some();
+            out.array(match (clock, named) {
+                (false, _) => 3,
+                (true, false) => 5,
+                (true, true) => 6,
+            });
             out.int(grant.id);
             out.bulk(grant.token.as_bytes());
             out.int(grant.ttl_ms);
             if clock {
                 out.int(grant.floor_ms);
                 out.int(grant.server_ms);
+            }
+            if named {
+                out.int(grant.reserved_ms);
             }
         }
         (b"RENEW" | b"RELEASE", 5..=8) => {
@@ -405,10 +433,15 @@ pub(super) async fn worker(
             if release {
                 out.ok();
             } else if clock {
-                out.array(3);
+                // A lease that named its holder also tells its reservation's end.
+                let named = renewal.reserved_ms > 0;
+                out.array(if named { 4 } else { 3 });
                 out.int(renewal.end_ms);
                 out.int(renewal.floor_ms);
                 out.int(renewal.server_ms);
+                if named {
+                    out.int(renewal.reserved_ms);
+                }
             } else {
                 out.int(renewal.end_ms);
             }
@@ -430,11 +463,13 @@ pub(super) async fn worker(
                 return Err(syntax());
             }
             let row = |out: &mut Reply, r: &crate::serve::store::WorkerRow| {
-                out.array(4);
+                out.array(6);
                 out.int(r.id);
                 out.int(i64::from(!r.token.is_empty()));
                 out.int(r.expires_ms);
                 out.int(r.last_time_ms);
+                out.bulk(r.holder.as_bytes());
+                out.int(r.reserved_ms);
             };
             if cursor.is_none() && count.is_none() {
                 // The unpaged form, as before, for services small enough for one page.

@@ -264,24 +264,30 @@ commands! {
         ),
         doc: &[
             (
-                "`IDF.WORKER ACQUIRE service ttl-ms [MAX n] [CLOCK]`",
+                "`IDF.WORKER ACQUIRE service ttl-ms [MAX n] [CLOCK] [HOLDER name]`",
                 "a worker-id lease: `[id, token, ttl-ms]`, the lowest id below `n` (1024) that \
-                 no live holder has; with `CLOCK`, `[id, token, ttl-ms, floor-ms, server-ms]`: \
-                 `floor-ms` is the id's time floor (the latest time an earlier holder could have \
-                 put in an id, 0 if none), `server-ms` the server's clock (Unix ms; the lease \
-                 ends `ttl-ms` after it); servers before floors refuse `CLOCK`",
+                 no live holder has nor is reserved for another; with `HOLDER`, the id that \
+                 holder took last when it is free for it (sticky ids: an ended lease's id stays \
+                 reserved for its named holder for `--worker-reserve-ms`); with `CLOCK`, \
+                 `[id, token, ttl-ms, floor-ms, server-ms]`: `floor-ms` is the id's time floor \
+                 (the latest time an earlier holder could have put in an id, 0 if none), \
+                 `server-ms` the server's clock (Unix ms; the lease ends `ttl-ms` after it), \
+                 and with `HOLDER` too, the reservation's end (`reserved-ms`) after them; \
+                 servers before floors refuse `CLOCK`, before holders `HOLDER`",
             ),
             (
                 "`IDF.WORKER RENEW service id token [TIME ms] [CLOCK]`, \
                  `RELEASE service id token [TIME ms]`",
                 "renew (reply: the lease's end, Unix ms; with `CLOCK`, `[end-ms, floor-ms, \
-                 server-ms]`; `-LEASELOST` once it ended) or give back a lease (`+OK`), \
+                 server-ms]`, and `reserved-ms` after them for a named holder; `-LEASELOST` \
+                 once it ended) or give back a lease (`+OK`), \
                  reporting the latest time put in an id (at most the TTL, and at least 60 s, \
                  past the lease's end: `-ERR TIME … past the lease's end` beyond)",
             ),
             (
                 "`IDF.WORKER LIST service [CURSOR c] [COUNT n]`",
-                "the service's leases, `[id, held, end-ms, last-time-ms]` each, in id order: \
+                "the service's leases, `[id, held, end-ms, last-time-ms, holder, reserved-ms]` \
+                 each (`holder` empty, `reserved-ms` 0 when none was named), in id order: \
                  with `CURSOR`/`COUNT`, one page `[next-cursor, rows]` (`COUNT` 100 by default, \
                  at most 1000; the next cursor is 0 after the last page); without, all rows as \
                  before, refused (`-ERR more than 1000 leases`) when they do not fit one page",

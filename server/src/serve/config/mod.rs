@@ -231,6 +231,7 @@ impl ServeArgs {
             tag_idle: (tag_idle > 0).then(|| Duration::from_secs(tag_idle)),
             max_leases_per_service: self.max_leases_per_service()?,
             max_leases: self.max_leases()?,
+            worker_reserve_ms: i64::try_from(self.worker_reserve_ms()?).unwrap_or(i64::MAX),
         })
     }
 

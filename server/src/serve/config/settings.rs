@@ -107,6 +107,13 @@ settings! {
     /// ACQUIRE is refused until leases end. 0: no limit.
     ["Worker-id leases"] max_leases: usize = {65_536usize}, "N", "IDFORGE_MAX_LEASES",
         limit "`IDF.WORKER ACQUIRE`: `-ERR worker lease limit reached: this server holds N leases` until one ends";
+    /// How long a worker id stays reserved for the holder that named itself (`ACQUIRE …
+    /// HOLDER name`) after its lease ends, in ms: only that holder gets it back meanwhile, and
+    /// a reserved id counts as held towards the limits above. 0: no reservation (the holder
+    /// still gets its id back while no one else took it).
+    ["Worker-id leases"] worker_reserve_ms: u64 = {3_600_000u64}, "MS",
+        "IDFORGE_WORKER_RESERVE_MS", max 2592000000,
+        limit "ids of holders that left stay held this long after their lease ends (each counts towards --max-leases-per-service and --max-leases)";
 
     /// Require this password (user `default`, every right) before any command.
     ["Auth"] requirepass: String = [], "PASSWORD", "IDFORGE_REQUIREPASS", sample "\"change me\"";

@@ -334,6 +334,7 @@ fn limits(shared: &Shared, http: &Http) -> String {
                 p.max_leases_per_service.to_string(),
             ),
             ("max-leases", p.max_leases.to_string()),
+            ("worker-reserve-ms", p.worker_reserve_ms.to_string()),
             ("metrics-maxclients", l.metrics_maxclients.to_string()),
             ("http-maxclients", h.maxclients.to_string()),
             ("http-max-header-bytes", h.max_header.to_string()),

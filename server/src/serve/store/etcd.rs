@@ -191,6 +191,15 @@ struct WorkerMeta {
     expires_ms: i64,
     last_time_ms: i64,
     ttl_ms: i64,
+    /// Absent in the rows of servers before sticky ids.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    holder: String,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    reserved_ms: i64,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 #[derive(Serialize, Deserialize)]
@@ -245,6 +254,8 @@ fn worker_row(id: i64, kv: &etcd_client::KeyValue) -> StoreResult<WorkerRow> {
         expires_ms: meta.expires_ms,
         last_time_ms: meta.last_time_ms,
         ttl_ms: meta.ttl_ms,
+        holder: meta.holder,
+        reserved_ms: meta.reserved_ms,
         version: kv.version(),
     })
 }
@@ -720,6 +731,8 @@ impl EtcdStore {
                     expires_ms: row.expires_ms,
                     last_time_ms: row.last_time_ms,
                     ttl_ms: row.ttl_ms,
+                    holder: row.holder.clone(),
+                    reserved_ms: row.reserved_ms,
                 })
                 .map_err(|e| StoreError(e.to_string()))?;
                 ops.push(TxnOp::txn(

@@ -123,6 +123,11 @@ pub struct WorkerRow {
     pub last_time_ms: i64,
     /// The lease's length, for renewals.
     pub ttl_ms: i64,
+    /// The name its last holder gave (`ACQUIRE … HOLDER name`); empty when it gave none.
+    pub holder: String,
+    /// Until when (Unix ms, the leader's clock) the id stays reserved for `holder` after its
+    /// lease ends: no other holder gets it before (0: no reservation).
+    pub reserved_ms: i64,
     /// Bumped by each write; the compare of compare-and-set (0: no row yet).
     pub version: i64,
 }

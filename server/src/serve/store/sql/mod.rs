@@ -61,7 +61,17 @@ const SCHEMA: [&str; 3] = [
         last_time_ms BIGINT NOT NULL,
         ttl_ms BIGINT NOT NULL,
         version BIGINT NOT NULL,
+        holder VARCHAR(128) NOT NULL DEFAULT '',
+        reserved_ms BIGINT NOT NULL DEFAULT 0,
         PRIMARY KEY (service, worker_id))",
+];
+
+/// Columns `idforge_workers` gained after its first release (sticky worker ids), with their
+/// types: a table made before gets them when a server opens it. Servers before them leave
+/// them as they are (their writes name the other columns only).
+const WORKER_COLUMNS: [(&str, &str); 2] = [
+    ("holder", "VARCHAR(128) NOT NULL DEFAULT ''"),
+    ("reserved_ms", "BIGINT NOT NULL DEFAULT 0"),
 ];
 
 /// Every SQLite connection: busy_timeout first, so the others wait for a lock too; every commit
@@ -136,7 +146,26 @@ impl SqlStore {
         for ddl in SCHEMA.iter().chain(&leader::DDL) {
             sqlx::query(ddl).execute(&store.pool).await?;
         }
+        store.add_worker_columns().await?;
         Ok(store)
+    }
+
+    /// Adds the [`WORKER_COLUMNS`] a table made by an older server lacks.
+    async fn add_worker_columns(&self) -> StoreResult<()> {
+        for (column, ty) in WORKER_COLUMNS {
+            let probe = format!("SELECT {column} FROM idforge_workers WHERE 1 = 0");
+            if sqlx::query(&probe).execute(&self.pool).await.is_ok() {
+                continue;
+            }
+            let add = format!("ALTER TABLE idforge_workers ADD COLUMN {column} {ty}");
+            if let Err(e) = sqlx::query(&add).execute(&self.pool).await {
+                // Another server opening the store at the same time may have added it.
+                if sqlx::query(&probe).execute(&self.pool).await.is_err() {
+                    return Err(e.into());
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The database kind.
@@ -406,8 +435,8 @@ impl SqlStore {
     /// The worker-id leases of `service`, by id.
     pub async fn workers(&self, service: &str) -> StoreResult<Vec<WorkerRow>> {
         let sql = self.sql(
-            "SELECT worker_id, token, expires_ms, last_time_ms, ttl_ms, version \
-             FROM idforge_workers WHERE service = ? ORDER BY worker_id",
+            "SELECT worker_id, token, expires_ms, last_time_ms, ttl_ms, version, holder, \
+             reserved_ms FROM idforge_workers WHERE service = ? ORDER BY worker_id",
         );
         let rows = sqlx::query(&sql)
             .bind(service)
@@ -419,8 +448,8 @@ impl SqlStore {
     /// One worker lease of `service`, if it was ever taken.
     pub async fn worker(&self, service: &str, id: i64) -> StoreResult<Option<WorkerRow>> {
         let sql = self.sql(
-            "SELECT worker_id, token, expires_ms, last_time_ms, ttl_ms, version \
-             FROM idforge_workers WHERE service = ? AND worker_id = ?",
+            "SELECT worker_id, token, expires_ms, last_time_ms, ttl_ms, version, holder, \
+             reserved_ms FROM idforge_workers WHERE service = ? AND worker_id = ?",
         );
         let row = sqlx::query(&sql)
             .bind(service)
@@ -454,12 +483,12 @@ impl SqlStore {
         writes: &[(String, WorkerRow)],
     ) -> StoreResult<Vec<bool>> {
         let insert = self.insert_ignore(
-            "idforge_workers (token, expires_ms, last_time_ms, ttl_ms, service, worker_id, \
-             version) VALUES (?, ?, ?, ?, ?, ?, 1)",
+            "idforge_workers (token, expires_ms, last_time_ms, ttl_ms, holder, reserved_ms, \
+             service, worker_id, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)",
         );
         let update = self.sql(
             "UPDATE idforge_workers SET token = ?, expires_ms = ?, last_time_ms = ?, \
-             ttl_ms = ?, version = version + 1 \
+             ttl_ms = ?, holder = ?, reserved_ms = ?, version = version + 1 \
              WHERE service = ? AND worker_id = ? AND version = ?",
         );
         let mut tx = conn.begin().await?;
@@ -496,6 +525,8 @@ impl SqlStore {
             .bind(row.expires_ms)
             .bind(row.last_time_ms)
             .bind(row.ttl_ms)
+            .bind(row.holder.clone())
+            .bind(row.reserved_ms)
             .bind(service)
             .bind(row.id)
     }
@@ -521,6 +552,8 @@ fn worker_row(r: &sqlx::any::AnyRow) -> StoreResult<WorkerRow> {
         last_time_ms: r.try_get(3)?,
         ttl_ms: r.try_get(4)?,
         version: r.try_get(5)?,
+        holder: r.try_get(6)?,
+        reserved_ms: r.try_get(7)?,
     })
 }
 
@@ -542,6 +575,51 @@ mod tests {
         let url = format!("sqlite://{}?mode=rwc", dir.path().join("s.db").display());
         let store = SqlStore::open(&url).await.unwrap();
         (dir, store)
+    }
+
+    #[tokio::test]
+    async fn a_workers_table_of_an_older_server_gains_the_holder_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("s.db").display());
+        // The table as servers before sticky ids made it, with a lease in it.
+        {
+            install_default_drivers();
+            let pool = AnyPoolOptions::new().connect(&url).await.unwrap();
+            sqlx::query(
+                "CREATE TABLE idforge_workers (service VARCHAR(128) NOT NULL, \
+                 worker_id BIGINT NOT NULL, token VARCHAR(64) NOT NULL, \
+                 expires_ms BIGINT NOT NULL, last_time_ms BIGINT NOT NULL, \
+                 ttl_ms BIGINT NOT NULL, version BIGINT NOT NULL, \
+                 PRIMARY KEY (service, worker_id))",
+            )
+            .execute(&pool)
+            .await
+            .unwrap();
+            sqlx::query("INSERT INTO idforge_workers VALUES ('s', 0, 't', 10, 5, 5, 1)")
+                .execute(&pool)
+                .await
+                .unwrap();
+            pool.close().await;
+        }
+        let store = SqlStore::open(&url).await.unwrap();
+        let old = store.worker("s", 0).await.unwrap().unwrap();
+        assert_eq!(
+            (old.holder.as_str(), old.reserved_ms, old.version),
+            ("", 0, 1)
+        );
+        let named = WorkerRow {
+            holder: "web-0".into(),
+            reserved_ms: 99,
+            ..old
+        };
+        assert!(store.put_worker("s", &named).await.unwrap());
+        let stored = store.worker("s", 0).await.unwrap().unwrap();
+        assert_eq!((stored.holder.as_str(), stored.reserved_ms), ("web-0", 99));
+        store.close().await;
+        // Opened again (the columns are there now), nothing changes.
+        let store = SqlStore::open(&url).await.unwrap();
+        assert_eq!(store.workers("s").await.unwrap()[0].holder, "web-0");
+        store.close().await;
     }
 
     #[tokio::test]
@@ -662,6 +740,8 @@ mod tests {
             expires_ms: 10,
             last_time_ms: 5,
             ttl_ms: 5,
+            holder: "h".into(),
+            reserved_ms: 20,
             version: 0,
         };
         // Elected, not leading: neither the first write of a lease nor a later one lands.
