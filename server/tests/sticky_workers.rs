@@ -233,6 +233,63 @@ fn without_reservations_a_name_still_finds_its_free_id() {
     assert_eq!(id_of(&acquire(&mut c, "s", "60000", Some("a"))), 1);
 }
 
+/// A lease kept in a file (`HOLDER name FILE`) that ended unreleased goes to no one, not even
+/// its name, until its reservation ends; its token brings it back (the instance was only cut
+/// off), with the times it made meanwhile.
+#[test]
+fn a_lease_kept_in_a_file_comes_back_only_with_its_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--worker-reserve-ms=60000"]);
+    let mut c = server.client();
+    let e = c.cmd(&["IDF.WORKER", "ACQUIRE", "s", "60000", "FILE"]);
+    assert!(e.error().starts_with("ERR FILE needs HOLDER"), "{e:?}");
+    let mut args = vec![
+        "IDF.WORKER",
+        "ACQUIRE",
+        "s",
+        "200",
+        "CLOCK",
+        "HOLDER",
+        "a",
+        "FILE",
+    ];
+    let (id, token, rest) = fields(&c.cmd(&args));
+    let reserved = rest[3];
+    std::thread::sleep(Duration::from_millis(400));
+    // Ended: neither its name (without the token) nor anyone else gets it.
+    args[3] = "60000";
+    let (other, other_token, _) = fields(&c.cmd(&args));
+    assert_ne!(other, id);
+    release(&mut c, "s", other, &other_token);
+    assert_ne!(id_of(&acquire(&mut c, "s", "60000", None)), id);
+    // Its token renews it, reporting times past the lease's end (made while cut off), up to
+    // the reservation's end and its slack.
+    let id_text = id.to_string();
+    let made = (reserved - 1).to_string();
+    let renewed = c.cmd(&[
+        "IDF.WORKER",
+        "RENEW",
+        "s",
+        &id_text,
+        &token,
+        "TIME",
+        &made,
+        "CLOCK",
+    ]);
+    let Value::Array(parts) = &renewed else {
+        panic!("[end, floor, server-ms, reserved-ms]: {renewed:?}")
+    };
+    assert_eq!(parts.len(), 4);
+    assert!(parts[0].int() > parts[2].int(), "live again: {renewed:?}");
+    let far = (reserved + 3_600_000).to_string();
+    let e = c.cmd(&["IDF.WORKER", "RENEW", "s", &id_text, &token, "TIME", &far]);
+    assert!(e.error().starts_with("ERR TIME"), "{e:?}");
+    // Given back, it is its name's again at once.
+    release(&mut c, "s", id, &token);
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(id_of(&acquire(&mut c, "s", "60000", Some("a"))), id);
+}
+
 #[test]
 fn bad_holder_names_are_refused() {
     let dir = tempfile::tempdir().unwrap();

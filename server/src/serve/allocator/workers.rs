@@ -134,20 +134,36 @@ fn now_ms() -> i64 {
 }
 
 /// A lease's secret: 32 random hex digits, then `.` and the id's time floor (kept in the
-/// token, so renewals can tell it again without a column of its own).
-fn token(floor_ms: i64) -> String {
+/// token, so renewals can tell it again without a column of its own), then `.f` for a holder
+/// that keeps its lease in a file (see [`token_in_file`]).
+fn token(floor_ms: i64, in_file: bool) -> String {
     let mut raw = [0u8; 16];
     // Without entropy the token is only guessable, not shared: the time keeps it unique.
     if getrandom::fill(&mut raw).is_err() {
         raw[..8].copy_from_slice(&now_ms().to_le_bytes());
     }
     let hex: String = raw.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{hex}.{floor_ms}")
+    let file = if in_file { FILE_MARK } else { "" };
+    format!("{hex}.{floor_ms}{file}")
+}
+
+/// The end of the token of a lease kept in a file.
+const FILE_MARK: &str = ".f";
+
+/// Whether the token's holder keeps its lease in a file (`ACQUIRE … HOLDER name FILE`): such a
+/// holder may go on using its id past its lease's end while the server is out of its reach, up
+/// to the end of its reservation, and brings the lease back by renewing it with the token. So
+/// its ended (not released) lease goes to no one before the reservation ends, not even to its
+/// own name: only the token renews it.
+fn token_in_file(token: &str) -> bool {
+    token.ends_with(FILE_MARK)
 }
 
 /// The time floor a token was made with (0 for tokens of older servers, which had none).
 fn token_floor(token: &str) -> i64 {
     token
+        .strip_suffix(FILE_MARK)
+        .unwrap_or(token)
         .rsplit_once('.')
         .and_then(|(_, floor)| floor.parse().ok())
         .unwrap_or(0)
@@ -369,11 +385,15 @@ impl Leases {
         }
         let id = *self.by_holder.get(holder)?;
         let row = self.rows.get(&id)?;
-        let free_for_it = if floor_told {
-            row.expires_ms <= now
-        } else {
-            own_free_at(row) <= now
-        };
+        // A lease kept in a file and not given back may still be in use: only its token
+        // brings it back (its reservation ends, then it is free for all).
+        let in_use = !row.token.is_empty() && token_in_file(&row.token);
+        let free_for_it = !in_use
+            && if floor_told {
+                row.expires_ms <= now
+            } else {
+                own_free_at(row) <= now
+            };
         if id >= max || row.holder != holder || !free_for_it || self.taken.contains(&id) {
             return None;
         }
@@ -560,7 +580,8 @@ impl Allocator {
 
     /// Leases a worker id of `service` below `max`: the one `holder` (when named) took last if
     /// it is free for it, else the lowest id free for all. `floor_told`: the grant's floor
-    /// reaches the holder (`CLOCK`).
+    /// reaches the holder (`CLOCK`); `in_file`: the holder keeps the lease in a file (see
+    /// [`token_in_file`]; a name is needed).
     pub async fn worker_acquire(
         &self,
         service: &str,
@@ -568,6 +589,7 @@ impl Allocator {
         max: i64,
         holder: &str,
         floor_told: bool,
+        in_file: bool,
     ) -> Result<Grant, LeaseError> {
         // A striped server leases its stripe's ids only (worker ids K, K+N, …): its copy of the
         // leases numbers them 0, 1, …; the store holds the ids themselves.
@@ -605,7 +627,7 @@ impl Allocator {
             let expires_ms = now.saturating_add(ttl_ms);
             let row = WorkerRow {
                 id,
-                token: token(floor_ms),
+                token: token(floor_ms, in_file && !holder.is_empty()),
                 expires_ms,
                 last_time_ms: now,
                 ttl_ms,
@@ -663,15 +685,24 @@ impl Allocator {
             };
             let row = WorkerRow { id: local, ..row };
             let now = now_ms();
-            // An ended lease is never brought back: its holder may have been replaced.
-            if row.token.is_empty() || row.token != token || row.expires_ms <= now {
+            // An ended lease is never brought back: its holder may have been replaced. Except
+            // one kept in a file by a named holder, renewed with its token: the token changes
+            // with every grant, so no one else has had the id since.
+            let revivable = token_in_file(token) && !row.holder.is_empty();
+            if row.token.is_empty() || row.token != token || (row.expires_ms <= now && !revivable) {
                 return Err(LeaseError::Lost);
             }
+            // Such a holder may have made ids up to its reservation's end.
+            let end = if revivable {
+                row.expires_ms.max(row.reserved_ms)
+            } else {
+                row.expires_ms
+            };
             let slack = time_slack(row.ttl_ms);
-            if time_ms > row.expires_ms.saturating_add(slack) {
+            if time_ms > end.saturating_add(slack) {
                 return Err(LeaseError::TimeTooFar {
                     time: time_ms,
-                    end: row.expires_ms,
+                    end,
                     slack,
                 });
             }
@@ -893,6 +924,26 @@ mod tests {
     }
 
     #[test]
+    fn a_lease_kept_in_a_file_goes_back_to_no_one_until_given_back() {
+        // "a" keeps its lease in a file; it ended at 100 without a RELEASE: "a" may be going on
+        // with it while cut off from the server.
+        let in_file = WorkerRow {
+            token: token(0, true),
+            ..named(0, 100, "a", 900)
+        };
+        let mut l = Leases::new(1, vec![in_file.clone()], Arc::default());
+        assert_eq!(l.pick_own("a", 500, 10, true), None, "only its token");
+        assert_eq!(l.pick(500, 10).map(|p| p.0), Some(1), "no one else's");
+        // Given back (the token cleared), it is its name's again.
+        l.written(WorkerRow {
+            token: String::new(),
+            version: 2,
+            ..in_file
+        });
+        assert_eq!(l.pick_own("a", 500, 10, true), Some((0, 2, 99)));
+    }
+
+    #[test]
     fn the_lowest_free_id_is_picked_and_never_twice() {
         // 0 held until 100, 1 free since 10, 3 held; 2 has no row.
         let mut l = Leases::new(
@@ -951,10 +1002,15 @@ mod tests {
 
     #[test]
     fn a_token_carries_its_floor() {
-        let t = token(1_700_000_000_123);
+        let t = token(1_700_000_000_123, false);
         assert_eq!(t.len(), 32 + 1 + 13);
         assert_eq!(token_floor(&t), 1_700_000_000_123);
-        assert_eq!(token_floor(&token(0)), 0);
+        assert!(!token_in_file(&t));
+        assert_eq!(token_floor(&token(0, false)), 0);
+        let f = token(1_700_000_000_123, true);
+        assert_eq!(f.len(), 32 + 1 + 13 + 2);
+        assert!(token_in_file(&f));
+        assert_eq!(token_floor(&f), 1_700_000_000_123);
         // A token of an older server (hex only) has no floor to tell.
         assert_eq!(token_floor("0123456789abcdef0123456789abcdef"), 0);
     }

@@ -333,7 +333,7 @@ fn holder_name(arg: &[u8]) -> Result<&str, Failure> {
     Ok(name)
 }
 
-/// `IDF.WORKER ACQUIRE service ttl-ms [MAX n] [CLOCK] [HOLDER name] | RENEW service id token [TIME ms]
+/// `IDF.WORKER ACQUIRE service ttl-ms [MAX n] [CLOCK] [HOLDER name [FILE]] | RENEW service id token [TIME ms]
 /// [CLOCK] | RELEASE service id token [TIME ms] | LIST service [CURSOR c] [COUNT n]` (see
 /// [`crate::serve::allocator::workers`]).
 pub(super) async fn worker(
@@ -356,13 +356,14 @@ pub(super) async fn worker(
     let service = name(args.get(2).ok_or_else(wrong)?)?;
     let engine = &shared.allocator;
     match (sub.as_slice(), args.len()) {
-        (b"ACQUIRE", 4..=9) => {
+        (b"ACQUIRE", 4..=10) => {
             require(s, Some(Right::Alloc), service, "idf.worker|acquire")?;
             let ttl = positive(args[3], "the TTL (ms)", 86_400_000)?;
             if ttl < 100 {
                 return Err(usage("ERR the TTL must be at least 100 ms"));
             }
             let (mut max, mut clock, mut holder, mut rest) = (None, false, None, &args[4..]);
+            let mut in_file = false;
             while let Some(opt) = rest.first() {
                 if opt.eq_ignore_ascii_case(b"MAX") && rest.len() >= 2 && max.is_none() {
                     max = Some(positive(rest[1], "MAX", MAX_WORKERS)?);
@@ -374,9 +375,17 @@ pub(super) async fn worker(
                 } else if opt.eq_ignore_ascii_case(b"CLOCK") && !clock {
                     clock = true;
                     rest = &rest[1..];
+                } else if opt.eq_ignore_ascii_case(b"FILE") && !in_file {
+                    in_file = true;
+                    rest = &rest[1..];
                 } else {
                     return Err(syntax());
                 }
+            }
+            if in_file && holder.is_none() {
+                return Err(usage(
+                    "ERR FILE needs HOLDER: a lease kept in a file is a named one's",
+                ));
             }
             let grant = engine
                 .worker_acquire(
@@ -385,6 +394,7 @@ pub(super) async fn worker(
                     max.unwrap_or(1024),
                     holder.unwrap_or(""),
                     clock,
+                    in_file,
                 )
                 .await
                 .map_err(lease)?;

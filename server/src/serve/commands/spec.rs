@@ -264,7 +264,7 @@ commands! {
         ),
         doc: &[
             (
-                "`IDF.WORKER ACQUIRE service ttl-ms [MAX n] [CLOCK] [HOLDER name]`",
+                "`IDF.WORKER ACQUIRE service ttl-ms [MAX n] [CLOCK] [HOLDER name [FILE]]`",
                 "a worker-id lease: `[id, token, ttl-ms]`, the lowest id below `n` (1024) that \
                  no live holder has nor is reserved for another; with `HOLDER`, the id that \
                  holder took last when it is free for it (sticky ids: an ended lease's id stays \
@@ -273,6 +273,9 @@ commands! {
                  (the latest time an earlier holder could have put in an id, 0 if none), \
                  `server-ms` the server's clock (Unix ms; the lease ends `ttl-ms` after it), \
                  and with `HOLDER` too, the reservation's end (`reserved-ms`) after them; \
+                 `FILE`: the holder keeps the lease in a file and may use the id past the \
+                 lease's end, up to the reservation's, while cut off: that lease goes to no one \
+                 until given back or renewed with its token, even after it ended; \
                  servers before floors refuse `CLOCK`, before holders `HOLDER`",
             ),
             (
