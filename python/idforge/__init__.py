@@ -94,6 +94,8 @@ class Snowflake(_native.Snowflake):
     ``lease`` URL sets that bound. ``?holder=NAME`` (a stable name of this instance, such as its
     host and port or its pod's name) makes the id sticky: a restarted instance gets its own node
     id back, and the server keeps it reserved for it meanwhile (docs/server.md, "Sticky ids").
+    ``&lease_file=PATH`` with it keeps the lease in a file, so a restart while the server is out of
+    reach still starts (docs/server.md, "Lease files").
 
     ``random_start=True`` starts each tick's sequence at a random value below half its range
     instead of 0, so ``id % n`` spreads evenly over ``n`` shards even at a few ids per tick (by

@@ -52,6 +52,24 @@ def test_a_named_instance_gets_its_node_id_back():
         named("bad name")
 
 
+def test_a_lease_kept_in_a_file_comes_back_with_its_id(tmp_path):
+    url, svc = service("idforge"), fresh_tag("file")
+    sep = "&" if "?" in url else "?"
+    lease = f"{url}{sep}holder=web-f&lease_file={tmp_path / 'web-f.lease'}"
+    g = leased(lease, svc)
+    node, last = g.node_id, g.next_many(1_000)[-1]
+    with pytest.raises(idforge.IdforgeIOError):
+        leased(lease, svc)  # one generator per file
+    del g
+    gc.collect()  # the lease is left to end by itself, the file ready for the next start
+    assert (tmp_path / "web-f.lease").read_text().startswith("idforge-lease v1\n")
+    g = leased(lease, svc)
+    assert g.node_id == node
+    assert g.next() > last
+    with pytest.raises(idforge.InvalidArgumentError):
+        leased(f"{url}{sep}lease_file={tmp_path / 'x'}", svc)  # a file needs a holder name
+
+
 def _next_in_child(g, q):
     try:
         g.next()

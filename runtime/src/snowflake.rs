@@ -64,6 +64,8 @@ struct LeaseConfig {
     max_skew: Option<Duration>,
     /// The holder's name (`None`: the URL's `holder`, else none).
     holder: Option<String>,
+    /// The file the lease is kept in (`None`: the URL's `lease_file`, else none).
+    file: Option<PathBuf>,
 }
 
 impl LeaseConfig {
@@ -75,6 +77,7 @@ impl LeaseConfig {
             ttl: DEFAULT_LEASE_TTL,
             max_skew: None,
             holder: None,
+            file: None,
         }
     }
 }
@@ -171,6 +174,28 @@ impl<C: Clock> SnowflakeBuilder<C> {
         self
     }
 
+    /// Keeps the lease in the file at `path` (wins over the URL's `lease_file`; needs a
+    /// [`lease_holder`](Self::lease_holder)), so that an instance restarted while the server is
+    /// out of reach still starts (Leaf's weak dependency). The file holds the id, its token,
+    /// the reservation's end and a mark above every id made; the renewer rewrites it (fsync)
+    /// before the lease's validity moves past the mark, never the id path.
+    ///
+    /// At start, the file's lease is renewed with its token (the same id, even after its end);
+    /// when the server cannot be reached, the generator goes on with the file's id only while
+    /// the reservation has certainly not ended (its end on the server's clock, judged on this
+    /// host's boot clock since the write, less the allowed skew and at least 1 s; never with a
+    /// file from an earlier boot) and only with ids after the file's mark; it keeps trying the
+    /// server, and stops with `LEASE_LOST` before the reservation could end. Cut off while
+    /// running, it goes on the same way. A file that is damaged, cut, or another service's or
+    /// holder's is refused (`IO`), a clock behind the file's mark by more than the margin is
+    /// `CLOCK_BEHIND`, and a server out of reach with no usable file is `SOURCE_UNAVAILABLE`.
+    /// Dropped, the generator leaves the lease to end by itself (reserved for its name) and the
+    /// file ready for the next start.
+    pub fn lease_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.lease.get_or_insert_with(LeaseConfig::unnamed).file = Some(path.into());
+        self
+    }
+
     /// How far this host's clock may differ from the lease server's (default 1 s, or the
     /// URL's `max_skew_ms`; this wins over both): past it the lease is given back and
     /// [`build`](Self::build) fails with `CLOCK_BEHIND`. A clock ahead is also allowed at most
@@ -211,7 +236,7 @@ impl<C: Clock> SnowflakeBuilder<C> {
         let lease = match &self.lease {
             Some(l) if l.url.is_empty() => {
                 return Err(CoreError::InvalidArgument(
-                    "lease_ttl, lease_max_skew or lease_holder without lease(url, service)",
+                    "lease_ttl, lease_max_skew, lease_holder or lease_file without lease(url, service)",
                 )
                 .into());
             }
@@ -223,6 +248,7 @@ impl<C: Clock> SnowflakeBuilder<C> {
                 LeaseParams {
                     max_skew: l.max_skew,
                     holder: l.holder.clone(),
+                    file: l.file.clone(),
                 },
             )?),
             None => None,

@@ -217,7 +217,7 @@ impl Drop for StateFile {
 
 /// Takes the exclusive lock of the state file at `path`: a `flock` on `<path>.lock` (the state
 /// file itself is replaced by each write, so a lock on it would not outlive the first one).
-fn take_lock(path: &Path) -> Result<File> {
+pub(crate) fn take_lock(path: &Path) -> Result<File> {
     let lock_path = suffixed(path, ".lock");
     let failed = |source| Error::StateFile {
         path: lock_path.clone(),

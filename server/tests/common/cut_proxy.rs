@@ -21,6 +21,9 @@ pub enum Cut {
     AfterCommit = 2,
     /// Lets each request through and cuts the connection before its answer.
     Every = 3,
+    /// Cuts each connection at its first request, which never reaches the server: a network
+    /// cut between one client and a server others still reach.
+    Blackhole = 4,
 }
 
 /// The proxy; stops accepting when dropped.
@@ -99,6 +102,7 @@ fn relay(client: TcpStream, server: TcpStream, mode: Arc<AtomicU8>) {
                 1 if commit => Some(false),
                 2 if commit => Some(true),
                 3 => Some(true),
+                4 => Some(false),
                 _ => None,
             };
             match cut {

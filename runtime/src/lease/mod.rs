@@ -34,6 +34,7 @@
 //! (its lease's end and its last reported time, on the server's clock), which a host clock
 //! further behind than that delay can cross.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -44,6 +45,9 @@ use crate::error::{CoreError, Error, ErrorCode, Result};
 use crate::fork;
 use crate::source::RemoteSource;
 use crate::source::resp::Reply;
+
+mod file;
+use file::{LeaseFile, LeaseRecord, boot_now};
 
 /// The TTL of a lease unless chosen: long enough to ride out a server failover.
 pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(10);
@@ -59,6 +63,9 @@ const SKEW_PARAM: &str = "max_skew_ms";
 
 /// The URL parameter that names the holder (read here, not by the source).
 const HOLDER_PARAM: &str = "holder";
+
+/// The URL parameter that keeps the lease in a file (read here, not by the source).
+const FILE_PARAM: &str = "lease_file";
 
 /// The clock a lease measures with: the one ids are made on by default (the wall clock read
 /// once, then advanced with the monotonic clock), so a wall-clock step while the lease is held
@@ -78,6 +85,8 @@ pub(crate) struct LeaseParams {
     pub(crate) max_skew: Option<Duration>,
     /// `holder`.
     pub(crate) holder: Option<String>,
+    /// `lease_file`.
+    pub(crate) file: Option<PathBuf>,
 }
 
 /// Checks a holder's name: what a tag may be (1-128 of `A-Za-z0-9_-.:`).
@@ -95,7 +104,7 @@ pub(crate) fn split_params(url: &str) -> Result<(String, LeaseParams)> {
     let Some((base, query)) = url.split_once('?') else {
         return Ok((url.to_owned(), LeaseParams::default()));
     };
-    let (mut skew, mut holder) = (None, None);
+    let (mut skew, mut holder, mut file) = (None, None, None);
     let mut kept = Vec::new();
     for pair in query.split('&') {
         match pair.split_once('=') {
@@ -107,6 +116,12 @@ pub(crate) fn split_params(url: &str) -> Result<(String, LeaseParams)> {
                     .into());
                 }
                 holder = Some(name.to_owned());
+            }
+            Some((FILE_PARAM, path)) => {
+                if path.is_empty() {
+                    return Err(CoreError::InvalidUrl("lease_file is a path").into());
+                }
+                file = Some(PathBuf::from(path));
             }
             Some((SKEW_PARAM, ms)) => match ms.parse::<u64>() {
                 Ok(ms @ 0..=86_400_000) => skew = Some(Duration::from_millis(ms)),
@@ -130,6 +145,7 @@ pub(crate) fn split_params(url: &str) -> Result<(String, LeaseParams)> {
         LeaseParams {
             max_skew: skew,
             holder,
+            file,
         },
     ))
 }
@@ -206,6 +222,15 @@ struct Shared {
     id: u64,
     token: String,
     ttl_ms: u64,
+    /// The holder's name ("" when none).
+    holder: String,
+    /// The file the lease is kept in, if any: written before the validity moves past it.
+    file: Option<LeaseFile>,
+    /// How far from its reservation's end a lease kept in a file stops when the server is out
+    /// of reach (ms).
+    margin_ms: u64,
+    /// The lease's end as the server last told it (Unix ms, its clock; 0: not told).
+    lease_end_ms: AtomicU64,
     /// Whether renewals ask for the server's clock and the floor (`RENEW … CLOCK`): set by a
     /// grant that told them, cleared when a server refuses it (an older one, after a failover
     /// during a rolling upgrade).
@@ -271,7 +296,7 @@ impl WorkerLease {
             max,
             LeaseParams {
                 max_skew,
-                holder: None,
+                ..LeaseParams::default()
             },
         )
     }
@@ -307,130 +332,196 @@ impl WorkerLease {
         if max == 0 {
             return Err(CoreError::InvalidArgument("no worker id to lease below 0").into());
         }
+        let file = match chosen.file.or(from_url.file) {
+            None => None,
+            Some(path) => {
+                let Some(name) = &holder else {
+                    return Err(CoreError::InvalidArgument(
+                        "a lease file needs a holder name (holder=, lease_holder)",
+                    )
+                    .into());
+                };
+                let (file, record) = LeaseFile::open(path)?;
+                if let Some(r) = &record {
+                    if r.service != service || &r.holder != name {
+                        return Err(file.foreign(r, service, name));
+                    }
+                }
+                Some((file, record))
+            }
+        };
         let source = RemoteSource::new(&url)?;
-        let (ttl_text, max_text) = (ttl_ms.to_string(), max.min(1 << 24).to_string());
-        let mut args: Vec<&[u8]> = vec![
-            b"IDF.WORKER",
-            b"ACQUIRE",
-            service.as_bytes(),
-            ttl_text.as_bytes(),
-            b"MAX",
-            max_text.as_bytes(),
-        ];
-        if let Some(name) = &holder {
-            args.extend([b"HOLDER".as_slice(), name.as_bytes()]);
-        }
-        args.push(b"CLOCK");
-        let mut sent = now_ms();
-        let (mut addr, mut reply) = source.call(&args, "IDF.WORKER ACQUIRE")?;
-        let older = |reply: &Reply| {
-            matches!(reply, Reply::Error(e)
-                if e.starts_with("ERR wrong arguments") || e.starts_with("ERR syntax"))
+        // How far a lease kept in a file stays from its reservation's end when the server is
+        // out of reach: the allowed skew (what this host's clock may be off by), at least 1 s.
+        let margin = u64::try_from(max_skew.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(MIN_OFFLINE_MARGIN_MS);
+        let ask = Ask {
+            service,
+            ttl_ms,
+            max,
+            holder: holder.as_deref(),
+            in_file: file.is_some(),
         };
-        if holder.is_some() && older(&reply) {
-            // A server older than holder names refuses HOLDER: lease without a name, as
-            // before them (the id is then not kept for this instance).
-            args.drain(6..8);
-            sent = now_ms();
-            (addr, reply) = source.call(&args, "IDF.WORKER ACQUIRE")?;
-        }
-        if matches!(&reply, Reply::Error(e) if e.starts_with("ERR wrong arguments")) {
-            // A server older than time floors refuses CLOCK: lease as before them, without a
-            // floor (an earlier holder's ids are then kept apart only by the id's reuse delay,
-            // as they always were with such a server) and without measuring the skew.
-            args.pop();
-            sent = now_ms();
-            (addr, reply) = source.call(&args, "IDF.WORKER ACQUIRE")?;
-        }
-        let received = now_ms();
-        // `[id, token, ttl, floor, server-ms]` with CLOCK; `[id, token, ttl]` from an older
-        // server.
-        let (id, token, rest) = match reply {
-            Reply::Array(parts) => match parts.as_slice() {
-                [Reply::Int(id), Reply::Bulk(token), _, rest @ ..] if *id >= 0 => (
-                    *id as u64,
-                    String::from_utf8_lossy(token).into_owned(),
-                    rest.to_vec(),
-                ),
-                _ => return Err(lease_error(format!("{addr}: a malformed grant {parts:?}"))),
+        let (file, record) = match file {
+            Some((file, record)) => (Some(file), record),
+            None => (None, None),
+        };
+        let mut own_mark = 0;
+        let granted = match &record {
+            None => ask.acquire(&source)?,
+            Some(record) => match ask.resume(&source, record) {
+                // Its own ids, up to the file's mark, came before.
+                Ok(Some(granted)) => {
+                    own_mark = record.mark_ms;
+                    granted
+                }
+                // Its lease ended: lease again (most likely the same id, reserved for it).
+                Ok(None) => {
+                    let granted = ask.acquire(&source)?;
+                    if granted.id == record.id {
+                        own_mark = record.mark_ms;
+                    }
+                    granted
+                }
+                // Out of reach (refused, cut, or silent).
+                Err(e) if matches!(e.code(), ErrorCode::SourceUnavailable | ErrorCode::Timeout) => {
+                    let file = file.expect("a record comes from a file");
+                    return WorkerLease::offline(source, ask, file, record, e, margin);
+                }
+                Err(e) => return Err(e),
             },
-            Reply::Error(e) if e.contains("no free worker id") || e.contains("lease limit") => {
-                return Err(Error::permanent(
-                    ErrorCode::Overflow,
-                    format!("{addr}: {e}"),
-                ));
-            }
-            other => {
-                return Err(lease_error(format!(
-                    "{addr}: IDF.WORKER ACQUIRE: {other:?}"
-                )));
-            }
         };
-        let shared = Arc::new(Shared {
-            source,
-            service: service.to_owned(),
+        let Granted {
             id,
             token,
-            ttl_ms,
-            clock_replies: AtomicBool::new(false),
-            // Nothing may be made until the grant is checked.
-            valid_until_ms: AtomicU64::new(0),
-            reserved_ms: AtomicU64::new(0),
-            offset_ms: AtomicI64::new(0),
-            stop: Mutex::new(false),
-            wake: Condvar::new(),
-        });
+            sent,
+            received,
+            clock,
+            reserved_ms,
+        } = granted;
+        let shared = Arc::new(Shared::new(source, &ask, id, token, file, margin));
+        shared.reserved_ms.store(reserved_ms, Ordering::Relaxed);
         // Past this point the server holds the lease for us: every refusal gives it back at
         // once rather than leave the id held (and counted) until it expires.
         let refuse = |err: Error| {
             let _ = shared.tell("RELEASE", 0);
             err
         };
-        let clock = match rest.as_slice() {
-            [] => None,
-            [Reply::Int(floor), Reply::Int(server), more @ ..] if *floor >= 0 && *server > 0 => {
-                // `reserved-ms` follows for a named holder.
-                if let [Reply::Int(reserved), ..] = more {
-                    let reserved = u64::try_from(*reserved).unwrap_or(0);
-                    shared.reserved_ms.store(reserved, Ordering::Relaxed);
-                }
-                Some((*floor as u64, *server as u64))
-            }
-            _ => {
-                return Err(refuse(lease_error(format!(
-                    "{addr}: a malformed grant (floor and clock {rest:?})"
-                ))));
-            }
-        };
         // Good until 90% of the TTL after the request left, and never past the server's end
         // (its clock at the grant plus the TTL) in case this clock runs ahead of the server's.
         let mut valid_until = sent.saturating_add(ttl_ms / 10 * 9);
-        let mut floor_ms = 0;
+        let mut floor_ms = own_mark;
         if let Some((floor, server)) = clock {
             check_skew(sent, received, server, max_skew, ttl_ms).map_err(refuse)?;
-            valid_until = valid_until.min(server.saturating_add(ttl_ms));
-            floor_ms = floor;
+            let end = server.saturating_add(ttl_ms);
+            valid_until = valid_until.min(end);
+            shared.lease_end_ms.store(end, Ordering::Relaxed);
+            floor_ms = floor_ms.max(floor);
             let offset = offset_ms(i64::try_from(server).unwrap_or(i64::MAX), sent, received);
             shared.offset_ms.store(offset, Ordering::Relaxed);
             shared.clock_replies.store(true, Ordering::Relaxed);
         }
-        shared.valid_until_ms.store(valid_until, Ordering::Release);
+        // With a file: on disk before any id is made under it.
+        if !shared.extend_to(valid_until) {
+            return Err(refuse(shared.file_error()));
+        }
+        WorkerLease::start(shared, floor_ms, Duration::from_millis(ttl_ms / 3)).map_err(
+            |(e, shared)| {
+                let _ = shared.tell("RELEASE", 0);
+                e
+            },
+        )
+    }
+
+    /// Goes on with the lease of `record` while the server cannot be reached (`why`): only
+    /// while its reservation has certainly not ended (judged on the boot clock, less a margin
+    /// of the allowed skew), and only with ids after the file's mark.
+    fn offline(
+        source: RemoteSource,
+        ask: Ask<'_>,
+        file: LeaseFile,
+        record: &LeaseRecord,
+        why: Error,
+        margin: u64,
+    ) -> Result<WorkerLease> {
+        let now = now_ms();
+        if record.mark_ms > now.saturating_add(margin) {
+            return Err(Error::permanent(
+                ErrorCode::ClockBehind,
+                format!(
+                    "this host's clock is {} ms behind the last id time in the lease file {}: \
+                     was it set back? (the server is out of reach: {why})",
+                    record.mark_ms - now,
+                    file.path().display()
+                ),
+            ));
+        }
+        let boot = boot_now();
+        let Some(until) =
+            record.usable_until(now, boot.as_ref().map(|(b, ms)| (b.as_str(), *ms)), margin)
+        else {
+            return Err(lease_error(format!(
+                "{why}; and the lease file {} cannot stand in for the server: its reservation may \
+                 have ended (or it is from an earlier boot of this host)",
+                file.path().display()
+            )));
+        };
+        let shared = Shared::new(
+            source,
+            &ask,
+            record.id,
+            record.token.clone(),
+            Some(file),
+            margin,
+        );
+        shared
+            .reserved_ms
+            .store(record.reserved_ms, Ordering::Relaxed);
+        shared
+            .lease_end_ms
+            .store(record.lease_end_ms, Ordering::Relaxed);
+        shared.offset_ms.store(record.offset_ms, Ordering::Relaxed);
+        shared.clock_replies.store(true, Ordering::Relaxed);
+        let shared = Arc::new(shared);
+        if !shared.extend_to(until.min(now.saturating_add(ask.ttl_ms / 10 * 9))) {
+            return Err(shared.file_error());
+        }
+        // Back to the server as soon as it answers.
+        WorkerLease::start(shared, record.mark_ms, OFFLINE_RETRY).map_err(|(e, _)| e)
+    }
+
+    /// Starts the renewer (first try after `first`) of a lease whose ids carry times after
+    /// `floor_ms`.
+    fn start(
+        shared: Arc<Shared>,
+        floor_ms: u64,
+        first: Duration,
+    ) -> std::result::Result<WorkerLease, (Error, Arc<Shared>)> {
         // Before the renewer starts: a failure after it would leave it renewing a lease
         // nobody holds.
-        let born_in = fork::register().map_err(refuse)?;
+        let born_in = match fork::register() {
+            Ok(b) => b,
+            Err(e) => return Err((e, shared)),
+        };
         let renewer = {
             let shared = shared.clone();
             std::thread::Builder::new()
                 .name("idforge-lease".into())
-                .spawn(move || renew(&shared))
-                .map_err(|e| refuse(lease_error(format!("cannot start the lease renewer: {e}"))))?
+                .spawn(move || renew(&shared, first))
         };
-        Ok(WorkerLease {
-            shared,
-            floor_ms,
-            renewer: Some(renewer),
-            born_in,
-        })
+        match renewer {
+            Ok(renewer) => Ok(WorkerLease {
+                shared,
+                floor_ms,
+                renewer: Some(renewer),
+                born_in,
+            }),
+            Err(e) => Err((
+                lease_error(format!("cannot start the lease renewer: {e}")),
+                shared,
+            )),
+        }
     }
 
     /// The leased worker id.
@@ -490,12 +581,286 @@ impl WorkerLease {
         if self.shared.valid_until_ms.swap(0, Ordering::AcqRel) == 0 {
             return;
         }
+        if let Some(file) = &self.shared.file {
+            // Kept in a file, the lease is left to end by itself and kept for the next start:
+            // its token brings it back, with or without the server. The mark comes down to
+            // the last id's time, so that start need not wait out the rest of the lease.
+            let _ = file.write(&self.shared.record(last_time_ms));
+            return;
+        }
         // Best effort: a lease not released simply expires.
         let _ = self.shared.tell("RELEASE", last_time_ms);
     }
 }
 
+/// The least margin (ms) a lease kept in a file keeps from its reservation's end while the
+/// server is out of reach.
+const MIN_OFFLINE_MARGIN_MS: u64 = 1000;
+
+/// How soon a lease resumed from its file without the server tries the server again.
+const OFFLINE_RETRY: Duration = Duration::from_millis(100);
+
+/// What a lease is asked with.
+struct Ask<'a> {
+    service: &'a str,
+    ttl_ms: u64,
+    max: u64,
+    holder: Option<&'a str>,
+    in_file: bool,
+}
+
+/// A lease the server granted (or renewed back from a file).
+struct Granted {
+    id: u64,
+    token: String,
+    /// This host's clock when the request left and when the reply came.
+    sent: u64,
+    received: u64,
+    /// The id's time floor and the server's clock, when told.
+    clock: Option<(u64, u64)>,
+    /// The reservation's end (0: none told).
+    reserved_ms: u64,
+}
+
+/// `[floor, server-ms, reserved-ms?]` of a grant or a renewal: the clock, and the reservation.
+fn clock_fields(fields: &[Reply]) -> Option<(Option<(u64, u64)>, u64)> {
+    match fields {
+        [] => Some((None, 0)),
+        [Reply::Int(floor), Reply::Int(server), more @ ..] if *floor >= 0 && *server > 0 => {
+            let reserved = match more {
+                [Reply::Int(r), ..] => u64::try_from(*r).unwrap_or(0),
+                _ => 0,
+            };
+            Some((Some((*floor as u64, *server as u64)), reserved))
+        }
+        _ => None,
+    }
+}
+
+impl Ask<'_> {
+    /// `IDF.WORKER ACQUIRE`, asked again without the words an older server refuses.
+    fn acquire(&self, source: &RemoteSource) -> Result<Granted> {
+        let (ttl_text, max_text) = (self.ttl_ms.to_string(), self.max.min(1 << 24).to_string());
+        let mut args: Vec<&[u8]> = vec![
+            b"IDF.WORKER",
+            b"ACQUIRE",
+            self.service.as_bytes(),
+            ttl_text.as_bytes(),
+            b"MAX",
+            max_text.as_bytes(),
+        ];
+        if let Some(name) = self.holder {
+            args.extend([b"HOLDER".as_slice(), name.as_bytes()]);
+            if self.in_file {
+                args.push(b"FILE");
+            }
+        }
+        args.push(b"CLOCK");
+        let mut sent = now_ms();
+        let (mut addr, mut reply) = source.call(&args, "IDF.WORKER ACQUIRE")?;
+        let older = |reply: &Reply| {
+            matches!(reply, Reply::Error(e)
+                if e.starts_with("ERR wrong arguments") || e.starts_with("ERR syntax"))
+        };
+        if self.holder.is_some() && older(&reply) {
+            // A server older than holder names refuses HOLDER: lease without a name, as
+            // before them (the id is then not kept for this instance, nor ridden out past its
+            // lease's end: no reservation is told).
+            args.truncate(6);
+            args.push(b"CLOCK");
+            sent = now_ms();
+            (addr, reply) = source.call(&args, "IDF.WORKER ACQUIRE")?;
+        }
+        if matches!(&reply, Reply::Error(e) if e.starts_with("ERR wrong arguments")) {
+            // A server older than time floors refuses CLOCK: lease as before them, without a
+            // floor (an earlier holder's ids are then kept apart only by the id's reuse delay,
+            // as they always were with such a server) and without measuring the skew.
+            args.pop();
+            sent = now_ms();
+            (addr, reply) = source.call(&args, "IDF.WORKER ACQUIRE")?;
+        }
+        let received = now_ms();
+        // `[id, token, ttl, floor, server-ms, reserved-ms]` with CLOCK and HOLDER; `[id,
+        // token, ttl]` from an older server.
+        match reply {
+            Reply::Array(parts) => match parts.as_slice() {
+                [Reply::Int(id), Reply::Bulk(token), _, rest @ ..] if *id >= 0 => {
+                    let Some((clock, reserved_ms)) = clock_fields(rest) else {
+                        let token = String::from_utf8_lossy(token).into_owned();
+                        let _ = source.call(
+                            &[
+                                b"IDF.WORKER",
+                                b"RELEASE",
+                                self.service.as_bytes(),
+                                id.to_string().as_bytes(),
+                                token.as_bytes(),
+                            ],
+                            "IDF.WORKER",
+                        );
+                        return Err(lease_error(format!(
+                            "{addr}: a malformed grant (floor and clock {rest:?})"
+                        )));
+                    };
+                    Ok(Granted {
+                        id: *id as u64,
+                        token: String::from_utf8_lossy(token).into_owned(),
+                        sent,
+                        received,
+                        clock,
+                        reserved_ms,
+                    })
+                }
+                _ => Err(lease_error(format!("{addr}: a malformed grant {parts:?}"))),
+            },
+            Reply::Error(e) if e.contains("no free worker id") || e.contains("lease limit") => Err(
+                Error::permanent(ErrorCode::Overflow, format!("{addr}: {e}")),
+            ),
+            other => Err(lease_error(format!(
+                "{addr}: IDF.WORKER ACQUIRE: {other:?}"
+            ))),
+        }
+    }
+
+    /// Renews the lease of a file with its token (a lease kept in a file comes back even after
+    /// its end): `Ok(None)` when it is lost, `Err` with `SOURCE_UNAVAILABLE` when the server
+    /// cannot be reached.
+    fn resume(&self, source: &RemoteSource, record: &LeaseRecord) -> Result<Option<Granted>> {
+        let (id, time) = (record.id.to_string(), record.mark_ms.to_string());
+        let args: [&[u8]; 8] = [
+            b"IDF.WORKER",
+            b"RENEW",
+            self.service.as_bytes(),
+            id.as_bytes(),
+            record.token.as_bytes(),
+            b"TIME",
+            time.as_bytes(),
+            b"CLOCK",
+        ];
+        let sent = now_ms();
+        let (addr, reply) = source.call(&args, "IDF.WORKER RENEW")?;
+        let received = now_ms();
+        // `[end, floor, server-ms, reserved-ms]`.
+        match reply {
+            Reply::Array(parts) => match parts.split_first() {
+                Some((Reply::Int(_end), rest)) => match clock_fields(rest) {
+                    Some((clock @ Some(_), reserved_ms)) => Ok(Some(Granted {
+                        id: record.id,
+                        token: record.token.clone(),
+                        sent,
+                        received,
+                        clock,
+                        reserved_ms,
+                    })),
+                    _ => Err(lease_error(format!(
+                        "{addr}: a malformed renewal {parts:?}"
+                    ))),
+                },
+                _ => Err(lease_error(format!(
+                    "{addr}: a malformed renewal {parts:?}"
+                ))),
+            },
+            Reply::Error(e) if e.starts_with("LEASELOST") => Ok(None),
+            other => Err(lease_error(format!("{addr}: IDF.WORKER RENEW: {other:?}"))),
+        }
+    }
+}
+
 impl Shared {
+    fn new(
+        source: RemoteSource,
+        ask: &Ask<'_>,
+        id: u64,
+        token: String,
+        file: Option<LeaseFile>,
+        margin_ms: u64,
+    ) -> Shared {
+        Shared {
+            source,
+            service: ask.service.to_owned(),
+            id,
+            token,
+            ttl_ms: ask.ttl_ms,
+            holder: ask.holder.unwrap_or_default().to_owned(),
+            file,
+            margin_ms,
+            lease_end_ms: AtomicU64::new(0),
+            clock_replies: AtomicBool::new(false),
+            // Nothing may be made until the grant is checked.
+            valid_until_ms: AtomicU64::new(0),
+            reserved_ms: AtomicU64::new(0),
+            offset_ms: AtomicI64::new(0),
+            stop: Mutex::new(false),
+            wake: Condvar::new(),
+        }
+    }
+
+    /// The lease as its file holds it, with `mark_ms` as the mark.
+    fn record(&self, mark_ms: u64) -> LeaseRecord {
+        let (boot_id, boot_ms) = boot_now().unwrap_or_default();
+        LeaseRecord {
+            service: self.service.clone(),
+            holder: self.holder.clone(),
+            id: self.id,
+            token: self.token.clone(),
+            lease_end_ms: self.lease_end_ms.load(Ordering::Relaxed),
+            reserved_ms: self.reserved_ms.load(Ordering::Relaxed),
+            offset_ms: self.offset_ms.load(Ordering::Relaxed),
+            mark_ms,
+            written_ms: now_ms(),
+            boot_id,
+            boot_ms,
+        }
+    }
+
+    /// Lets ids carry times up to `until` (only forward), writing the lease file first when
+    /// there is one: no id passes a mark that is not on disk. `false` when the write failed
+    /// (the validity then stays as it was).
+    fn extend_to(&self, until: u64) -> bool {
+        if let Some(file) = &self.file {
+            if until <= self.valid_until_ms.load(Ordering::Acquire) {
+                return true;
+            }
+            if file.write(&self.record(until)).is_err() {
+                return false;
+            }
+        }
+        self.valid_until_ms.fetch_max(until, Ordering::AcqRel);
+        true
+    }
+
+    /// Why the lease file could not be written.
+    fn file_error(&self) -> Error {
+        let path = self.file.as_ref().map(|f| f.path().display().to_string());
+        lease_error(format!(
+            "the lease file {} cannot be written",
+            path.unwrap_or_default()
+        ))
+    }
+
+    /// While the server is out of reach, a lease kept in a file goes on up to its reservation's
+    /// end less the margin (its end on the server's clock, by the last measured offset; this
+    /// process's clock does not step), a third of the TTL at a time, each step on disk first.
+    fn ride_out(&self) {
+        let reserved = self.reserved_ms.load(Ordering::Relaxed);
+        if self.file.is_none() || reserved == 0 {
+            return;
+        }
+        let now = now_ms();
+        let server_now = i128::from(now) + i128::from(self.offset_ms.load(Ordering::Relaxed));
+        let left = i128::from(reserved) - server_now - i128::from(self.margin_ms);
+        let Ok(left) = u64::try_from(left) else {
+            return;
+        };
+        let until = now
+            .saturating_add(left)
+            .min(now.saturating_add(self.ttl_ms / 10 * 9));
+        let current = self.valid_until_ms.load(Ordering::Acquire);
+        // Not a write every retry: only when it moves the validity by a third of the TTL.
+        if current != 0 && until >= current.saturating_add(self.ttl_ms / 3) {
+            self.extend_to(until);
+        }
+    }
+
     /// `IDF.WORKER RENEW|RELEASE service id token TIME time_ms` (and `CLOCK` on a renewal,
     /// when the server tells its clock).
     fn tell(&self, sub: &str, time_ms: u64) -> Result<(String, Reply)> {
@@ -516,10 +881,11 @@ impl Shared {
     }
 }
 
-/// The renewer: every third of the TTL, `RENEW` with the current end as the latest id time.
-fn renew(s: &Shared) {
+/// The renewer: every third of the TTL (the first time after `first`), `RENEW` with the
+/// current end as the latest id time.
+fn renew(s: &Shared, first: Duration) {
     let every = Duration::from_millis(s.ttl_ms / 3);
-    let mut wait = every;
+    let mut wait = first;
     loop {
         {
             let stop = s.stop.lock().unwrap_or_else(|e| e.into_inner());
@@ -558,6 +924,8 @@ fn renew(s: &Shared) {
                         let reserved = u64::try_from(*reserved).unwrap_or(0);
                         s.reserved_ms.store(reserved, Ordering::Relaxed);
                     }
+                    let told = u64::try_from(*end).unwrap_or(0);
+                    s.lease_end_ms.store(told, Ordering::Relaxed);
                     Some(*end)
                 }
                 _ => None,
@@ -568,11 +936,13 @@ fn renew(s: &Shared) {
             // Only forward: a slow reply must not shorten what a faster one granted. Never past
             // the server's end: a clock ahead of the server's would outlast it.
             let end = u64::try_from(end).unwrap_or(0);
-            s.valid_until_ms.fetch_max(
-                sent.saturating_add(s.ttl_ms / 10 * 9).min(end),
-                Ordering::AcqRel,
-            );
-            wait = every;
+            // With a file, on disk first; a failed write leaves the validity as it was: try
+            // again soon.
+            wait = if s.extend_to(sent.saturating_add(s.ttl_ms / 10 * 9).min(end)) {
+                every
+            } else {
+                Duration::from_millis(100).min(every)
+            };
             continue;
         }
         match reply {
@@ -589,8 +959,11 @@ fn renew(s: &Shared) {
                 wait = Duration::ZERO;
             }
             // The server is failing over or unreachable: try again soon; the lease runs out
-            // by itself if this goes on.
-            _ => wait = Duration::from_millis(100).min(every),
+            // by itself if this goes on (kept in a file, at its reservation's end).
+            _ => {
+                s.ride_out();
+                wait = Duration::from_millis(100).min(every);
+            }
         }
     }
 }
@@ -613,7 +986,7 @@ mod tests {
         let ms = Duration::from_millis;
         let skew = |s: Option<Duration>| LeaseParams {
             max_skew: s,
-            holder: None,
+            ..LeaseParams::default()
         };
         assert_eq!(
             split_params("idforge://h:1").unwrap(),
@@ -635,11 +1008,23 @@ mod tests {
             (
                 "idforge://h:1?timeout_ms=9".into(),
                 LeaseParams {
-                    max_skew: None,
-                    holder: Some("web-0.ns:8080".into())
+                    holder: Some("web-0.ns:8080".into()),
+                    ..LeaseParams::default()
                 }
             )
         );
+        assert_eq!(
+            split_params("idforge://h:1?lease_file=/var/lib/a/web-0.lease").unwrap(),
+            (
+                "idforge://h:1".into(),
+                LeaseParams {
+                    file: Some("/var/lib/a/web-0.lease".into()),
+                    ..LeaseParams::default()
+                }
+            )
+        );
+        let err = split_params("idforge://h:1?lease_file=").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidUrl);
         for bad in ["x", "-1", "86400001", ""] {
             let err = split_params(&format!("idforge://h?max_skew_ms={bad}")).unwrap_err();
             assert_eq!(err.code(), ErrorCode::InvalidUrl, "{bad}");
