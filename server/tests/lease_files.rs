@@ -286,3 +286,56 @@ fn with_mark(text: &str, ahead_ms: u64) -> String {
     });
     format!("{body}sum={sum:016x}\n")
 }
+
+/// `idforge gen snowflake --lease … --holder … --lease-file …`: the same node id on every run,
+/// with the server and without it.
+#[test]
+fn the_command_line_keeps_its_node_id_across_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path(), &[]);
+    let file = dir.path().join("cli.lease");
+    let url = server.url();
+    let run = || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_idforge"))
+            .args(["gen", "snowflake", "--lease", &url, "--service", "batch"])
+            .args(["--holder", "cron-1", "--lease-file"])
+            .arg(&file)
+            .args(["--count", "1000"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ids: Vec<u64> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| l.parse().unwrap())
+            .collect();
+        assert_eq!(ids.len(), 1000);
+        ids
+    };
+    // Another instance holds node 0, so the runs' node is their own, not the lowest.
+    let other = Snowflake::builder(Layout::TWITTER)
+        .lease(&url, "batch")
+        .build()
+        .unwrap();
+    assert_eq!(other.node(), 0);
+    let node = |id: u64| other.decode(id).unwrap().node;
+    let mut last = 0;
+    for life in 0..3 {
+        if life == 2 {
+            server.signal("KILL");
+        }
+        let ids = run();
+        assert!(ids.iter().all(|&id| node(id) == 1), "life {life}");
+        assert!(ids[0] > last, "life {life}: after the last run's ids");
+        last = *ids.last().unwrap();
+    }
+    let e = std::process::Command::new(env!("CARGO_BIN_EXE_idforge"))
+        .args(["gen", "snowflake", "--lease", &url, "--node", "3"])
+        .output()
+        .unwrap();
+    assert!(!e.status.success(), "--lease with --node is refused");
+}

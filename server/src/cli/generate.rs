@@ -15,6 +15,30 @@ use crate::cli::{parse_count, parse_node};
 use crate::error::CliError;
 use crate::text::layout::parse_layout;
 
+/// Where `gen snowflake` leases its node id from (`IDF.WORKER`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct LeaseArgs {
+    /// Lease the node id from the idforge server at this URL
+    /// (`idforge://[user:pass@]host:port`, with the lease URL's parameters) instead of --node.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "service",
+        conflicts_with = "node"
+    )]
+    pub lease: Option<String>,
+    /// The service to lease a node id of (with --lease).
+    #[arg(long, value_name = "NAME", requires = "lease")]
+    pub service: Option<String>,
+    /// This instance's stable name: it gets the same node id on every run (sticky ids).
+    #[arg(long, value_name = "NAME", requires = "lease")]
+    pub holder: Option<String>,
+    /// Keep the lease in this file, so that a run while the server is out of reach goes on
+    /// with the same node id (needs --holder).
+    #[arg(long, value_name = "PATH", requires = "holder")]
+    pub lease_file: Option<PathBuf>,
+}
+
 /// The kinds of id `gen` makes.
 #[derive(Debug, Subcommand)]
 pub enum GenKind {
@@ -28,6 +52,9 @@ pub enum GenKind {
         /// The node (worker, machine) id; must fit the layout.
         #[arg(long, value_name = "N", default_value = "0", allow_negative_numbers = true, value_parser = parse_node)]
         node: u64,
+        /// Lease the node id from this idforge server instead of --node.
+        #[command(flatten)]
+        lease: LeaseArgs,
         /// How many ids (1 to 10000000).
         #[arg(long, value_name = "N", default_value = "1", allow_negative_numbers = true, value_parser = parse_count)]
         count: u64,
@@ -109,13 +136,23 @@ pub fn snowflakes(
     out: &mut dyn Write,
     layout: Layout,
     node: u64,
+    lease: LeaseArgs,
     count: u64,
     random_start: bool,
 ) -> Result<(), CliError> {
-    let ids = Snowflake::builder(layout)
+    let mut builder = Snowflake::builder(layout)
         .node(node)
-        .random_start(random_start)
-        .build()?;
+        .random_start(random_start);
+    if let (Some(url), Some(service)) = (lease.lease, lease.service) {
+        builder = builder.lease(url, service);
+        if let Some(name) = lease.holder {
+            builder = builder.lease_holder(name);
+        }
+        if let Some(path) = lease.lease_file {
+            builder = builder.lease_file(path);
+        }
+    }
+    let ids = builder.build()?;
     let mut batch = vec![0u64; usize::try_from(count).map_or(BATCH, |n| n.min(BATCH))];
     let mut digits = [0u8; decimal::U64_LEN + 1];
     let mut left = count;
@@ -260,7 +297,15 @@ mod tests {
     #[test]
     fn ids_are_written_in_order() {
         let mut out = Vec::new();
-        snowflakes(&mut out, Layout::TWITTER, 3, 10_000, true).unwrap();
+        snowflakes(
+            &mut out,
+            Layout::TWITTER,
+            3,
+            LeaseArgs::default(),
+            10_000,
+            true,
+        )
+        .unwrap();
         let ids: Vec<u64> = std::str::from_utf8(&out)
             .unwrap()
             .lines()

@@ -97,9 +97,10 @@ pub fn execute(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
             GenKind::Snowflake {
                 layout,
                 node,
+                lease,
                 count,
                 random_start,
-            } => generate::snowflakes(out, layout, node, count, random_start),
+            } => generate::snowflakes(out, layout, node, lease, count, random_start),
             GenKind::Objectid { count } => generate::object_ids(out, count),
             GenKind::Flake128 { count, format } => generate::flakes(out, count, format),
             GenKind::Uuid7 {
