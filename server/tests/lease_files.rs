@@ -338,4 +338,28 @@ fn the_command_line_keeps_its_node_id_across_runs() {
         .output()
         .unwrap();
     assert!(!e.status.success(), "--lease with --node is refused");
+
+    // The same run on this host with its wall clock set back an hour (libfaketime), the server
+    // still down: refused, not one id.
+    const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+    if !Path::new(FAKETIME).exists() {
+        assert!(
+            std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
+            "{FAKETIME} is missing (ci/install/install-deps.sh faketime installs it)"
+        );
+        eprintln!("skipped the clock set back: no {FAKETIME}");
+        return;
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_idforge"))
+        .args(["gen", "snowflake", "--lease", &url, "--service", "batch"])
+        .args(["--holder", "cron-1", "--lease-file"])
+        .arg(&file)
+        .env("LD_PRELOAD", FAKETIME)
+        .env("FAKETIME", "-3600")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "made ids with the clock set back");
+    assert!(out.stdout.is_empty(), "not one id");
+    assert!(stderr.contains("behind"), "a clock error: {stderr}");
 }
