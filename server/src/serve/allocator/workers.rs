@@ -580,8 +580,9 @@ impl Allocator {
 
     /// Leases a worker id of `service` below `max`: the one `holder` (when named) took last if
     /// it is free for it, else the lowest id free for all. `floor_told`: the grant's floor
-    /// reaches the holder (`CLOCK`); `in_file`: the holder keeps the lease in a file (see
-    /// [`token_in_file`]; a name is needed).
+    /// reaches the holder (`CLOCK`); `in_file`: the holder keeps the lease in a file (`FILE`:
+    /// ended without a `RELEASE`, it goes to no one until its reservation ends, and its token
+    /// renews it even after its end; a name is needed).
     pub async fn worker_acquire(
         &self,
         service: &str,
