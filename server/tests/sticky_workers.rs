@@ -203,7 +203,7 @@ fn sticky_ids_on_etcd() {
 
 #[test]
 fn sticky_ids_on_postgres() {
-    sticky_ids_on("postgres", Some("IDFORGE_TEST_PG_URL"));
+    sticky_ids_on("postgres", Some("IDFORGE_TEST_POSTGRES_URL"));
 }
 
 #[test]
