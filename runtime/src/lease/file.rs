@@ -39,6 +39,8 @@ pub(crate) struct LeaseRecord {
     pub(crate) reserved_ms: u64,
     /// The server's clock minus this host's (ms), as last measured.
     pub(crate) offset_ms: i64,
+    /// When it was measured (Unix ms, this host's clock).
+    pub(crate) measured_ms: u64,
     /// Every id made under the lease carries a time below this (Unix ms, this host's clock).
     pub(crate) mark_ms: u64,
     /// This host's clock at the write (Unix ms).
@@ -82,7 +84,7 @@ impl LeaseRecord {
     fn text(&self) -> String {
         let body = format!(
             "{HEADER}\nservice={}\nholder={}\nid={}\ntoken={}\nlease_end_ms={}\nreserved_ms={}\n\
-             offset_ms={}\nmark_ms={}\nwritten_ms={}\nboot_id={}\nboot_ms={}\n",
+             offset_ms={}\nmeasured_ms={}\nmark_ms={}\nwritten_ms={}\nboot_id={}\nboot_ms={}\n",
             self.service,
             self.holder,
             self.id,
@@ -90,6 +92,7 @@ impl LeaseRecord {
             self.lease_end_ms,
             self.reserved_ms,
             self.offset_ms,
+            self.measured_ms,
             self.mark_ms,
             self.written_ms,
             self.boot_id,
@@ -134,6 +137,7 @@ impl LeaseRecord {
             offset_ms: field("offset_ms")?
                 .parse()
                 .map_err(|_| "bad offset_ms".to_string())?,
+            measured_ms: number(field("measured_ms")?, "measured_ms")?,
             mark_ms: number(field("mark_ms")?, "mark_ms")?,
             written_ms: number(field("written_ms")?, "written_ms")?,
             boot_id: field("boot_id")?,
@@ -141,24 +145,36 @@ impl LeaseRecord {
         })
     }
 
-    /// Until when (ms on this host's clock `now_ms`, which the same boot's boot clock reads as
-    /// `boot_ms_now`) the reservation has certainly not ended: its end on the server's clock,
-    /// less the server's clock now as the write and the boot clock tell it, less `margin_ms`.
-    /// `None` when that is not in the future, or the file is from another boot.
-    pub(crate) fn usable_until(
-        &self,
-        now_ms: u64,
-        boot: Option<(&str, u64)>,
-        margin_ms: u64,
-    ) -> Option<u64> {
+    /// The server's clock now, as the write and the boot clock since tell it (`boot`: this
+    /// boot's id and boot clock), and how long ago (ms) the offset behind it was measured.
+    /// `None` for a file of another boot (or a boot clock gone back).
+    pub(crate) fn server_clock(&self, boot: Option<(&str, u64)>) -> Option<(i128, u64)> {
         let (boot_id, boot_ms_now) = boot?;
         if self.boot_id.is_empty() || boot_id != self.boot_id || boot_ms_now < self.boot_ms {
             return None;
         }
         let elapsed = boot_ms_now - self.boot_ms;
         let server_then = i128::from(self.written_ms) + i128::from(self.offset_ms);
-        let server_now = server_then + i128::from(elapsed);
-        let left = i128::from(self.reserved_ms) - server_now - i128::from(margin_ms);
+        let age = elapsed.saturating_add(self.written_ms.saturating_sub(self.measured_ms));
+        Some((server_then + i128::from(elapsed), age))
+    }
+
+    /// Until when (ms on this host's clock `now_ms`) the reservation has certainly not ended:
+    /// its end on the server's clock, less the server's clock now ([`server_clock`]), less
+    /// `margin_ms` and a drift of 1 ms in `drift_per` since the offset was measured. `None`
+    /// when that is not in the future, or the file is from another boot.
+    ///
+    /// [`server_clock`]: Self::server_clock
+    pub(crate) fn usable_until(
+        &self,
+        now_ms: u64,
+        boot: Option<(&str, u64)>,
+        margin_ms: u64,
+        drift_per: u64,
+    ) -> Option<u64> {
+        let (server_now, age) = self.server_clock(boot)?;
+        let margin = margin_ms.saturating_add(age / drift_per.max(1));
+        let left = i128::from(self.reserved_ms) - server_now - i128::from(margin);
         if left <= 0 {
             return None;
         }
@@ -226,6 +242,7 @@ mod tests {
             lease_end_ms: 10_000,
             reserved_ms: 70_000,
             offset_ms: -250,
+            measured_ms: 8_000,
             mark_ms: 9_000,
             written_ms: 8_000,
             boot_id: "b1".into(),
@@ -260,19 +277,36 @@ mod tests {
         // Written at 8,000 (server 7,750), boot clock 500. 10 s later on the boot clock the
         // server reads 17,750: 52,250 ms are left of the reservation, less a 1 s margin, whatever
         // the wall clock says now.
+        let huge = u64::MAX;
+        assert_eq!(r.server_clock(Some(("b1", 10_500))), Some((17_750, 10_000)));
         assert_eq!(
-            r.usable_until(1_000, Some(("b1", 10_500)), 1000),
+            r.usable_until(1_000, Some(("b1", 10_500)), 1000, huge),
             Some(52_250)
         );
         assert_eq!(
-            r.usable_until(999_999, Some(("b1", 10_500)), 1000),
+            r.usable_until(999_999, Some(("b1", 10_500)), 1000, huge),
             Some(1_051_249)
         );
+        // The offset measured 2 s before the write: 12 s of drift at 1 in 1000 is 12 ms more.
+        let older = LeaseRecord {
+            measured_ms: 6_000,
+            ..r.clone()
+        };
+        assert_eq!(
+            older.usable_until(1_000, Some(("b1", 10_500)), 1000, 1000),
+            Some(52_238)
+        );
         // Past it, another boot, an unknown boot, or a boot clock gone back: not usable.
-        assert_eq!(r.usable_until(1_000, Some(("b1", 61_750)), 1000), None);
-        assert_eq!(r.usable_until(1_000, Some(("b2", 10_500)), 1000), None);
-        assert_eq!(r.usable_until(1_000, None, 1000), None);
-        assert_eq!(r.usable_until(1_000, Some(("b1", 400)), 1000), None);
+        assert_eq!(
+            r.usable_until(1_000, Some(("b1", 61_750)), 1000, huge),
+            None
+        );
+        assert_eq!(
+            r.usable_until(1_000, Some(("b2", 10_500)), 1000, huge),
+            None
+        );
+        assert_eq!(r.usable_until(1_000, None, 1000, huge), None);
+        assert_eq!(r.usable_until(1_000, Some(("b1", 400)), 1000, huge), None);
     }
 
     #[test]

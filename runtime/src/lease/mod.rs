@@ -231,6 +231,8 @@ struct Shared {
     margin_ms: u64,
     /// The lease's end as the server last told it (Unix ms, its clock; 0: not told).
     lease_end_ms: AtomicU64,
+    /// When (Unix ms, this process's clock) `offset_ms` was last measured.
+    measured_ms: AtomicU64,
     /// Whether renewals ask for the server's clock and the floor (`RENEW … CLOCK`): set by a
     /// grant that told them, cleared when a server refuses it (an older one, after a failover
     /// during a rolling upgrade).
@@ -399,6 +401,7 @@ impl WorkerLease {
             received,
             clock,
             reserved_ms,
+            end_ms,
         } = granted;
         let shared = Arc::new(Shared::new(source, &ask, id, token, file, margin));
         shared.reserved_ms.store(reserved_ms, Ordering::Relaxed);
@@ -414,12 +417,13 @@ impl WorkerLease {
         let mut floor_ms = own_mark;
         if let Some((floor, server)) = clock {
             check_skew(sent, received, server, max_skew, ttl_ms).map_err(refuse)?;
-            let end = server.saturating_add(ttl_ms);
+            let end = end_ms.unwrap_or(server.saturating_add(ttl_ms));
             valid_until = valid_until.min(end);
             shared.lease_end_ms.store(end, Ordering::Relaxed);
             floor_ms = floor_ms.max(floor);
             let offset = offset_ms(i64::try_from(server).unwrap_or(i64::MAX), sent, received);
             shared.offset_ms.store(offset, Ordering::Relaxed);
+            shared.measured_ms.store(received, Ordering::Relaxed);
             shared.clock_replies.store(true, Ordering::Relaxed);
         }
         // With a file: on disk before any id is made under it.
@@ -458,9 +462,11 @@ impl WorkerLease {
             ));
         }
         let boot = boot_now();
-        let Some(until) =
-            record.usable_until(now, boot.as_ref().map(|(b, ms)| (b.as_str(), *ms)), margin)
-        else {
+        let boot = boot.as_ref().map(|(b, ms)| (b.as_str(), *ms));
+        let (Some(until), Some((server_now, age))) = (
+            record.usable_until(now, boot, margin, DRIFT_PER),
+            record.server_clock(boot),
+        ) else {
             return Err(lease_error(format!(
                 "{why}; and the lease file {} cannot stand in for the server: its reservation may \
                  have ended (or it is from an earlier boot of this host)",
@@ -481,7 +487,13 @@ impl WorkerLease {
         shared
             .lease_end_ms
             .store(record.lease_end_ms, Ordering::Relaxed);
-        shared.offset_ms.store(record.offset_ms, Ordering::Relaxed);
+        // The offset again, against this process's clock (the wall clock may have been set
+        // while the process was down; the boot clock was not), as old as the file's.
+        let offset = i64::try_from(server_now - i128::from(now)).unwrap_or(0);
+        shared.offset_ms.store(offset, Ordering::Relaxed);
+        shared
+            .measured_ms
+            .store(now.saturating_sub(age), Ordering::Relaxed);
         shared.clock_replies.store(true, Ordering::Relaxed);
         let shared = Arc::new(shared);
         if !shared.extend_to(until.min(now.saturating_add(ask.ttl_ms / 10 * 9))) {
@@ -597,6 +609,10 @@ impl WorkerLease {
 /// server is out of reach.
 const MIN_OFFLINE_MARGIN_MS: u64 = 1000;
 
+/// Clocks are allowed to drift apart by 1 ms in this many (0.1%, ten times a poor crystal's)
+/// while a lease kept in a file goes on without the server.
+const DRIFT_PER: u64 = 1000;
+
 /// How soon a lease resumed from its file without the server tries the server again.
 const OFFLINE_RETRY: Duration = Duration::from_millis(100);
 
@@ -620,6 +636,9 @@ struct Granted {
     clock: Option<(u64, u64)>,
     /// The reservation's end (0: none told).
     reserved_ms: u64,
+    /// The lease's end the server told (a renewal), if it told one; a grant's is its clock
+    /// plus the TTL.
+    end_ms: Option<u64>,
 }
 
 /// `[floor, server-ms, reserved-ms?]` of a grant or a renewal: the clock, and the reservation.
@@ -708,6 +727,7 @@ impl Ask<'_> {
                         received,
                         clock,
                         reserved_ms,
+                        end_ms: None,
                     })
                 }
                 _ => Err(lease_error(format!("{addr}: a malformed grant {parts:?}"))),
@@ -742,7 +762,7 @@ impl Ask<'_> {
         // `[end, floor, server-ms, reserved-ms]`.
         match reply {
             Reply::Array(parts) => match parts.split_first() {
-                Some((Reply::Int(_end), rest)) => match clock_fields(rest) {
+                Some((Reply::Int(end), rest)) => match clock_fields(rest) {
                     Some((clock @ Some(_), reserved_ms)) => Ok(Some(Granted {
                         id: record.id,
                         token: record.token.clone(),
@@ -750,6 +770,9 @@ impl Ask<'_> {
                         received,
                         clock,
                         reserved_ms,
+                        // The lease's TTL is the one it was granted with, whatever this
+                        // process asks.
+                        end_ms: Some(u64::try_from(*end).unwrap_or(0)),
                     })),
                     _ => Err(lease_error(format!(
                         "{addr}: a malformed renewal {parts:?}"
@@ -784,6 +807,7 @@ impl Shared {
             file,
             margin_ms,
             lease_end_ms: AtomicU64::new(0),
+            measured_ms: AtomicU64::new(now_ms()),
             clock_replies: AtomicBool::new(false),
             // Nothing may be made until the grant is checked.
             valid_until_ms: AtomicU64::new(0),
@@ -805,6 +829,7 @@ impl Shared {
             lease_end_ms: self.lease_end_ms.load(Ordering::Relaxed),
             reserved_ms: self.reserved_ms.load(Ordering::Relaxed),
             offset_ms: self.offset_ms.load(Ordering::Relaxed),
+            measured_ms: self.measured_ms.load(Ordering::Relaxed),
             mark_ms,
             written_ms: now_ms(),
             boot_id,
@@ -847,7 +872,10 @@ impl Shared {
         }
         let now = now_ms();
         let server_now = i128::from(now) + i128::from(self.offset_ms.load(Ordering::Relaxed));
-        let left = i128::from(reserved) - server_now - i128::from(self.margin_ms);
+        // Clocks drift apart since the offset was measured: allow 0.1% of that time.
+        let since = now.saturating_sub(self.measured_ms.load(Ordering::Relaxed));
+        let margin = self.margin_ms.saturating_add(since / DRIFT_PER);
+        let left = i128::from(reserved) - server_now - i128::from(margin);
         let Ok(left) = u64::try_from(left) else {
             return;
         };
@@ -919,6 +947,7 @@ fn renew(s: &Shared, first: Duration) {
                     if *server > 0 {
                         s.offset_ms
                             .store(offset_ms(*server, sent, received), Ordering::Relaxed);
+                        s.measured_ms.store(received, Ordering::Relaxed);
                     }
                     if let [Reply::Int(reserved), ..] = more {
                         let reserved = u64::try_from(*reserved).unwrap_or(0);
