@@ -233,6 +233,8 @@ struct Shared {
     lease_end_ms: AtomicU64,
     /// When (Unix ms, this process's clock) `offset_ms` was last measured.
     measured_ms: AtomicU64,
+    /// The reservation's end the file last got (see `extend_to`).
+    file_reserved_ms: AtomicU64,
     /// Whether renewals ask for the server's clock and the floor (`RENEW … CLOCK`): set by a
     /// grant that told them, cleared when a server refuses it (an older one, after a failover
     /// during a rolling upgrade).
@@ -386,8 +388,9 @@ impl WorkerLease {
                     }
                     granted
                 }
-                // Out of reach (refused, cut, or silent).
-                Err(e) if matches!(e.code(), ErrorCode::SourceUnavailable | ErrorCode::Timeout) => {
+                // Out of reach (refused, cut, silent, or unable to serve): transient errors
+                // only; an answer that refuses is never a reason to go on without the server.
+                Err(e) if e.is_transient() => {
                     let file = file.expect("a record comes from a file");
                     return WorkerLease::offline(source, ask, file, record, e, margin);
                 }
@@ -403,6 +406,12 @@ impl WorkerLease {
             reserved_ms,
             end_ms,
         } = granted;
+        // A lease renewed back from its file keeps the TTL it was granted with: renew it by that.
+        let ttl_ms = match (end_ms, clock) {
+            (Some(end), Some((_, server))) if end > server => end - server,
+            _ => ttl_ms,
+        };
+        let ask = Ask { ttl_ms, ..ask };
         let shared = Arc::new(Shared::new(source, &ask, id, token, file, margin));
         shared.reserved_ms.store(reserved_ms, Ordering::Relaxed);
         // Past this point the server holds the lease for us: every refusal gives it back at
@@ -783,6 +792,19 @@ impl Ask<'_> {
                 ))),
             },
             Reply::Error(e) if e.starts_with("LEASELOST") => Ok(None),
+            // A server older than floors or names: lease again (it keeps no reservation, so
+            // nothing of the file is trusted with it).
+            Reply::Error(e)
+                if e.starts_with("ERR wrong arguments") || e.starts_with("ERR syntax") =>
+            {
+                Ok(None)
+            }
+            // A server that answers but cannot serve now (its store down, loading): as out of
+            // reach. Any other answer is a refusal, never a reason to go on without it.
+            Reply::Error(e) if crate::source::transient_reply(&e) => Err(Error::transient(
+                ErrorCode::SourceUnavailable,
+                format!("{addr}: IDF.WORKER RENEW: {e}"),
+            )),
             other => Err(lease_error(format!("{addr}: IDF.WORKER RENEW: {other:?}"))),
         }
     }
@@ -808,6 +830,7 @@ impl Shared {
             margin_ms,
             lease_end_ms: AtomicU64::new(0),
             measured_ms: AtomicU64::new(now_ms()),
+            file_reserved_ms: AtomicU64::new(u64::MAX),
             clock_replies: AtomicBool::new(false),
             // Nothing may be made until the grant is checked.
             valid_until_ms: AtomicU64::new(0),
@@ -842,12 +865,18 @@ impl Shared {
     /// (the validity then stays as it was).
     fn extend_to(&self, until: u64) -> bool {
         if let Some(file) = &self.file {
-            if until <= self.valid_until_ms.load(Ordering::Acquire) {
+            let current = self.valid_until_ms.load(Ordering::Acquire);
+            let reserved = self.reserved_ms.load(Ordering::Relaxed);
+            // Written also when the reservation came down (or went), so that a start from the
+            // file never trusts more than the server last told.
+            let lowered = reserved < self.file_reserved_ms.load(Ordering::Relaxed);
+            if until <= current && !lowered {
                 return true;
             }
-            if file.write(&self.record(until)).is_err() {
+            if file.write(&self.record(until.max(current))).is_err() {
                 return false;
             }
+            self.file_reserved_ms.store(reserved, Ordering::Relaxed);
         }
         self.valid_until_ms.fetch_max(until, Ordering::AcqRel);
         true
@@ -879,9 +908,13 @@ impl Shared {
         let Ok(left) = u64::try_from(left) else {
             return;
         };
+        // Ids are stamped with this host's clock, and the next holder's floor is the
+        // reservation's end on the server's: no id time at or past it less the margin, however
+        // far ahead this clock reads.
         let until = now
             .saturating_add(left)
-            .min(now.saturating_add(self.ttl_ms / 10 * 9));
+            .min(now.saturating_add(self.ttl_ms / 10 * 9))
+            .min(reserved.saturating_sub(margin));
         let current = self.valid_until_ms.load(Ordering::Acquire);
         // Not a write every retry: only when it moves the validity by a third of the TTL.
         if current != 0 && until >= current.saturating_add(self.ttl_ms / 3) {
@@ -936,7 +969,10 @@ fn renew(s: &Shared, first: Duration) {
         // The lease's end at the server (its clock), and its clock: `end` or `[end, floor,
         // server-ms]`.
         let renewed = match &reply {
-            Ok((_, Reply::Int(end))) => Some(*end),
+            Ok((_, Reply::Int(end))) => {
+                s.reserved_ms.store(0, Ordering::Relaxed);
+                Some(*end)
+            }
             Ok((_, Reply::Array(parts))) => match parts.as_slice() {
                 [
                     Reply::Int(end),
@@ -949,10 +985,13 @@ fn renew(s: &Shared, first: Duration) {
                             .store(offset_ms(*server, sent, received), Ordering::Relaxed);
                         s.measured_ms.store(received, Ordering::Relaxed);
                     }
-                    if let [Reply::Int(reserved), ..] = more {
-                        let reserved = u64::try_from(*reserved).unwrap_or(0);
-                        s.reserved_ms.store(reserved, Ordering::Relaxed);
-                    }
+                    // No reservation told (a server older than names, after a failover): none
+                    // is trusted any more.
+                    let reserved = match more {
+                        [Reply::Int(reserved), ..] => u64::try_from(*reserved).unwrap_or(0),
+                        _ => 0,
+                    };
+                    s.reserved_ms.store(reserved, Ordering::Relaxed);
                     let told = u64::try_from(*end).unwrap_or(0);
                     s.lease_end_ms.store(told, Ordering::Relaxed);
                     Some(*end)

@@ -43,6 +43,7 @@ use idforge_core::segment::Segment;
 pub use any::AnySource;
 pub use file::FileSource;
 pub use memory::MemorySource;
+pub(crate) use remote::transient_reply;
 pub use remote::{Flavor, RemoteSource};
 #[cfg(feature = "sql")]
 pub use sql::{SqlKind, SqlSource};

@@ -712,7 +712,16 @@ impl Allocator {
             } else {
                 now.saturating_add(row.ttl_ms)
             };
-            let reserved_ms = reservation(&row.holder, expires_ms, self.policy.worker_reserve_ms);
+            // A renewal never brings the reservation in: its holder may be riding out to the
+            // end it was told (a server whose clock is behind, after a failover, would pull it
+            // in). A holder that gives its id back is done with it.
+            let told = if release || row.holder.is_empty() {
+                0
+            } else {
+                row.reserved_ms
+            };
+            let reserved_ms =
+                reservation(&row.holder, expires_ms, self.policy.worker_reserve_ms).max(told);
             let next = WorkerRow {
                 token: if release {
                     String::new()
