@@ -70,6 +70,16 @@ fn list(c: &mut common::Client, service: &str) -> Vec<(i64, i64, String, i64)> {
         .collect()
 }
 
+/// Waits until the server serves (on etcd it elects a leader first, and after a `kill -9` the
+/// old leader's etcd lease must run out).
+fn wait_serving(c: &mut common::Client, service: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while matches!(c.cmd(&["IDF.WORKER", "LIST", service]), Value::Error(_)) {
+        assert!(Instant::now() < deadline, "the server never served");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// The whole story on one store: names, reservations, a server restart, the end of a
 /// reservation, and a service full of reservations.
 fn sticky_ids_on(label: &str, var: Option<&str>) {
@@ -84,6 +94,7 @@ fn sticky_ids_on(label: &str, var: Option<&str>) {
     let server = Server::spawn(dir.path().to_path_buf(), args);
     let service = common::unique("sticky");
     let mut c = server.client();
+    wait_serving(&mut c, &service);
 
     // a, b and an anonymous holder take 0, 1, 2; a names itself, so its grant tells the
     // reservation's end: the lease's end plus the reserve.
@@ -142,6 +153,7 @@ fn sticky_ids_on(label: &str, var: Option<&str>) {
     // The server restarts (kill -9): the names and reservations were in the store.
     let server = server.restart("KILL");
     let mut c = server.client();
+    wait_serving(&mut c, &service);
     let again = acquire(&mut c, &service, "200", Some("web-a:8080"));
     let (id, token, rest) = fields(&again);
     assert_eq!(
