@@ -7,7 +7,7 @@
 //! `[0]` current, else 0 (then JavaScript asks `Date.now()`). The thread stops after
 //! [`IDLE_MS`] without a run filled, and the next run filled starts it again.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering, fence};
 
 use idforge::{Clock, SystemClock};
 use napi::bindgen_prelude::Unknown;
@@ -53,6 +53,9 @@ pub fn millis_cells(env: &Env) -> Option<Unknown<'_>> {
 #[inline]
 pub(crate) fn touch() {
     ACTIVE.store(true, Ordering::Relaxed);
+    // Paired with the fence in `keep` as it stops: either this sees the thread stopped and
+    // starts one, or the stopping thread sees this run and goes on.
+    fence(Ordering::SeqCst);
     if !RUNNING.load(Ordering::Relaxed) {
         start();
     }
@@ -76,6 +79,22 @@ fn start() {
 /// The thread: stores each millisecond just after it starts, until runs stop being filled.
 fn keep() {
     let clock = SystemClock::shared();
+    loop {
+        serve(clock);
+        CELLS[1].store(0, Ordering::Release);
+        RUNNING.store(false, Ordering::Relaxed);
+        // A run filled while this thread was deciding to stop saw it running and started none:
+        // without this look it would be served from `Date.now()` and, were no other run filled,
+        // the cells would stay stale-marked until one is (CI saw one wait 5 s for the thread).
+        fence(Ordering::SeqCst);
+        if !ACTIVE.load(Ordering::Relaxed) || RUNNING.swap(true, Ordering::AcqRel) {
+            return;
+        }
+    }
+}
+
+/// Keeps the cells current until [`IDLE_MS`] pass without a run filled.
+fn serve(clock: SystemClock) {
     let mut idle = 0;
     loop {
         // Truncation: JavaScript compares the low 32 bits for equality only.
@@ -91,8 +110,4 @@ fn keep() {
         }
         std::thread::sleep(clock.until_next_ms());
     }
-    CELLS[1].store(0, Ordering::Release);
-    // A run filled between the last look and here sees the thread running and does not start
-    // it; JavaScript, seeing `[1]` at 0, asks `Date.now()` and the run after starts it.
-    RUNNING.store(false, Ordering::Release);
 }
