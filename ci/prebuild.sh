@@ -18,15 +18,25 @@ start_dist_prebuild() {
   dist_deps
   local log="$CARGO_TARGET_DIR/artifacts/prebuild"
   mkdir -p "$CARGO_TARGET_DIR/artifacts"
-  rm -f "$log.rc"
+  rm -f "$log.rc" "$log.lanes"
   # A session of its own, so that one signal stops it all (cargo, rustc, mmdebstrap, qemu).
   # The root beside the builds: made cold, it is mostly downloads and emulated package scripts
-  # (about 5-10 minutes), which would otherwise hold the builds back.
+  # (about 5-10 minutes), which would otherwise hold the builds back. The host's lane (x86_64
+  # glibc, which the other steps' docs and the x86_64 tests need) first, then the cross lane (the
+  # musl servers and every aarch64 artifact: Debian's Rust, std built from source), each written
+  # to $log.lanes when built, so that the dist step can go on without the cross lane when the run
+  # is out of time (wait_dist_prebuild).
   setsid bash -c '
     rc=0
     nice -n 19 bash ci/dist/arm64-root.sh path &
     root=$!
-    IDFORGE_DIST_BUILD_ONLY=1 CARGO_TARGET_DIR="$1/artifacts" nice -n 19 bash ci/dist/dist.sh || rc=$?
+    export IDFORGE_DIST_BUILD_ONLY=1 CARGO_TARGET_DIR="$1/artifacts"
+    if IDFORGE_DIST_ARCHES=x86_64 nice -n 19 bash ci/dist/dist.sh server c node jvm python pgext; then
+      echo host >>"$2.lanes"
+      if nice -n 19 bash ci/dist/dist.sh; then echo cross >>"$2.lanes"; else rc=$?; fi
+    else
+      rc=$?
+    fi
     wait "$root" || rc=$?
     echo "$rc" >"$2.rc"' prebuild "$CARGO_TARGET_DIR" "$log" >"$log.log" 2>&1 &
   dist_prebuild_pid=$!
@@ -43,24 +53,42 @@ without_prebuild() {
   [ -z "${dist_prebuild_pid:-}" ] || kill -CONT -- "-$dist_prebuild_pid" 2>/dev/null || true
   return "$rc"
 }
+# stop_dist_prebuild: stops the prebuild's whole session (what cargo finished stays cached).
+stop_dist_prebuild() {
+  kill -TERM -- "-$dist_prebuild_pid" 2>/dev/null || true
+  sleep 5
+  kill -KILL -- "-$dist_prebuild_pid" 2>/dev/null || true
+}
 # wait_dist_prebuild: until the prebuild ends (its failures are the dist step's own to report:
-# ci/dist/dist.sh builds again what it did not).
+# ci/dist/dist.sh builds again what it did not). Sets dist_cross_deferred=1 when the run's time
+# is short (ci_minutes_left, ci/test.sh) and only the cross lane is still building: it is stopped
+# there, and the dist step makes and tests the host's artifacts only. A cold cache is what brings
+# this about (the cross lane's eight builds compile std and every dependency again); what cargo
+# finished stays in the cache, so the next run goes on from there.
 wait_dist_prebuild() {
   local log="$CARGO_TARGET_DIR/artifacts/prebuild" start=$SECONDS
+  dist_cross_deferred=0
   [ -n "${dist_prebuild_pid:-}" ] || return 0
   # A step killed inside without_prebuild would leave it stopped.
   kill -CONT -- "-$dist_prebuild_pid" 2>/dev/null || true
-  # Bounded: a mirror that hangs must not hold the run; dist.sh then builds what is missing.
   while kill -0 "$dist_prebuild_pid" 2>/dev/null; do
+    # The cross lane's tests and the docs step take about 15 minutes after this.
+    if grep -qx host "$log.lanes" 2>/dev/null && ! grep -qx cross "$log.lanes" &&
+      [ "$(ci_minutes_left)" -lt 15 ]; then
+      echo "    dist prebuild: the host's lane is built, the cross lane is not, and the run has $(ci_minutes_left) of its" \
+        "$IDFORGE_CI_MINUTES minutes left (IDFORGE_CI_MINUTES): the cross lane is deferred to the next run"
+      stop_dist_prebuild
+      dist_cross_deferred=1
+      break
+    fi
+    # Bounded: a mirror that hangs must not hold the run; dist.sh then builds what is missing.
     if [ $((SECONDS - start)) -ge 2400 ]; then
       echo "    dist prebuild: still running after 40 min of waiting; stopped"
-      kill -TERM -- "-$dist_prebuild_pid" 2>/dev/null || true
-      sleep 5
-      kill -KILL -- "-$dist_prebuild_pid" 2>/dev/null || true
+      stop_dist_prebuild
       break
     fi
     sleep 2
   done
-  echo "    dist prebuild: exit $(cat "$log.rc" 2>/dev/null || echo '?'), waited $((SECONDS - start)) s"
-  [ "$(cat "$log.rc" 2>/dev/null)" = 0 ] || tail -n 30 "$log.log"
+  echo "    dist prebuild: exit $(cat "$log.rc" 2>/dev/null || echo '?'), lanes built: $(tr '\n' ' ' <"$log.lanes" 2>/dev/null)waited $((SECONDS - start)) s"
+  [ "$dist_cross_deferred" = 1 ] || [ "$(cat "$log.rc" 2>/dev/null)" = 0 ] || tail -n 30 "$log.log"
 }
