@@ -47,8 +47,11 @@ register_binfmt() {
 mounted_under() { findmnt -rn -o TARGET | awk -v d="$1" '$0 == d || index($0, d "/") == 1'; }
 
 remove_root() {
-  local dir="$1" mounts
+  local dir="$1" mounts m
   [ -e "$dir" ] || return 0
+  # Left by a maker stopped before it ended (older runs mounted in the host's namespace): detached
+  # first, deepest first, so that rm never walks into /proc, /sys or /dev.
+  for m in $(mounted_under "$dir" | sort -r); do umount -l "$m" || true; done
   mounts="$(mounted_under "$dir")"
   [ -z "$mounts" ] || die "mounts under $dir, not removing it: $mounts"
   rm -rf "$dir"
@@ -64,8 +67,10 @@ ensure_root() {
   rm -f "$stamp"
   mkdir -p "$cache"
   start=$SECONDS
-  # No recommends, docs, man pages or locales: the root only runs tests.
-  mmdebstrap --arch=arm64 --variant=apt --quiet \
+  # No recommends, docs, man pages or locales: the root only runs tests. In a mount namespace of
+  # its own: the /proc, /sys and /dev it mounts in the root end with it, even when it is killed
+  # (the dist prebuild, stopped for time, killed one mid-way and left them on the host).
+  unshare --mount --propagation private mmdebstrap --arch=arm64 --variant=apt --quiet \
     --aptopt='APT::Install-Recommends "false"' \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' \
