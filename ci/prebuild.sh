@@ -80,8 +80,8 @@ wait_dist_prebuild() {
     # The cross lane's tests and the docs step take about 15 minutes after this.
     if grep -qx host "$log.lanes" 2>/dev/null && ! grep -qx cross "$log.lanes" &&
       [ "$(ci_minutes_left)" -lt 15 ]; then
-      echo "    dist prebuild: the host's lane is built, the cross lane is not, and the run has $(ci_minutes_left) of its" \
-        "$IDFORGE_CI_MINUTES minutes left (IDFORGE_CI_MINUTES): the cross lane is deferred to the next run"
+      echo "    dist prebuild: the host's lane is built, the cross lane is not, and $(ci_minutes_left) of the run's" \
+        "$IDFORGE_CI_MINUTES minutes (IDFORGE_CI_MINUTES) are left: the cross lane is deferred to the next run"
       stop_dist_prebuild
       dist_cross_deferred=1
       break
