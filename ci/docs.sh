@@ -8,7 +8,9 @@
 #
 #   ci/docs.sh [FILE.md...] [-- PYTEST-ARGS...]     (default: every document above)
 #
-# Needs port 7379 free (the README's server) and dist/ built for this checkout's version. Installs
+# Needs port 7379 free (the README's server) and dist/ built for this checkout's version; the
+# Install lines install by name from local registries (IDFORGE_PYPI_INDEX, IDFORGE_NPM_REGISTRY,
+# IDFORGE_CARGO_INDEX, IDFORGE_GO_PROXY_DIR: ci/release/registries.sh), started here when unset. Installs
 # what it needs: JDK, JNA (ci/install/install-deps.sh jvm), PostgreSQL 15 and redis-cli (services), the
 # Kotlin compiler (ci/install/install-kotlin.sh), Go (ci/install/go-env.sh), pytest and
 # markdown-it-py (a venv under $IDFORGE_CACHE), and the TypeScripts users have
@@ -36,6 +38,15 @@ venv="$CACHE/docs-venv"
 
 typescripts="$(bash ci/install/install-typescripts.sh | tr '\n' :)"
 
+# The registries the Install lines install from by name (ci/release/local-release.sh): the
+# caller's (ci/test.sh starts them once per run), else a release of dist/ on registries of this
+# run's own.
+if [ -z "${IDFORGE_PYPI_INDEX:-}" ]; then
+  registries="$(mktemp -d)"
+  trap 'bash ci/release/registries.sh stop "$registries/reg"; rm -rf "$registries"' EXIT
+  eval "$(IDFORGE_DIST_DIR="${IDFORGE_DOCS_DIST:-$PWD/dist}" bash ci/release/local-release.sh "$registries")"
+fi
+
 export IDFORGE_DOCS_DIST="${IDFORGE_DOCS_DIST:-$PWD/dist}"
 export IDFORGE_DOCS_TYPESCRIPTS="$typescripts"
 export IDFORGE_DOCS_KOTLINC="$kotlin_home/bin/kotlinc"
@@ -46,4 +57,4 @@ export IDFORGE_DOCS_CARGO_TARGET="$CARGO_TARGET_DIR"
 export IDFORGE_DOCS_NPM_CACHE="$CACHE/npm"
 export IDFORGE_DOCS_PIP_CACHE="$CACHE/pip"
 export PYTHONPATH="$PWD/ci/docs${PYTHONPATH:+:$PYTHONPATH}"
-exec "$venv/bin/pytest" -c ci/docs/pytest.ini --rootdir "$PWD" "${docs[@]}" "$@"
+"$venv/bin/pytest" -c ci/docs/pytest.ini --rootdir "$PWD" "${docs[@]}" "$@"

@@ -3,7 +3,7 @@
 # the named steps (in the fixed order below). Run from anywhere inside the repository.
 #
 # Steps: fmt generated clippy msrv test server chaos pgext ctest python node jvm go loom nostd fuzz
-# doc dist docs (dist late: its builds run in the background from the start). Every selected step runs even when an earlier one failed; a summary follows, and the exit status is non-zero if any step failed. A step whose input does not
+# doc dist registry docs (dist late: its builds run in the background from the start). Every selected step runs even when an earlier one failed; a summary follows, and the exit status is non-zero if any step failed. A step whose input does not
 # exist yet (loom without core/tests/loom.rs) is reported as skipped.
 set -euo pipefail
 
@@ -26,7 +26,7 @@ ci_minutes_left() {
 # What a step tells the summary beside its result (a file per step).
 ci_notes="$(mktemp -d)"
 
-STEPS=(fmt generated clippy msrv test server chaos pgext ctest python node jvm go loom nostd fuzz doc dist docs)
+STEPS=(fmt generated clippy msrv test server chaos pgext ctest python node jvm go loom nostd fuzz doc dist registry docs)
 
 usage() {
   cat <<EOF
@@ -99,6 +99,14 @@ Runs the named steps, or all of them: ${STEPS[*]}
           serve + redis-cli INCR from outside, SIGTERM, restart); the tests run in three lanes
           at once (x86_64 and static; aarch64 python node; aarch64 the rest). Own target dir:
           \$CARGO_TARGET_DIR/artifacts (Debian's toolchain: \$CARGO_TARGET_DIR/artifacts/cross).
+  registry  ci/release/: local registries on 127.0.0.1 (pypiserver, verdaccio, cargo-http-registry,
+          a Go module proxy folder; ci/release/registries.sh), the release command publishing
+          dist/'s artifacts to them for real (ci/release/release.sh --publish: cargo publish
+          --dry-run of the three crates, twine check, the npm platform packages and npm publish
+          --dry-run, the Go module with its libraries), then installs by name in empty folders
+          (ci/release/by-name-test.sh: pip install idforge, also on aarch64 under qemu; npm
+          install idforge, one platform package; cargo add idforge and its README's program; go
+          get and docs/go.md's program with no C library); all of it stopped by PID
   docs    ci/docs.sh: every fenced code block of README.md, docs/*.md, python/README.md,
           node/README.md and the C and PostgreSQL tarballs' READMEs, run as written on dist/'s
           artifacts (the README's server on 127.0.0.1:7379 and its users first, a PostgreSQL
@@ -204,6 +212,9 @@ SERVICE_STEPS=(test server ctest python node jvm go dist)
 
 # What runs at exit (the services' stop, the dist prebuild's kill), in order.
 at_exit=('rm -rf "$ci_notes"')
+# The local registries of the registry and docs steps (registries_up).
+registries_dir="$(mktemp -d)"
+at_exit+=('bash ci/release/registries.sh stop "$registries_dir/run/reg"; rm -rf "$registries_dir"')
 run_at_exit() {
   local c
   for c in "${at_exit[@]}"; do eval "$c" || true; done
@@ -389,9 +400,8 @@ step_dist() {
   return "$rc"
 }
 
-# The documents' code blocks, run as written on dist/'s artifacts (built first when this
-# checkout's are missing, as when the step runs alone).
-step_docs() {
+# dist/'s artifacts of this checkout, built first when missing (as when a step runs alone).
+ensure_dist() {
   local version
   version="$(sed -n 's/^#define IDFORGE_VERSION_STRING "\(.*\)"$/\1/p' include/idforge.h)"
   if [ ! -f "dist/idforge-$version-x86_64-linux.tar.gz" ]; then
@@ -399,6 +409,31 @@ step_docs() {
     command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || bash ci/install/install-deps.sh node
     CARGO_TARGET_DIR="$CARGO_TARGET_DIR/artifacts" bash ci/dist/dist.sh
   fi
+}
+
+# registries_up: local registries on 127.0.0.1 with dist/ published to them
+# (ci/release/local-release.sh), once per run (the registry step, else the docs step), stopped by
+# PID at exit; their variables exported.
+registries_up() {
+  if [ ! -f "$registries_dir/env" ]; then
+    bash ci/release/local-release.sh "$registries_dir/run" >"$registries_dir/env.new"
+    mv "$registries_dir/env.new" "$registries_dir/env"
+  fi
+  # shellcheck source=/dev/null
+  . "$registries_dir/env"
+}
+
+# The release command against real registries on 127.0.0.1, then installs by name.
+step_registry() {
+  ensure_dist
+  registries_up
+  bash ci/release/by-name-test.sh
+}
+
+# The documents' code blocks, run as written on dist/'s artifacts.
+step_docs() {
+  ensure_dist
+  registries_up
   bash ci/docs.sh
 }
 

@@ -5,8 +5,29 @@
 // call into native code, since a crossing (and a BigInt made by native code) costs more than
 // the id itself.
 
-const native = require('./native.js')
+const native = loadNative()
 const { ErrorCode, errorTable, idforgeError } = require('./errors.js')
+
+// The addon for this machine: beside this file (a package installed from its file, or a
+// checkout), else the platform package npm installed as an optional dependency. Without one,
+// the error names this machine and the platforms that have an addon.
+function loadNative() {
+  try {
+    return require('./native.js')
+  } catch (cause) {
+    const { optionalDependencies = {}, name } = require('./package.json')
+    const here = `${process.platform}-${process.arch}`
+    const supported = Object.keys(optionalDependencies).map((p) => p.slice(name.length + 1))
+    const error = new Error(
+      `idforge: no native addon loaded for ${here} (error.cause says why). Supported: ${supported.join(', ') || 'see the README'}. ` +
+        'Reinstall without --omit=optional or --no-optional (npm installs the matching ' +
+        `${name}-PLATFORM package), or build from source: see the README.`,
+    )
+    error.code = 'IDFORGE_UNSUPPORTED_PLATFORM'
+    error.cause = cause
+    throw error
+  }
+}
 
 const { Snowflake, Layout, Segments, Flake128Generator, Uuid7s, Ulids, batchLen, MAX_BATCH } = native
 const inspect = Symbol.for('nodejs.util.inspect.custom')

@@ -334,7 +334,7 @@ test_go() {
   rm -rf "$work/go/src/bindings/go/bench"
   doc_block docs/go.md '# Use from Go' go >"$work/go/main.go"
   # The program's segment source: memory: (the README's server is the docs step's).
-  doc_block docs/install.md '**Go**' sh |
+  doc_block docs/install.md '**Go from the files**' sh |
     sed -e 's/^go run \./go run . memory:/' -e 's#&& ./app-static #\&\& ./app-static memory: #' >"$work/go/install.sh"
   grep -q 'app-static memory:' "$work/go/install.sh" || { echo "error: docs/install.md's Go lines changed shape" >&2; return 1; }
   user env PATH="$go_dir:$SYSTEM_PATH" IDFORGE_SRC="$work/go/src" sh -ec 'cd go && sh -e install.sh'

@@ -13,11 +13,14 @@ Languages: `sh` runs with bash -e -o pipefail; `python` with the folder's .venv 
 block makes it); `js` as CommonJS and `mjs` as an ES module with node; `ts` through `tsc --strict
 --noEmit` of every TypeScript of IDFORGE_DOCS_TYPESCRIPTS, as a .ts file and as an ES module
 (.mts, --module nodenext); `kotlin` compiled with kotlinc against the release jar and run with
-java; `rust` built and run as a binary depending on the runtime crate; `sql` through psql, in a
+java; `rust` built and run as a binary depending on the runtime crate of the local cargo registry;
+`sql` through psql, in a
 database of its own per document, on a PostgreSQL cluster the step starts with the lines of the
 document's `file=postgresql.conf` block; `go` built and run as the main.go of a module of its own
-that requires the checkout's bindings/go (a replace), linked through pkg-config against the C
-tarball of the artifacts (as the Install section says), with a Go cache of the session's own;
+that requires idforge.dev/idforge of the release from the local module proxy (the module carries
+the C library), with a Go cache of the session's own; pip and npm install from the local
+registries (ci/release/registries.sh: IDFORGE_PYPI_INDEX, IDFORGE_NPM_REGISTRY,
+IDFORGE_CARGO_INDEX, IDFORGE_GO_PROXY_DIR);
 `c` and `java` blocks are files (`file=`) that a shell block of the document compiles and runs.
 
 Environment (ci/docs.sh sets it): IDFORGE_DOCS_DIST (the artifacts), IDFORGE_DOCS_TYPESCRIPTS
@@ -118,6 +121,13 @@ class Docs:
             "npm_config_fund": "false",
             "npm_config_audit": "false",
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            # The registries idforge is installed from by name (ci/release/registries.sh): the
+            # settings of a user whose company mirrors PyPI and npm. verdaccio proxies every other
+            # npm package from the npm registry.
+            "PIP_INDEX_URL": env("IDFORGE_PYPI_INDEX"),
+            "npm_config_registry": env("IDFORGE_NPM_REGISTRY"),
+            # Every run publishes the same version anew: revalidate what the shared cache holds.
+            "npm_config_prefer_online": "true",
         }
         # Where a user who moved rustup's or cargo's home keeps it (else both follow HOME).
         e.update({k: os.environ[k] for k in ("RUSTUP_HOME", "CARGO_HOME") if k in os.environ})
@@ -137,7 +147,7 @@ class Docs:
             # The README and its guides: every artifact, the two jars the JVM pages name, and
             # the programs any of them shows (the Install page builds the README's app.c).
             for p in sorted(self.dist.iterdir()):
-                if p.name != "SHA256SUMS":
+                if p.name != "SHA256SUMS" and p.is_file():
                     link_or_copy(p, work / p.name)
             shutil.copy(env("IDFORGE_DOCS_JNA"), work / "jna.jar")
             shutil.copy(env("IDFORGE_DOCS_KOTLIN_STDLIB"), work / "kotlin-stdlib.jar")
@@ -481,13 +491,18 @@ def run_kotlin(docs: Docs, b: Block, work: Path, doc: Path, blocks: list[Block])
 
 
 def run_rust(docs: Docs, b: Block, work: Path, doc: Path, blocks: list[Block]) -> str:
-    """Built as the binary of a crate depending on the runtime (`idforge`) of this checkout."""
+    """Built as the binary of a crate depending on the runtime (`idforge`) of the local cargo
+    registry (ci/release/registries.sh), as `cargo add idforge` writes it."""
     crate = work / f"rust-{b.line}"
     (crate / "src").mkdir(parents=True)
+    (crate / ".cargo").mkdir()
+    (crate / ".cargo/config.toml").write_text(
+        f'[registries.idforge-local]\nindex = "{env("IDFORGE_CARGO_INDEX")}"\n')
     (crate / "Cargo.toml").write_text(
         f'[package]\nname = "readme-{b.line}"\nversion = "0.0.0"\nedition = "2024"\npublish = false\n\n'
-        f'[dependencies]\nidforge = {{ path = "{REPO}/runtime" }}\n\n[workspace]\n')
-    # The checkout's lock: the versions its tests ran with.
+        f'[dependencies]\nidforge = {{ version = "{docs.version}", registry = "idforge-local" }}\n\n[workspace]\n')
+    # The checkout's lock: the versions its tests ran with (cargo moves idforge's own entries to
+    # the registry).
     shutil.copy(REPO / "Cargo.lock", crate / "Cargo.lock")
     write(crate, b, docs, "src/main.rs")
     e = {"PATH": os.environ["PATH"], "CARGO_TARGET_DIR": env("IDFORGE_DOCS_CARGO_TARGET"),
@@ -498,27 +513,20 @@ def run_rust(docs: Docs, b: Block, work: Path, doc: Path, blocks: list[Block]) -
 
 
 def run_go(docs: Docs, b: Block, work: Path, doc: Path, blocks: list[Block]) -> str:
-    """Built and run as the main.go of a module requiring the checkout's bindings/go, linked
-    through the C tarball's pkg-config file, with only the Go toolchain and a C compiler."""
+    """Built and run as the main.go of a module that requires idforge.dev/idforge of the release,
+    from the module proxy of ci/release/registries.sh (GOPROXY=file://…): the module carries the
+    C library, so only the Go toolchain and a C compiler are needed (no PKG_CONFIG_PATH)."""
     if "file" in b.words:
         return run_file(docs, b, work, doc, blocks)
     go = Path(env("IDFORGE_DOCS_GO"))
-    c_tarball = docs.root / "go-c"
-    name = f"idforge-c-{docs.version}-x86_64-linux-gnu"
-    if not c_tarball.exists():
-        with tarfile.open(docs.artifact(f"{name}.tar.gz")) as t:
-            t.extractall(c_tarball, filter="data")
     module = work / f"go-{b.line}"
     module.mkdir()
     (module / "go.mod").write_text(
-        f"module example.com/readme{b.line}\n\ngo 1.24\n\nrequire idforge.dev/idforge v0.0.0\n\n"
-        f"replace idforge.dev/idforge => {REPO}/bindings/go\n")
+        f"module example.com/readme{b.line}\n\ngo 1.24\n\nrequire idforge.dev/idforge v{docs.version}\n")
     write(module, b, docs, "main.go")
-    # A cache of the session's own: go's cache keys do not cover what pkg-config says, so a
-    # shared cache could link a library other than the tarball's.
-    e = {"PATH": f"{go.parent}:{docs.path}", "PKG_CONFIG_PATH": str(c_tarball / name / "lib/pkgconfig"),
-         "GOCACHE": str(docs.root / "go-cache"), "GOPATH": str(docs.root / "go-path"),
-         "GOPROXY": "off", "GOTOOLCHAIN": "local", "GOTELEMETRY": "off"}
+    e = {"PATH": f"{go.parent}:{docs.path}", "GOCACHE": str(docs.root / "go-cache"),
+         "GOPATH": str(docs.root / "go-path"), "GOPROXY": f"file://{env('IDFORGE_GO_PROXY_DIR')}",
+         "GOSUMDB": "off", "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local", "GOTELEMETRY": "off"}
     return run(["go", "run", "."], docs, module, doc, b, e)
 
 
