@@ -129,10 +129,7 @@ test_crates() {
   # cargo from the machine's toolchain (rustup's proxies are not on the system PATH), the shared
   # target dir (a user's first build takes minutes; the ids are what is tested).
   local cargo_env=(PATH="$(dirname "$(command -v cargo)"):$SYSTEM_PATH" CARGO_TARGET_DIR="$CARGO_TARGET_DIR/by-name")
-  [ -z "${CARGO_HOME:-}" ] || cargo_env+=(CARGO_HOME="$CARGO_HOME")
-  [ -z "${RUSTUP_HOME:-}" ] || cargo_env+=(RUSTUP_HOME="$RUSTUP_HOME")
-  [ -n "${CARGO_HOME:-}" ] || cargo_env+=(CARGO_HOME="${HOME}/.cargo")
-  [ -n "${RUSTUP_HOME:-}" ] || cargo_env+=(RUSTUP_HOME="${HOME}/.rustup")
+  cargo_env+=(CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}")
   user "$app" "${cargo_env[@]}" cargo add --quiet --registry idforge-local idforge
   grep -q "^idforge = { version = \"$version\", registry = \"idforge-local\" }" "$app/Cargo.toml" ||
     { cat "$app/Cargo.toml" >&2; fail "cargo add did not add idforge $version from the registry"; }

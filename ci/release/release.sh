@@ -180,10 +180,13 @@ if wants go; then
   if [ "$publish" = 1 ]; then
     # The host's list names every version published, not only this one.
     list="$(cd "$stage/goproxy" && find . -name list)"
+    # The version's files first, the list last and by rename: a copy that fails halfway leaves
+    # the host's list as it was, naming no version whose files are not all there.
     merged="$(sort -uV "$stage/goproxy/$list" "$IDFORGE_GO_PROXY_DIR/$list" 2>/dev/null || cat "$stage/goproxy/$list")"
-    mkdir -p "$IDFORGE_GO_PROXY_DIR"
-    cp -r "$stage/goproxy/." "$IDFORGE_GO_PROXY_DIR/"
-    printf '%s\n' "$merged" >"$IDFORGE_GO_PROXY_DIR/$list"
+    mkdir -p "$(dirname "$IDFORGE_GO_PROXY_DIR/$list")"
+    find "$stage/goproxy/$(dirname "$list")" -type f ! -name list -exec cp -t "$IDFORGE_GO_PROXY_DIR/$(dirname "$list")/" {} +
+    printf '%s\n' "$merged" >"$IDFORGE_GO_PROXY_DIR/$list.new"
+    mv "$IDFORGE_GO_PROXY_DIR/$list.new" "$IDFORGE_GO_PROXY_DIR/$list"
     echo "    go: $(tr '\n' ' ' <"$IDFORGE_GO_PROXY_DIR/$list")in $IDFORGE_GO_PROXY_DIR"
   fi
 fi
