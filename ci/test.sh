@@ -3,7 +3,7 @@
 # the named steps (in the fixed order below). Run from anywhere inside the repository.
 #
 # Steps: fmt generated clippy msrv test server chaos pgext ctest python node jvm go loom nostd fuzz
-# doc dist registry docs (dist late: its builds run in the background from the start). Every selected step runs even when an earlier one failed; a summary follows, and the exit status is non-zero if any step failed. A step whose input does not
+# doc dist registry ops docs (dist late: its builds run in the background from the start). Every selected step runs even when an earlier one failed; a summary follows, and the exit status is non-zero if any step failed. A step whose input does not
 # exist yet (loom without core/tests/loom.rs) is reported as skipped.
 set -euo pipefail
 
@@ -26,7 +26,7 @@ ci_minutes_left() {
 # What a step tells the summary beside its result (a file per step).
 ci_notes="$(mktemp -d)"
 
-STEPS=(fmt generated clippy msrv test server chaos pgext ctest python node jvm go loom nostd fuzz doc dist registry docs)
+STEPS=(fmt generated clippy msrv test server chaos pgext ctest python node jvm go loom nostd fuzz doc dist registry ops docs)
 
 usage() {
   cat <<EOF
@@ -107,6 +107,15 @@ Runs the named steps, or all of them: ${STEPS[*]}
           (ci/release/by-name-test.sh: pip install idforge, also on aarch64 under qemu; npm
           install idforge, one platform package; cargo add idforge and its README's program; go
           get and docs/go.md's program with no C library); all of it stopped by PID
+  ops     ci/ops/ops-test.sh: the server as operators run it. promtool check and test of the
+          alert rules (deploy/prometheus/); the OCI image built from dist/'s static servers
+          (ci/ops/image.sh: both architectures in one index, dist/idforge-VERSION-image.oci.tar)
+          and podman-loaded; one server container (redis-cli, HTTP, not root, data surviving a new
+          container) and three on an etcd through podman kills of the leader (0 duplicates); a
+          real Prometheus scraping it under load answering every query of the Grafana dashboard
+          (deploy/grafana/) and evaluating every rule; the Kubernetes overlays (deploy/kubernetes/)
+          rendered by kubectl kustomize and checked; host network only, nothing left behind.
+          Without the static servers (the cross lane deferred) only the rules and manifests
   docs    ci/docs.sh: every fenced code block of README.md, docs/*.md, python/README.md,
           node/README.md and the C and PostgreSQL tarballs' READMEs, run as written on dist/'s
           artifacts (the README's server on 127.0.0.1:7379 and its users first, a PostgreSQL
@@ -345,6 +354,7 @@ skip_reason() {
   case "$1" in
     loom) [ -f core/tests/loom.rs ] || echo "core/tests/loom.rs does not exist: no loom models to run" ;;
     chaos) [ "$(id -u)" -eq 0 ] || echo "needs root for network namespaces and iptables" ;;
+    ops) [ "$(id -u)" -eq 0 ] || echo "needs root for rootful podman" ;;
   esac
 }
 
@@ -428,6 +438,21 @@ step_registry() {
   ensure_dist
   registries_up
   bash ci/release/by-name-test.sh
+}
+
+# The image, containers, Prometheus, the dashboard and the manifests (ci/ops/ops-test.sh).
+step_ops() {
+  ensure_dist
+  local version
+  version="$(sed -n 's/^#define IDFORGE_VERSION_STRING "\(.*\)"$/\1/p' include/idforge.h)"
+  if ! ls dist/idforge-"$version"-*-linux-musl.tar.gz >/dev/null 2>&1; then
+    echo "deferred with the cross lane: no static server, so no image, container or Prometheus" \
+      "check; the rules and manifests checked" >"$ci_notes/ops"
+    cargo build -p idforge-server --bin idforge --locked
+    IDFORGE_BIN="$CARGO_TARGET_DIR/debug/idforge" bash ci/ops/ops-test.sh --no-image
+    return
+  fi
+  bash ci/ops/ops-test.sh
 }
 
 # The documents' code blocks, run as written on dist/'s artifacts.

@@ -419,6 +419,7 @@ fn metrics_and_health_over_http() {
     let mut c = server.client();
     c.cmd(&["INCRBY", "orders", "5"]);
     c.cmd(&["NOPE"]);
+    c.cmd(&["IDF.WORKER", "ACQUIRE", "svc", "60000"]);
     let (status, body) = http_get(metrics_port, "/metrics");
     assert_eq!(status, "HTTP/1.1 200 OK");
     for want in [
@@ -427,9 +428,25 @@ fn metrics_and_health_over_http() {
         "idforge_ids_allocated_total 5",
         "idforge_tag_cached_ids{tag=\"orders\"}",
         "idforge_persist_seconds_count",
+        // The state the alert rules read: a lone server serves, its store is sound.
+        "idforge_serving 1",
+        "idforge_elected 0",
+        "idforge_store_behind_guard 0",
+        "idforge_persist_failing 0",
+        "idforge_worker_leases 1",
+        "idforge_worker_leases_limit 65536",
+        "idforge_worker_leases_service_max 1",
+        "idforge_worker_leases_service_limit 16384",
     ] {
         assert!(body.contains(want), "{want} missing:\n{body}");
     }
+    let highest: i64 = body
+        .lines()
+        .find_map(|l| l.strip_prefix("idforge_tag_highest_id "))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no idforge_tag_highest_id in\n{body}"));
+    assert!((5..=1_000_000).contains(&highest), "{highest}");
+    assert!(!body.contains("idforge_tls_cert"), "no expiry without TLS");
     assert_eq!(
         http_get(metrics_port, "/healthz"),
         ("HTTP/1.1 200 OK".into(), "ok\n".into())

@@ -280,6 +280,17 @@ fn the_metrics_port_speaks_https_with_the_same_certificate() {
     let page = String::from_utf8_lossy(&page);
     assert!(page.starts_with("HTTP/1.1 200"), "{page}");
     assert!(page.contains("idforge_"), "{page}");
+    // The certificate's expiry, for the alert (rcgen's default: far in the future).
+    let not_after: i64 = page
+        .lines()
+        .find_map(|l| l.strip_prefix("idforge_tls_cert_not_after_seconds "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no certificate expiry in\n{page}"));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    assert!(not_after > now + 365 * 86_400, "{not_after}");
     // Plain HTTP on it gets no page.
     let mut plain = TcpStream::connect(("127.0.0.1", metrics_port)).unwrap();
     plain

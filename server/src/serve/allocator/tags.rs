@@ -471,6 +471,17 @@ impl Allocator {
         }
     }
 
+    /// The largest id any loaded tag has reserved in the store (0 with none): the metrics'
+    /// warning of a tag nearing the 64-bit end.
+    pub fn highest_reserved(&self) -> i64 {
+        let tags = lock(&self.tags);
+        let reserved = |t: &Tag| match self.stripe.global(t.limit.max(1)) {
+            Some(end) => end - 1,
+            None => i64::MAX,
+        };
+        tags.values().map(reserved).max().unwrap_or(0).max(0)
+    }
+
     /// (tag, cached ids) of every loaded tag, sorted.
     pub fn cache_levels(&self) -> Vec<(String, i64)> {
         let mut levels: Vec<(String, i64)> = lock(&self.tags)

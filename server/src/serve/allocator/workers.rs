@@ -837,6 +837,12 @@ impl Allocator {
         services
     }
 
+    /// The most leases one service holds, among the services in memory.
+    pub fn leases_service_max(&self) -> usize {
+        let workers = lock(&self.workers);
+        workers.values().map(|l| l.held()).max().unwrap_or(0)
+    }
+
     /// How many leases this server counts as held, over every service.
     pub fn leases_held(&self) -> usize {
         self.lease_count.held.load(Ordering::Relaxed)

@@ -8,7 +8,10 @@ use hyper::header::AUTHORIZATION;
 use hyper::{Method, Request, StatusCode};
 
 use super::reply::{Reply, finish, with};
+use crate::serve::allocator::Allocator;
 use crate::serve::auth::credential::{constant_time_eq, credential};
+use crate::serve::metrics::Gauges;
+use crate::serve::net::tls::Tls;
 use crate::serve::shared::Shared;
 
 /// The longest a metrics connection lasts, answer included.
@@ -37,6 +40,7 @@ pub(crate) async fn handle<B>(shared: &Shared, req: Request<B>) -> Reply {
                 shared.requests.each(),
                 &engine.cache_levels(),
                 shared.limits.metrics_tags,
+                &gauges(engine, shared.tls.as_ref()),
             );
             with(StatusCode::OK, PROMETHEUS, body)
         }
@@ -50,6 +54,22 @@ pub(crate) async fn handle<B>(shared: &Shared, req: Request<B>) -> Reply {
             ),
         },
         _ => with(StatusCode::NOT_FOUND, TEXT, "not found\n"),
+    }
+}
+
+/// The allocator's state, as the metrics' gauges.
+fn gauges(a: &Allocator, tls: Option<&Tls>) -> Gauges {
+    let leadership = a.leadership();
+    let policy = a.policy();
+    Gauges {
+        serving: leadership.serving(),
+        elected: leadership.is_elected(),
+        behind_guard: a.refusing().is_some(),
+        persist_failing: a.failing().is_some(),
+        highest_id: a.highest_reserved(),
+        leases: (a.leases_held(), policy.max_leases),
+        service_leases: (a.leases_service_max(), policy.max_leases_per_service),
+        tls_not_after: tls.and_then(Tls::not_after),
     }
 }
 

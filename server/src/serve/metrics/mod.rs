@@ -94,6 +94,30 @@ const BUCKETS: [f64; 11] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
 ];
 
+/// The server's state at scrape time, read by the metrics port from the allocator: what the
+/// alert rules of `deploy/prometheus/` watch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Gauges {
+    /// This server hands out ids: the leader, or a server not in an elected group.
+    pub serving: bool,
+    /// This server is one of a group electing a leader (an etcd store, or `--ha`).
+    pub elected: bool,
+    /// The store went back behind the guard: the server refuses to hand out ids.
+    pub behind_guard: bool,
+    /// Persisting high-water marks fails right now (requests for uncached ids wait or fail).
+    pub persist_failing: bool,
+    /// The largest id reserved by any loaded tag (0 with none): how near a tag is to the
+    /// 64-bit signed end of its store.
+    pub highest_id: i64,
+    /// Worker-id leases held, over every service, and their bound (`--max-leases`).
+    pub leases: (usize, usize),
+    /// The most leases one service holds, and the bound per service
+    /// (`--max-leases-per-service`).
+    pub service_leases: (usize, usize),
+    /// When the TLS certificate chain in use first expires (Unix seconds), with TLS on.
+    pub tls_not_after: Option<i64>,
+}
+
 /// The server's counters.
 #[derive(Debug, Default)]
 pub struct Metrics {
@@ -174,8 +198,10 @@ impl Metrics {
         requests: impl IntoIterator<Item = (&'a str, u64)>,
         cache: &[(String, i64)],
         per_tag: bool,
+        gauges: &Gauges,
     ) -> String {
         let mut out = String::with_capacity(4096);
+        render_gauges(&mut out, gauges);
         let name = "idforge_requests_total";
         header(&mut out, name, "counter", "Requests by command.");
         for (command, v) in requests {
@@ -260,6 +286,67 @@ impl Metrics {
     }
 }
 
+/// The state gauges, each with its help text (booleans are 0 or 1).
+fn render_gauges(out: &mut String, g: &Gauges) {
+    let flag = |b: bool| u64::from(b) as i64;
+    for (name, help, v) in [
+        (
+            "idforge_serving",
+            "1 when this server hands out ids (the leader, or not in an elected group).",
+            flag(g.serving),
+        ),
+        (
+            "idforge_elected",
+            "1 when this server is in a group that elects a leader (etcd store or --ha).",
+            flag(g.elected),
+        ),
+        (
+            "idforge_store_behind_guard",
+            "1 when the store went back behind the guard file: no ids are handed out.",
+            flag(g.behind_guard),
+        ),
+        (
+            "idforge_persist_failing",
+            "1 while persisting high-water marks fails.",
+            flag(g.persist_failing),
+        ),
+        (
+            "idforge_tag_highest_id",
+            "The largest id any loaded tag has reserved (the end is 9223372036854775807).",
+            g.highest_id,
+        ),
+        (
+            "idforge_worker_leases",
+            "Worker-id leases held, over every service.",
+            g.leases.0 as i64,
+        ),
+        (
+            "idforge_worker_leases_limit",
+            "The most worker-id leases held at once (--max-leases; 0: no limit).",
+            g.leases.1 as i64,
+        ),
+        (
+            "idforge_worker_leases_service_max",
+            "The most worker-id leases one service holds.",
+            g.service_leases.0 as i64,
+        ),
+        (
+            "idforge_worker_leases_service_limit",
+            "The most leases one service may hold (--max-leases-per-service; 0: no limit).",
+            g.service_leases.1 as i64,
+        ),
+    ] {
+        header(out, name, "gauge", help);
+        let _ = writeln!(out, "{name} {v}");
+    }
+    if let Some(t) = g.tls_not_after {
+        let name = "idforge_tls_cert_not_after_seconds";
+        let help = "When the TLS certificate chain in use first expires (Unix time).";
+        header(out, name, "gauge", help);
+        let _ = writeln!(out, "{name} {t}");
+    }
+}
+
 fn header(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
 }
@@ -277,7 +364,15 @@ mod tests {
         m.persisted(Duration::from_millis(3));
         let cache = [("orders".into(), 42), ("users".into(), 8)];
         let requests = [("incr", 1), ("get", 0)];
-        let text = m.render(requests, &cache, true);
+        let gauges = Gauges {
+            serving: true,
+            highest_id: 9,
+            leases: (3, 10),
+            service_leases: (2, 5),
+            tls_not_after: Some(1_930_348_800),
+            ..Gauges::default()
+        };
+        let text = m.render(requests, &cache, true, &gauges);
         for want in [
             "idforge_requests_total{command=\"incr\"} 1",
             "idforge_http_requests_total{api=\"tinyid\"} 1",
@@ -290,14 +385,26 @@ mod tests {
             "idforge_tag_cached_ids{tag=\"orders\"} 42",
             "idforge_tags_loaded 2",
             "idforge_cached_ids 50",
+            "idforge_serving 1",
+            "idforge_elected 0",
+            "idforge_store_behind_guard 0",
+            "idforge_persist_failing 0",
+            "idforge_tag_highest_id 9",
+            "idforge_worker_leases 3",
+            "idforge_worker_leases_limit 10",
+            "idforge_worker_leases_service_max 2",
+            "idforge_worker_leases_service_limit 5",
+            "idforge_tls_cert_not_after_seconds 1930348800",
         ] {
             assert!(text.contains(want), "{want} missing from\n{text}");
         }
-        let text = m.render(requests, &cache, false);
+        let text = m.render(requests, &cache, false, &gauges);
         assert!(
             !text.contains("orders"),
             "no tag names without --metrics-tags"
         );
         assert!(text.contains("idforge_cached_ids 50"));
+        let plain = m.render(requests, &cache, false, &Gauges::default());
+        assert!(!plain.contains("tls_cert"), "no expiry without TLS");
     }
 }

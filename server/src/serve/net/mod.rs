@@ -8,6 +8,7 @@
 //! - [`slots`]: the bounded table of an HTTP port's connections (metrics, HTTP API).
 
 pub mod busy_poll;
+pub(crate) mod cert_expiry;
 pub mod resp;
 pub(crate) mod slots;
 pub mod stream;

@@ -5,9 +5,11 @@
 //! the settings it had, so a bad rotation never takes it down. Each new connection uses the
 //! settings current when it arrives; open connections keep theirs.
 
+use crate::serve::net::cert_expiry::earliest_not_after;
 use crate::serve::net::stream::{RecordBudget, Records};
 use crate::serve::setting_error::SettingError;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use tokio_rustls::TlsAcceptor;
@@ -65,6 +67,8 @@ pub struct TlsFiles {
 pub struct Tls {
     files: TlsFiles,
     current: RwLock<TlsAcceptor>,
+    /// The earliest `notAfter` of the chain in use (Unix seconds; `i64::MIN`: unreadable).
+    not_after: AtomicI64,
     /// What incomplete records may hold, over every connection.
     incomplete: Arc<RecordBudget>,
 }
@@ -78,19 +82,26 @@ impl std::fmt::Debug for Tls {
 impl Tls {
     /// Reads the files; fails with a message naming the file that is wrong.
     pub fn load(files: TlsFiles) -> Result<Tls, TlsError> {
-        let config = build(&files)?;
+        let (config, not_after) = build(&files)?;
         Ok(Tls {
             incomplete: Arc::new(RecordBudget::new(files.max_incomplete)),
             files,
             current: RwLock::new(TlsAcceptor::from(config)),
+            not_after: AtomicI64::new(not_after.unwrap_or(i64::MIN)),
         })
     }
 
     /// Reads the files again; on failure the settings in use stay.
     pub fn reload(&self) -> Result<(), TlsError> {
-        let config = build(&self.files)?;
+        let (config, not_after) = build(&self.files)?;
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = TlsAcceptor::from(config);
+        (self.not_after).store(not_after.unwrap_or(i64::MIN), Ordering::Relaxed);
         Ok(())
+    }
+
+    /// When the first certificate of the chain in use expires (Unix seconds), if readable.
+    pub fn not_after(&self) -> Option<i64> {
+        Some(self.not_after.load(Ordering::Relaxed)).filter(|&t| t != i64::MIN)
     }
 
     /// An accepted socket under rustls: a record must be complete within `limit`, and the
@@ -197,8 +208,10 @@ fn certs(path: &Path, what: &'static str) -> Result<Vec<CertificateDer<'static>>
     Ok(certs)
 }
 
-fn build(files: &TlsFiles) -> Result<Arc<ServerConfig>, TlsError> {
+/// The server's settings, and the earliest expiry of its chain.
+fn build(files: &TlsFiles) -> Result<(Arc<ServerConfig>, Option<i64>), TlsError> {
     let chain = certs(&files.cert, "tls-cert")?;
+    let not_after = earliest_not_after(chain.iter().map(|c| c.as_ref()));
     let key_pem = read_pem(&files.key, "tls-key")?;
     let key = PrivateKeyDer::from_pem_slice(&key_pem)
         .map_err(|e| TlsError::content("tls-key", &files.key, e))?;
@@ -232,5 +245,5 @@ fn build(files: &TlsFiles) -> Result<Arc<ServerConfig>, TlsError> {
     let config = builder
         .with_single_cert(chain, key)
         .map_err(|e| TlsError::Pair(e.to_string()))?;
-    Ok(Arc::new(config))
+    Ok((Arc::new(config), not_after))
 }
