@@ -100,13 +100,15 @@ Runs the named steps, or all of them: ${STEPS[*]}
           at once (x86_64 and static; aarch64 python node; aarch64 the rest). Own target dir:
           \$CARGO_TARGET_DIR/artifacts (Debian's toolchain: \$CARGO_TARGET_DIR/artifacts/cross).
   registry  ci/release/: local registries on 127.0.0.1 (pypiserver, verdaccio, cargo-http-registry,
-          a Go module proxy folder; ci/release/registries.sh), the release command publishing
+          a Maven repository folder, a Go module proxy folder; ci/release/registries.sh), the release command publishing
           dist/'s artifacts to them for real (ci/release/release.sh --publish: cargo publish
           --dry-run of the three crates, twine check, the npm platform packages and npm publish
           --dry-run, the Go module with its libraries), then installs by name in empty folders
           (ci/release/by-name-test.sh: pip install idforge, also on aarch64 under qemu; npm
-          install idforge, one platform package; cargo add idforge and its README's program; go
-          get and docs/go.md's program with no C library); all of it stopped by PID
+          install idforge, one platform package; cargo add idforge and its README's program;
+          docs/jvm.md's Java program by mvn package from dev.idforge:idforge-jvm's coordinates in a
+          Maven repository folder, every file's checksums and signature checked; go get and
+          docs/go.md's program with no C library); all of it stopped by PID
   ops     ci/ops/ops-test.sh: the server as operators run it. promtool check and test of the
           alert rules (deploy/prometheus/); the OCI image built from dist/'s static servers
           (ci/ops/image.sh: both architectures in one index, dist/idforge-VERSION-image.oci.tar)

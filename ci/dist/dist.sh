@@ -20,7 +20,8 @@
 #           and the native libraries as JNA resources, linux-x86-64/ and linux-aarch64/
 #           libidforge_uniffi.so (one jar for both); a Java or Kotlin user adds only JNA (5) and
 #           the Kotlin stdlib. Compiled for Java 17. The project's README.md and its JVM guide
-#           (docs/jvm.md) go in META-INF/.
+#           (docs/jvm.md) go in META-INF/. Beside it idforge-jvm-VERSION.pom, -sources.jar (the
+#           Kotlin sources) and -javadoc.jar (the API pages of ci/dist/jvm-apidoc.py)
 #   pgext   idforge-postgres-VERSION-pg15-ARCH-linux-gnu.tar.gz: the PostgreSQL 15 extension
 #           (lib/idforge.so, share/extension/ control and SQL files) and an install.sh that puts
 #           them where pg_config says (packaging/postgres/)
@@ -462,6 +463,16 @@ if wants jvm; then
     -C "$dir/classes" .
   printf '    %-40s %9d bytes\n' "idforge-jvm-$version.jar" "$(stat -c %s "dist/idforge-jvm-$version.jar")"
   sed "s|@VERSION@|$version|" packaging/jvm/pom.xml >"dist/idforge-jvm-$version.pom" # JNA, kotlin-stdlib
+  # Maven Central's companions (ci/release/maven-repo.sh): the Kotlin sources as compiled, and
+  # the API pages (the guide and javap's public signatures: ci/dist/jvm-apidoc.py says why).
+  mkdir -p "$dir/sources/dev/idforge" "$dir/javadoc"
+  cp "$dir/gen/dev/idforge/idforge_uniffi.kt" bindings/uniffi/kotlin/*.kt "$dir/sources/dev/idforge/"
+  python3 ci/dist/jvm-apidoc.py "dist/idforge-jvm-$version.jar" docs/jvm.md "$version" "$dir/javadoc"
+  for kind in sources javadoc; do
+    install -D -m 644 LICENSE-MIT LICENSE-APACHE -t "$dir/$kind/META-INF/"
+    jar --create --file "dist/idforge-jvm-$version-$kind.jar" \
+      --date "$(date -u -d "@$archive_epoch" +%Y-%m-%dT%H:%M:%SZ)" -C "$dir/$kind" .
+  done
 fi
 
 (cd dist && sha256sum -- * >SHA256SUMS)

@@ -18,7 +18,9 @@
 #                                   musl artifacts; aarch64 binutils and glibc headers), emulation
 #                                   (qemu-user-static, mmdebstrap and the arch-test it checks emulation
 #                                   with: the aarch64 Debian root that
-#                                   ci/dist/dist-test.sh --arch aarch64 runs the artifacts in), ops
+#                                   ci/dist/dist-test.sh --arch aarch64 runs the artifacts in), maven
+#                                   (Maven with Debian's repository of its plugins and JNA, gnupg:
+#                                   ci/release/by-name-test.sh maven), ops
 #                                   (podman with runc, Prometheus and promtool, etcd, redis-cli:
 #                                   ci/ops/ops-test.sh)
 set -euo pipefail
@@ -38,6 +40,7 @@ declare -A PACKAGES=(
   [wrk]="wrk"
   [cross]="rustc-web cargo-web rust-web-src binutils-aarch64-linux-gnu libc6-dev-arm64-cross"
   [emulation]="qemu-user-static mmdebstrap arch-test libc6-arm64-cross"
+  [maven]="maven openjdk-17-jdk-headless libjna-java libmaven-compiler-plugin-java libmaven-resources-plugin-java libmaven-jar-plugin-java libmaven-dependency-plugin-java libsurefire-java libmaven-install-plugin-java gnupg"
   [ops]="podman runc prometheus iproute2 iptables etcd-server etcd-client redis-tools curl python3-venv"
 )
 

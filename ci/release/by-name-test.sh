@@ -9,12 +9,15 @@
 #           --omit=optional, require() fails with IDFORGE_UNSUPPORTED_PLATFORM naming the
 #           supported platforms
 #   crates  `cargo add idforge` (the registry as `idforge-local`) and the crate README's program
+#   maven   docs/jvm.md's pom.xml and App.java built by `mvn package` from the coordinates
+#           dev.idforge:idforge-jvm:VERSION (JNA and the Kotlin stdlib through its pom), run; every
+#           published file's checksums and signature checked (IDFORGE_MAVEN_SIGNING_KEY)
 #   go      `go get idforge.dev/idforge@vVERSION` from the file proxy, GOFLAGS=-mod=mod, no
 #           PKG_CONFIG_PATH, no C library installed: docs/go.md's program runs (segments from
 #           memory:) and links no libidforge
 # The registries' variables (`registries.sh start` prints them) must be in the environment.
 #
-#   ci/release/by-name-test.sh [crates pypi npm go]...   (default: all)
+#   ci/release/by-name-test.sh [crates pypi npm maven go]...   (default: all)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 repo="$PWD"
@@ -24,8 +27,8 @@ SYSTEM_PATH=/usr/local/bin:/usr/bin:/bin
 version="$(sed -n 's/^#define IDFORGE_VERSION_STRING "\(.*\)"$/\1/p' include/idforge.h)"
 dist="${IDFORGE_DIST_DIR:-$repo/dist}"
 selected=("$@")
-[ "${#selected[@]}" -gt 0 ] || selected=(crates pypi npm go)
-for v in IDFORGE_PYPI_INDEX IDFORGE_NPM_REGISTRY IDFORGE_CARGO_INDEX IDFORGE_GO_PROXY_DIR; do
+[ "${#selected[@]}" -gt 0 ] || selected=(crates pypi npm maven go)
+for v in IDFORGE_PYPI_INDEX IDFORGE_NPM_REGISTRY IDFORGE_CARGO_INDEX IDFORGE_MAVEN_URL IDFORGE_GO_PROXY_DIR; do
   [ -n "${!v:-}" ] || { echo "error: $v is not set: start the registries (ci/release/registries.sh)" >&2; exit 2; }
 done
 
@@ -162,9 +165,60 @@ test_go() {
   echo "go: the module zip is $(stat -c %s "$zip") bytes"
 }
 
+test_maven() {
+  bash ci/install/install-deps.sh maven
+  local app="$work/maven" central="$work/central" kotlin stdlib
+  mkdir -p "$app/src/main/java"
+  # Maven Central's copy of the Kotlin stdlib, which Debian's repository lacks: the jar of the
+  # pinned kotlin-compiler (the one every JVM test uses), with a pom of its coordinates.
+  kotlin="$(bash ci/install/install-kotlin.sh)"
+  stdlib="$central/org/jetbrains/kotlin/kotlin-stdlib/2.4.20"
+  mkdir -p "$stdlib"
+  cp "$kotlin/lib/kotlin-stdlib.jar" "$stdlib/kotlin-stdlib-2.4.20.jar"
+  printf '%s%s\n' '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>' \
+    '<groupId>org.jetbrains.kotlin</groupId><artifactId>kotlin-stdlib</artifactId><version>2.4.20</version></project>' \
+    >"$stdlib/kotlin-stdlib-2.4.20.pom"
+  # The user's settings: the idforge registry, the stand-in for Central, and Debian's Maven
+  # repository for Maven's own plugins and JNA (CI reaches no Central).
+  cat >"$work/maven-settings.xml" <<SETTINGS
+<settings>
+  <localRepository>$work/m2</localRepository>
+  <mirrors><mirror><id>debian</id><mirrorOf>central</mirrorOf><url>file:///usr/share/maven-repo</url></mirror></mirrors>
+  <profiles><profile><id>registries</id><repositories>
+    <repository><id>idforge</id><url>$IDFORGE_MAVEN_URL</url><releases><checksumPolicy>fail</checksumPolicy></releases></repository>
+    <repository><id>central-kotlin</id><url>file://$central</url></repository>
+  </repositories></profile></profiles>
+  <activeProfiles><activeProfile>registries</activeProfile></activeProfiles>
+</settings>
+SETTINGS
+  # The project: docs/jvm.md's pom.xml and App.java, as written.
+  python3 ci/docs/doc_block.py docs/jvm.md '**Maven**' xml "$version" >"$app/pom.xml"
+  python3 ci/docs/doc_block.py docs/jvm.md "The release's" java "$version" >"$app/src/main/java/App.java"
+  local mvn=(mvn --batch-mode --no-transfer-progress -Dstyle.color=never -s "$work/maven-settings.xml")
+  user "$app" "${mvn[@]}" package dependency:build-classpath -Dmdep.outputFile=classpath.txt \
+    >"$work/mvn.log" 2>&1 || { tail -40 "$work/mvn.log" >&2; fail "mvn package of docs/jvm.md's Java program"; }
+  local out
+  out="$(user "$app" java -cp "target/app-1.jar:$(cat "$app/classpath.txt")" App memory:)"
+  grep -q '^snowflake [0-9]* made at' <<<"$out" || { echo "$out" >&2; fail "the Java program printed no snowflake"; }
+  grep -q '^order 1$' <<<"$out" || { echo "$out" >&2; fail "the Java program printed no segment id"; }
+  # Every file as published: its checksums, and its signature by the release's key.
+  local dir="${IDFORGE_MAVEN_URL#file://}/dev/idforge/idforge-jvm/$version" f a keyring
+  keyring="$work/maven-keyring.gpg"
+  gpg --batch --quiet --no-default-keyring --keyring "$keyring" --homedir "$work" \
+    --import "${IDFORGE_MAVEN_SIGNING_KEY:?is not set (local-release.sh sets it)}" 2>/dev/null
+  for f in "$dir"/*.jar "$dir"/*.pom; do
+    for a in md5 sha1 sha256 sha512; do
+      [ "$("${a}sum" "$f" | cut -d' ' -f1)" = "$(cat "$f.$a")" ] || fail "$(basename "$f").$a does not match"
+    done
+    gpgv --keyring "$keyring" "$f.asc" "$f" 2>/dev/null ||
+      fail "$(basename "$f").asc does not verify with the release's key"
+  done
+  echo "maven: dev.idforge:idforge-jvm:$version by its coordinates (mvn package; $(find "$dir" -type f | wc -l) files, each checksum and signature checked); docs/jvm.md's App printed: $(head -1 <<<"$out")"
+}
+
 for r in "${selected[@]}"; do
   case "$r" in
-    crates | pypi | npm | go) "test_$r" ;;
-    *) fail "unknown registry '$r' (crates pypi npm go)" ;;
+    crates | pypi | npm | maven | go) "test_$r" ;;
+    *) fail "unknown registry '$r' (crates pypi npm maven go)" ;;
   esac
 done

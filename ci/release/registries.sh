@@ -8,12 +8,15 @@
 #                                                         port $IDFORGE_NPM_PORT (24873)
 #   crates cargo-http-registry 0.1.8 (crates.io; a git index in DIR/cargo and the publish API)
 #                                                         port $IDFORGE_CARGO_PORT (24082)
+#   Maven  a repository folder, DIR/maven (file://…: a Maven repository is files over HTTP), and a
+#          throwaway signing key for the release (IDFORGE_GPG_THROWAWAY)
 #   Go     a module proxy folder, DIR/goproxy (GOPROXY=file://…), which is what a module host serves
 #
 #   ci/release/registries.sh start DIR   # prints the `export …` lines ci/release/release.sh and the
 #                                        # tests read (IDFORGE_PYPI_URL, IDFORGE_PYPI_INDEX,
 #                                        # IDFORGE_NPM_REGISTRY, IDFORGE_NPM_TOKEN,
 #                                        # IDFORGE_CARGO_INDEX, CARGO_REGISTRY_TOKEN,
+#                                        # IDFORGE_MAVEN_URL, IDFORGE_GPG_THROWAWAY,
 #                                        # IDFORGE_GO_PROXY_DIR, TWINE_USERNAME, TWINE_PASSWORD)
 #   ci/release/registries.sh stop DIR    # stops what start started (by PID), keeps DIR
 # DIR is emptied at start. The tools are cached under $IDFORGE_CACHE (~/.cache/idforge).
@@ -87,7 +90,7 @@ for port in "$pypi_port" "$npm_port" "$cargo_port"; do
   fi
 done
 rm -rf "$dir"
-mkdir -p "$dir/pypi" "$dir/npm/storage" "$dir/goproxy"
+mkdir -p "$dir/pypi" "$dir/npm/storage" "$dir/maven" "$dir/goproxy"
 dir="$(cd "$dir" && pwd)"
 
 # Each in a session (and process group) of its own, its PID recorded for stop.
@@ -147,5 +150,6 @@ export IDFORGE_NPM_REGISTRY=http://127.0.0.1:$npm_port/
 export IDFORGE_NPM_TOKEN=$token
 export IDFORGE_CARGO_INDEX=file://$dir/cargo
 export CARGO_REGISTRY_TOKEN=ci
+export IDFORGE_MAVEN_URL=file://$dir/maven IDFORGE_GPG_THROWAWAY=1
 export IDFORGE_GO_PROXY_DIR=$dir/goproxy
 EOF

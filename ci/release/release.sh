@@ -5,7 +5,7 @@
 # maintainer's checklist around it.
 #
 #   ci/release/release.sh [--publish] [--dist DIR] [--stage DIR] [REGISTRY...]
-#       REGISTRY: crates pypi npm go (default: all, in that order)
+#       REGISTRY: crates pypi npm maven go (default: all, in that order)
 #       --dist DIR    the artifacts (default: dist/)
 #       --stage DIR   where the registry packages are made (default: a new temporary folder,
 #                     kept and named at the end)
@@ -17,6 +17,9 @@
 #   pypi    `twine check --strict` of the wheels and the sdist
 #   npm     the package split napi-rs's way (ci/release/npm-split.mjs), `npm publish --dry-run`
 #           of each
+#   maven   the Maven repository tree of the JVM jar (ci/release/maven-repo.sh: the pom's Central
+#           fields, -sources and -javadoc jars, checksums, signatures verified) and the Central
+#           bundle zip of it; a dry run without a key signs with a throwaway one
 #   go      the module proxy files (ci/release/go-module.sh)
 #
 # Where --publish sends them (URLs and credentials from the environment; a missing one stops the
@@ -25,6 +28,9 @@
 #   pypi    IDFORGE_PYPI_URL (default https://upload.pypi.org/legacy/), TWINE_USERNAME
 #           (default __token__), TWINE_PASSWORD
 #   npm     IDFORGE_NPM_REGISTRY (default https://registry.npmjs.org/), IDFORGE_NPM_TOKEN
+#   maven   IDFORGE_MAVEN_URL (file:// or a repository taking HTTP PUT; ci/release/maven-publish.sh),
+#           IDFORGE_MAVEN_USER and IDFORGE_MAVEN_PASSWORD for http(s), IDFORGE_GPG_KEY and
+#           IDFORGE_GPG_PASSPHRASE (the signing key; IDFORGE_GPG_THROWAWAY=1: a new one, for tests)
 #   go      IDFORGE_GO_PROXY_DIR: the files of the module host (the folder served at the URL that
 #           idforge.dev/idforge's go-import meta tag names with the `mod` protocol)
 # A release publishes every platform: --publish refuses artifacts without the aarch64 ones unless
@@ -40,13 +46,13 @@ while [ "$#" -gt 0 ]; do
     --publish) publish=1 ;;
     --dist) dist="$(cd "$2" && pwd)"; shift ;;
     --stage) stage="$2"; shift ;;
-    crates | pypi | npm | go) registries+=("$1") ;;
+    crates | pypi | npm | maven | go) registries+=("$1") ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
-[ "${#registries[@]}" -gt 0 ] || registries=(crates pypi npm go)
+[ "${#registries[@]}" -gt 0 ] || registries=(crates pypi npm maven go)
 stage="${stage:-$(mktemp -d -t idforge-release.XXXXXX)}"
 wants() { [[ " ${registries[*]} " == *" $1 "* ]]; }
 
@@ -87,6 +93,10 @@ if [ "$publish" = 1 ]; then
   if wants crates; then need CARGO_REGISTRY_TOKEN; fi
   if wants pypi; then need TWINE_PASSWORD; fi
   if wants npm; then need IDFORGE_NPM_TOKEN; fi
+  if wants maven; then
+    need IDFORGE_MAVEN_URL
+    [ "${IDFORGE_GPG_THROWAWAY:-}" = 1 ] || need IDFORGE_GPG_KEY
+  fi
   if wants go; then need IDFORGE_GO_PROXY_DIR; fi
 fi
 if [ "${#problems[@]}" -gt 0 ]; then
@@ -171,6 +181,26 @@ if wants npm; then
       fi
     )
   done
+fi
+
+# ---- Maven: the JVM jar, its pom, sources and javadoc, signed --------------------------------
+if wants maven; then
+  echo "==> maven: the repository tree, signed and summed"
+  # A dry run without a key still signs (with a key of its own), so the signing is checked too.
+  if [ "$publish" = 0 ] && [ -z "${IDFORGE_GPG_KEY:-}" ]; then export IDFORGE_GPG_THROWAWAY=1; fi
+  bash ci/release/maven-repo.sh "$dist" "$stage/maven/repository"
+  # Maven Central's portal takes the tree as one zip (docs/release.md).
+  python3 -c 'import os, sys, zipfile
+root, out = sys.argv[1:3]
+with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+    for d, _, names in sorted(os.walk(root)):
+        for n in sorted(names):
+            z.write(os.path.join(d, n), os.path.relpath(os.path.join(d, n), root))' \
+    "$stage/maven/repository" "$stage/maven/central-bundle.zip"
+  if [ "$publish" = 1 ]; then
+    echo "==> maven: publish to $IDFORGE_MAVEN_URL"
+    bash ci/release/maven-publish.sh "$stage/maven/repository" "$IDFORGE_MAVEN_URL"
+  fi
 fi
 
 # ---- Go: the module, with the libraries it links --------------------------------------------------
