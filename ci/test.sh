@@ -274,9 +274,12 @@ step_python() {
   # The interop tests check our ids against the peers' own types: pymongo's bson.ObjectId,
   # uuid_utils' UUID and python-ulid's ULID.
   "$venv/bin/python" -m pip install --quiet "pytest>=7" "pymongo>=4" "uuid-utils>=0.9" "python-ulid>=2" "mypy>=1.18"
+  # The frameworks of idforge.sqlalchemy, .pydantic and .django, and PostgreSQL's driver: their
+  # tests must run here (IDFORGE_REQUIRE_FRAMEWORKS), against SQLite and the services' PostgreSQL.
+  "$venv/bin/python" -m pip install --quiet "sqlalchemy>=2" "pydantic>=2" "django>=4.2" "psycopg[binary]>=3"
   # From python/, with the pytest script (not -m): the installed package is tested, not the
   # source folder.
-  (cd python && "$venv/bin/pytest" -q)
+  (cd python && IDFORGE_REQUIRE_FRAMEWORKS=1 "$venv/bin/pytest" -q)
   step_python_versions "$wheel_dir"
   rm -rf "$wheel_dir"
   # The committed stubs match the native module, and a typed user's view of the API type-checks.

@@ -60,6 +60,10 @@ assert a < b, (a, b)
 print("pypi: pip install idforge", idforge.__version__, a)
 assert idforge.__version__ == "'"$version"'"
 '
+  # idforge alone pulls in no framework: its integrations are extras (idforge[sqlalchemy], …).
+  local installed
+  installed="$(user "$app" venv/bin/pip list --disable-pip-version-check --format=freeze --exclude pip --exclude setuptools)"
+  [ "$installed" = "idforge==$version" ] || fail "pip install idforge installed more than idforge: $installed"
   # Where no wheel fits, pip builds the sdist: without Rust, it stops with the documented message
   # (python/build_backend), not maturin's attempt to download a toolchain.
   # (PATH: the venv alone, as Debian's cargo may be in /usr/bin.)

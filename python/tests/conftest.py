@@ -13,3 +13,31 @@ def load(name):
 @pytest.fixture(scope="session")
 def vectors():
     return load
+
+
+def framework(module):
+    """The framework module `module` (sqlalchemy, pydantic, django, psycopg), or a skip when it
+    is not installed; with IDFORGE_REQUIRE_FRAMEWORKS set (CI's python step installs them all)
+    a missing one fails instead."""
+    import importlib
+    import os
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        if os.environ.get("IDFORGE_REQUIRE_FRAMEWORKS"):
+            pytest.fail(f"{module} is not installed but IDFORGE_REQUIRE_FRAMEWORKS is set")
+        pytest.skip(f"{module} is not installed (pip install idforge[{module}])")
+
+
+def postgres_url():
+    """The test PostgreSQL's URL (ci/services.sh), or a skip (a failure with
+    IDFORGE_REQUIRE_SERVICES)."""
+    import os
+
+    url = os.environ.get("IDFORGE_TEST_POSTGRES_URL")
+    if not url:
+        if os.environ.get("IDFORGE_REQUIRE_SERVICES"):
+            pytest.fail("IDFORGE_TEST_POSTGRES_URL is not set but IDFORGE_REQUIRE_SERVICES is")
+        pytest.skip("IDFORGE_TEST_POSTGRES_URL is not set (ci/services.sh sets it)")
+    return url
