@@ -230,3 +230,21 @@ declare const idforge: {
   noop: typeof noop
 }
 export default idforge
+
+/**
+ * JSON with 64-bit ids. A JavaScript number holds 53 bits, so a snowflake id in JSON is its
+ * decimal text (`{"id":"1541815603606036480"}`, as the Python and Go bindings write it); these
+ * write bigints that way and read the named keys back as bigints.
+ */
+export declare const json: {
+  /** `JSON.stringify(value, …)` with every bigint written as its decimal text. */
+  stringify(value: unknown, space?: string | number): string
+  /** `JSON.parse(text)` with the values of `keys` (at any depth; arrays of them too) read as bigint ids. */
+  parse<T = any>(text: string, keys?: readonly string[]): T
+  /** `JSON.stringify`'s replacer: a bigint becomes its decimal text. */
+  replacer(key: string, value: unknown): unknown
+  /** A `JSON.parse` reviver reading the values of `keys` as bigint ids (`IDFORGE_INVALID_DECIMAL` on other text). */
+  reviver(...keys: Array<string | readonly string[]>): (key: string, value: unknown) => unknown
+  /** The bigint of an id's decimal text (1 to 20 digits, at most 2^64 - 1). */
+  parseId(text: string): bigint
+}

@@ -527,7 +527,55 @@ function uuidToUlid(value) {
   return native.ulidToString(value)
 }
 
+// ---- JSON with 64-bit ids -------------------------------------------------------------------
+// A JavaScript number holds 53 bits, so a snowflake id in JSON is its decimal text (as
+// idforge.pydantic and the other bindings write it); these read it back as a bigint.
+
+const U64_MAX = (1n << 64n) - 1n
+
+/** `JSON.stringify`'s replacer: a bigint becomes its decimal text; anything else stays. */
+function bigintReplacer(key, value) {
+  return typeof value === 'bigint' ? value.toString() : value
+}
+
+/** The bigint a snowflake id's decimal text stands for (1 to 20 digits, at most 2^64 - 1). */
+function parseDecimalId(text) {
+  if (typeof text !== 'string' || !/^[0-9]{1,20}$/.test(text)) {
+    throw idforgeError(ErrorCode.INVALID_DECIMAL, `an id is 1 to 20 decimal digits, not ${JSON.stringify(String(text)).slice(0, 40)}`)
+  }
+  const n = BigInt(text)
+  if (n > U64_MAX) throw idforgeError(ErrorCode.INVALID_DECIMAL, 'an id is at most 2^64 - 1')
+  return n
+}
+
+/**
+ * A `JSON.parse` reviver that reads the values of `keys` (property names, at any depth, and
+ * the items of arrays under them) back as bigint ids; text that is not an id throws
+ * `IDFORGE_INVALID_DECIMAL`. Numbers are left as they are: past 2^53 they are already wrong.
+ */
+function bigintReviver(...keys) {
+  const names = new Set(keys.flat())
+  return function revive(key, value) {
+    if (typeof value === 'string' && names.has(key)) return parseDecimalId(value)
+    if (Array.isArray(value) && names.has(key)) {
+      return value.map((v) => (typeof v === 'string' ? parseDecimalId(v) : v))
+    }
+    return value
+  }
+}
+
+const json = Object.freeze({
+  /** `JSON.stringify(value, …)` with bigint ids written as decimal text. */
+  stringify: (value, space) => JSON.stringify(value, bigintReplacer, space),
+  /** `JSON.parse(text)` with the values of `keys` read back as bigint ids. */
+  parse: (text, keys) => JSON.parse(text, bigintReviver(...(keys || []))),
+  replacer: bigintReplacer,
+  reviver: bigintReviver,
+  parseId: parseDecimalId,
+})
+
 module.exports = {
+  json,
   Snowflake,
   Layout,
   ObjectId,

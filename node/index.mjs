@@ -5,6 +5,7 @@ const require = createRequire(import.meta.url)
 const idforge = require('./index.js')
 
 export const {
+  json,
   Snowflake,
   Layout,
   ObjectId,

@@ -35,11 +35,11 @@ def _snowflake(value: Any) -> int:
     if isinstance(value, bool):
         raise ValueError("a snowflake id is an int or its decimal text, not a bool")
     if isinstance(value, str):
-        text = value.strip()
-        # Decimal digits only: no sign, no "0x", no "1_000", no exponent.
-        if not (text.isascii() and text.isdigit() and len(text) <= 20):
+        # ASCII decimal digits only (core/testdata/json_ids.json): no sign, space, "0x", "1_000"
+        # or exponent, as every binding reads it.
+        if not (value.isascii() and value.isdigit() and len(value) <= 20):
             raise ValueError("a snowflake id is an int or its decimal text")
-        value = int(text)
+        value = int(value)
     if not isinstance(value, int):
         raise ValueError(f"a snowflake id is an int or its decimal text, not {type(value).__name__}")
     if not 0 <= value <= _U64_MAX:

@@ -1,6 +1,7 @@
 // Compiled by `tsc -p test/types` (in `npm test`): the package's declarations describe what a
 // TypeScript user writes. Not run.
 import idforge, {
+  json,
   ErrorCode,
   Flake128,
   Flake128Generator,
@@ -85,3 +86,10 @@ const ulMade: string = ulidFromFields(ulParts.timeMs, ulParts.random)
 const ulBack: string = uuidToUlid(ulidToUuid(ul))
 const spread: boolean = new Snowflake({ randomStart: true }).randomStart
 const viaDefault: string = idforge.uuid7() + idforge.ulid()
+
+// JSON with 64-bit ids: bigints out as decimal text, named keys back as bigints.
+const jsonText: string = json.stringify({ id: 1n, items: [2n] }, 2)
+const jsonBack = json.parse<{ id: bigint; items: bigint[] }>(jsonText, ['id', 'items'])
+const jsonId: bigint = jsonBack.id + json.parseId('42')
+const viaReviver: unknown = JSON.parse(jsonText, json.reviver('id', ['items']))
+const viaReplacer: string = JSON.stringify({ id: 1n }, json.replacer)
