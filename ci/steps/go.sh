@@ -5,8 +5,9 @@
 #   gofmt, go vet (shared and static), go test -race (the shared vectors, 8 goroutines x
 #   1,000,000 snowflakes and ObjectIds, the typed errors, Segments on every source URL of
 #   ci/services.sh and through kill -9 of a server of its own: IDFORGE_BIN), the vectors again
-#   linked statically (-tags idforge_static), and the benchmarks run once each (bindings/go/bench,
-#   with the Debian peers) so they keep building. The program in an empty folder against the
+#   linked statically (-tags idforge_static), the ids through database/sql in PostgreSQL and
+#   SQLite (bindings/go/sqltest, with Debian's lib/pq and go-sqlite3), and the benchmarks run once
+#   each (bindings/go/bench, with the Debian peers) so they keep building. The program in an empty folder against the
 #   release tarball is ci/dist/dist-test.sh's (the dist step), as it needs dist/.
 #
 #   ci/steps/go.sh      (ci/test.sh go, with the services started)
@@ -32,7 +33,15 @@ go vet ./...
 go vet -tags idforge_static ./...
 go test -race -count=1 ./...
 go test -count=1 -tags idforge_static -run 'Vectors|Layout|Compose|Typed' ./...
+(
+  # The ids through database/sql in PostgreSQL (the services') and SQLite (docs/frameworks.md).
+  cd sqltest
+  unformatted="$(gofmt -l .)"
+  [ -z "$unformatted" ] || { echo "error: not gofmt'd: $unformatted" >&2; exit 1; }
+  go vet ./...
+  go test -count=1 ./...
+)
 cd bench
 go vet ./...
 go test -count=1 -run '^$' -bench . -benchtime=1x ./... >/dev/null
-echo "go: vet, tests (race), static link, benchmarks build and run"
+echo "go: vet, tests (race), static link, database/sql in PostgreSQL and SQLite, benchmarks build and run"
