@@ -5,7 +5,7 @@
 #   ci/install/install-deps.sh GROUP...     groups: c (C tests), bench-c (C benchmark), node (only when
 #                                   no node/npm is on PATH), services (PostgreSQL, MariaDB,
 #                                   Redis servers and clients, openssl for test certificates),
-#                                   jvm (JDK, JNA and Gson, for ci/steps/jvm.sh), dist (objdump and
+#                                   jvm (JDK, JNA, Gson and the PostgreSQL and SQLite JDBC drivers, for ci/steps/jvm.sh), dist (objdump and
 #                                   strip, a C compiler, pkg-config, redis-cli and venv: ci/dist/dist.sh
 #                                   and ci/dist/dist-test.sh), etcd (etcd server and etcdctl, for the
 #                                   HA tests and ci/harness/failover-harness.sh), pgext (PostgreSQL 15's
@@ -30,7 +30,7 @@ declare -A PACKAGES=(
   [bench-c]="gcc pkg-config libbson-dev"
   [node]="nodejs npm util-linux"
   [services]="postgresql mariadb-server mariadb-client redis-server redis-tools openssl"
-  [jvm]="openjdk-17-jdk-headless libjna-java libjna-jni libgoogle-gson-java"
+  [jvm]="openjdk-17-jdk-headless libjna-java libjna-jni libgoogle-gson-java libpostgresql-jdbc-java libxerial-sqlite-jdbc-java"
   [dist]="binutils gcc pkg-config redis-tools python3-venv"
   [etcd]="etcd-server etcd-client"
   [pgext]="postgresql postgresql-server-dev-15 libclang-dev python3-venv"

@@ -2,8 +2,8 @@
 # The JVM binding (bindings/uniffi): builds the library, generates the Kotlin sources with
 # uniffi-bindgen (library mode; they are reproducible, so they are not committed), compiles them
 # with the Kotlin compiler of the npm package kotlin-compiler, then runs the Kotlin tests
-# (bindings/uniffi/tests/IdforgeTest.kt with TimeOrderedTest.kt) and the Java caller against the
-# built library, and the JVM guide's Java program (examples/java/App.java) as a user runs it: the jar with the native
+# (bindings/uniffi/tests/IdforgeTest.kt with TimeOrderedTest.kt), the Java caller and JdbcTest (the
+# ids in PostgreSQL and SQLite through Debian's JDBC drivers) against the built library, and the JVM guide's Java program (examples/java/App.java) as a user runs it: the jar with the native
 # library inside (as ci/dist/dist.sh makes it), JNA and the Kotlin stdlib, no jna.library.path. It
 # checks that docs/jvm.md shows that program as it is and that the Maven coordinates it and
 # packaging/jvm/pom.xml give are the versions used here.
@@ -11,7 +11,7 @@
 #   ci/steps/jvm.sh            build, generate, compile, test
 #   ci/steps/jvm.sh --release  the same on a release build of the library
 #
-# Installs what it needs: JDK 17, JNA and Gson from Debian (ci/install/install-deps.sh jvm) and
+# Installs what it needs: JDK 17, JNA, Gson and the JDBC drivers from Debian (ci/install/install-deps.sh jvm) and
 # kotlin-compiler (pinned) from the npm registry into $IDFORGE_CACHE/kotlin (ci/install/install-kotlin.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -57,6 +57,9 @@ echo "    Kotlin tests"
 "${JAVA[@]}" -cp "$CP:$OUT/tests.jar:$GSON:$KLIB/kotlin-test.jar" IdforgeTestKt
 echo "    Java caller"
 "${JAVA[@]}" -cp "$CP:$OUT/java" JavaCaller
+echo "    JDBC: the ids in PostgreSQL and SQLite through Debian's drivers"
+javac -d "$OUT/jdbc" -cp "$OUT/idforge.jar:$KLIB/kotlin-stdlib.jar:$GSON" bindings/uniffi/tests/JdbcTest.java
+"${JAVA[@]}" -cp "$CP:$OUT/jdbc:$GSON:/usr/share/java/postgresql.jar:/usr/share/java/sqlite-jdbc.jar" JdbcTest
 
 echo "    Java example (examples/java/App.java): the jar with its native library, JNA, kotlin-stdlib"
 # JNA finds a library it cannot find on the system in the class path, under its platform's folder:
