@@ -27,7 +27,7 @@ def framework(module):
     except ImportError:
         if os.environ.get("IDFORGE_REQUIRE_FRAMEWORKS"):
             pytest.fail(f"{module} is not installed but IDFORGE_REQUIRE_FRAMEWORKS is set")
-        pytest.skip(f"{module} is not installed (pip install idforge[{module}])")
+        pytest.skip(f"{module} is not installed (pip install idforge[{module}])", allow_module_level=True)
 
 
 def postgres_url():
