@@ -15,7 +15,9 @@
 # 4. ci/ops/prometheus_check.py: a real Prometheus scraping the container under load returns
 #    series for every query of deploy/grafana/idforge-dashboard.json, and evaluates every rule;
 # 5. ci/ops/manifests_check.py: every overlay of deploy/kubernetes rendered by kubectl kustomize
-#    and its objects checked (also pinned to the image's digest).
+#    and its objects checked (also pinned to the image's digest);
+# 6. the index's arm64 image pulled and started under qemu-user (INCR answered), when the host
+#    has qemu's binfmt for aarch64 (the dist step registers it).
 # Then it checks that nothing is left: no container or volume of the run, no loaded image, no
 # network interface or iptables rule that was not there before. podman runs with the host's
 # network only (never its bridge). Needs root (rootful podman), and kubectl on PATH.
@@ -74,7 +76,18 @@ python3 ci/ops/prometheus_check.py "$image" deploy/grafana/idforge-dashboard.jso
 echo "---- kubernetes manifests"
 "$venv/bin/python" ci/ops/manifests_check.py "$image" "$(cat "$dist/idforge-$version-image.digest")"
 
+# The index's arm64 image, under qemu-user (binfmt, registered by ci/dist/arm64-root.sh).
 podman rmi --force "$image" >/dev/null
+if [ -f "$dist/idforge-$version-aarch64-linux-musl.tar.gz" ]; then
+  if [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
+    echo "---- the arm64 image under qemu-user"
+    podman pull --quiet --arch arm64 "oci-archive:$dist/idforge-$version-image.oci.tar" >/dev/null
+    python3 ci/ops/containers.py "$image" "$work/arm64" --smoke arm64
+    podman rmi --force "$image" >/dev/null
+  else
+    echo "---- the arm64 image: built, not run (no qemu-user binfmt for aarch64 on this host)"
+  fi
+fi
 after=$(state)
 if [ "$before" != "$after" ]; then
   echo "error: the host's network changed:" >&2
