@@ -18,9 +18,10 @@
 #    and its objects checked (also pinned to the image's digest);
 # 6. the index's arm64 image pulled and started under qemu-user (INCR answered), when the host
 #    has qemu's binfmt for aarch64 (the dist step registers it).
-# Then it checks that nothing is left: no container or volume of the run, no loaded image, no
-# network interface or iptables rule that was not there before. podman runs with the host's
-# network only (never its bridge). Needs root (rootful podman), and kubectl on PATH.
+# Then it checks that nothing is left: no container of the run, no volume (named or anonymous)
+# or network interface or iptables rule that was not there before, no loaded image. podman runs
+# with the host's network only (never its bridge). Needs root (rootful podman), and kubectl on
+# PATH.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -46,6 +47,7 @@ state() { # the host's network state, to compare before and after
   iptables-save 2>/dev/null | grep -v '^#' | sed 's/\[[0-9:]*\]//' || true
 }
 before=$(state)
+volumes_before=$(podman volume ls --quiet | sort)
 work=$(mktemp -d)
 image="localhost/idforge:$version"
 trap 'podman rmi --force "$image" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
@@ -96,4 +98,8 @@ if [ "$before" != "$after" ]; then
 fi
 left=$(podman ps --all --format '{{.Names}}' | grep '^idforge-ops-' || true)
 [ -z "$left" ] || { echo "error: containers left: $left" >&2; exit 1; }
+# No volume left either, named or anonymous (the image's VOLUME makes one per run without -v).
+volumes_after=$(podman volume ls --quiet | sort)
+[ "$volumes_before" = "$volumes_after" ] ||
+  { echo "error: volumes left: $(comm -13 <(echo "$volumes_before") <(echo "$volumes_after"))" >&2; exit 1; }
 echo "ops: ok (nothing left running; the network as it was)"
