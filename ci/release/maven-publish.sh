@@ -43,7 +43,15 @@ case "$url" in
       echo "error: $artifact_dir/$version_dir is already in $url" >&2
       exit 1
     fi
-    curl_auth --output "$work/old.xml" "$url/$meta_rel" 2>/dev/null || rm -f "$work/old.xml"
+    # Only a 404 means "no metadata yet": any other failure stops the release, or the merged
+    # metadata would drop every version the repository named. At most 1 MiB is read.
+    code=$(curl_auth --max-filesize 1048576 --output "$work/old.xml" --write-out '%{http_code}' \
+      "$url/$meta_rel" 2>/dev/null) || code="${code:-000}"
+    case "$code" in
+      200) ;;
+      404) rm -f "$work/old.xml" ;;
+      *) echo "error: $url/$meta_rel: HTTP $code (not 200 or 404); nothing was sent" >&2; exit 1 ;;
+    esac
     ;;
   *) echo "error: $url is neither file:// nor http(s)://" >&2; exit 2 ;;
 esac
