@@ -30,14 +30,19 @@ def framework(module):
         pytest.skip(f"{module} is not installed (pip install idforge[{module}])", allow_module_level=True)
 
 
-def postgres_url():
-    """The test PostgreSQL's URL (ci/services.sh), or a skip (a failure with
-    IDFORGE_REQUIRE_SERVICES)."""
+def required_env(var, who):
+    """The value of `var`, which `who` sets in CI, or a skip; with IDFORGE_REQUIRE_SERVICES set a
+    missing one fails instead."""
     import os
 
-    url = os.environ.get("IDFORGE_TEST_POSTGRES_URL")
-    if not url:
+    value = os.environ.get(var)
+    if not value:
         if os.environ.get("IDFORGE_REQUIRE_SERVICES"):
-            pytest.fail("IDFORGE_TEST_POSTGRES_URL is not set but IDFORGE_REQUIRE_SERVICES is")
-        pytest.skip("IDFORGE_TEST_POSTGRES_URL is not set (ci/services.sh sets it)")
-    return url
+            pytest.fail(f"{var} is not set but IDFORGE_REQUIRE_SERVICES is")
+        pytest.skip(f"{var} is not set ({who} sets it)")
+    return value
+
+
+def postgres_url():
+    """The test PostgreSQL's URL (ci/services.sh)."""
+    return required_env("IDFORGE_TEST_POSTGRES_URL", "ci/services.sh")

@@ -8,6 +8,7 @@ import sys
 import uuid
 
 import pytest
+from conftest import required_env
 
 import idforge
 from idforge.__main__ import format_ms, format_secs, main
@@ -242,12 +243,7 @@ def test_main_in_process():
 
 
 def binary():
-    path = os.environ.get("IDFORGE_BIN")
-    if not path:
-        if os.environ.get("IDFORGE_REQUIRE_SERVICES"):
-            pytest.fail("IDFORGE_BIN is not set but IDFORGE_REQUIRE_SERVICES is")
-        pytest.skip("IDFORGE_BIN is not set (ci/test.sh sets it)")
-    return path
+    return required_env("IDFORGE_BIN", "ci/test.sh")
 
 
 def test_the_same_output_and_errors_as_the_binary():

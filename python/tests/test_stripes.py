@@ -2,12 +2,12 @@
 --stripe K/N`` servers of the test's own (IDFORGE_BIN): ids from both, none twice, calls that go
 on when one server is killed, and servers whose ids could meet refused."""
 
-import os
 import subprocess
 import threading
 import time
 
 import pytest
+from conftest import required_env
 
 import idforge
 
@@ -15,12 +15,7 @@ BLOCK = 1000
 
 
 def _binary():
-    binary = os.environ.get("IDFORGE_BIN")
-    if not binary:
-        if os.environ.get("IDFORGE_REQUIRE_SERVICES"):
-            pytest.fail("IDFORGE_BIN is not set but IDFORGE_REQUIRE_SERVICES is")
-        pytest.skip("IDFORGE_BIN is not set (ci/test.sh sets it)")
-    return binary
+    return required_env("IDFORGE_BIN", "ci/test.sh")
 
 
 @pytest.fixture
