@@ -39,6 +39,11 @@
 #define IDFORGE_FLAKE128_HEX_LEN 32
 
 /**
+ * The longest id text (20 decimal digits); a buffer needs one more byte, for the NUL.
+ */
+#define IDFORGE_ID_TEXT_MAX_LEN 20
+
+/**
  * Bytes in an ObjectId.
  */
 #define IDFORGE_OBJECTID_LEN 12
@@ -350,6 +355,39 @@ enum idforge_snowflake_flag
 typedef enum idforge_snowflake_flag idforge_snowflake_flag;
 #else
 typedef uint32_t idforge_snowflake_flag;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * A text form of a 64-bit id (the `form` argument of `idforge_id_to_text` and
+ * `idforge_id_from_text`).
+ */
+enum idforge_text_form
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Digits, no sign, no leading zero: a JSON-safe string (JavaScript numbers hold 53 bits).
+   * Its text order is not id order.
+   */
+  IDFORGE_TEXT_FORM_DECIMAL = 0,
+  /**
+   * 13 characters of Crockford base32 (`0-9A-Z` without `I L O U`), upper case out, either
+   * case in. Text order is id order.
+   */
+  IDFORGE_TEXT_FORM_BASE32 = 1,
+  /**
+   * 11 characters of `0-9A-Za-z`. Byte order (`strcmp`, not a case-blind collation) is id
+   * order.
+   */
+  IDFORGE_TEXT_FORM_BASE62 = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum idforge_text_form idforge_text_form;
+#else
+typedef uint32_t idforge_text_form;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -747,6 +785,28 @@ idforge_status idforge_flake128_compose(uint64_t time_ms,
                                         uint64_t worker,
                                         uint16_t seq,
                                         uint8_t *out);
+
+/**
+ * Writes `id` in `form` (an `idforge_text_form`) and a NUL to `out` (`len` >= 21 holds every
+ * form). `INVALID_ARGUMENT` for an unknown form, `BUFFER_TOO_SMALL` writing nothing when the
+ * text and its NUL do not fit.
+ *
+ * # Safety
+ * `out` is NULL or points to `len` writable bytes.
+ */
+idforge_status idforge_id_to_text(uint64_t id, uint32_t form, char *out, size_t len);
+
+/**
+ * Reads the id whose text in `form` is `text` (NUL-terminated) into `*out`. Only the one text
+ * of an id is taken (base32 in either case); anything else is the form's error:
+ * `INVALID_DECIMAL` (a sign, a space, a leading zero, over 2^64 - 1), `INVALID_BASE32` (not 13
+ * characters, `I L O U`, over 2^64 - 1) or `INVALID_BASE62` (not 11 characters). `*out` is
+ * written only on success.
+ *
+ * # Safety
+ * `text` is NULL or NUL-terminated; `out` is NULL or writable.
+ */
+idforge_status idforge_id_from_text(const char *text, uint32_t form, uint64_t *out);
 
 /**
  * Writes the layout of a preset (an `idforge_preset`) to `*out`.

@@ -8,7 +8,7 @@
 #                              (compared first: the header is made from the C crate with the fresh
 #                              list)
 #   include/idforge.h          cbindgen (pinned below, installed on first use) from bindings/c
-#   the shared vectors         core/testdata/gen_snowflake.py, gen_uuid7_ulid.py (independent
+#   the shared vectors         core/testdata/gen_snowflake.py, gen_uuid7_ulid.py, gen_id_text.py (independent
 #                              Python models) -> snowflake.json, uuid7.json, ulid.json
 #
 #   ci/gen/check-generated.sh           check: exit 1 and show the diff when a file drifted
@@ -64,7 +64,7 @@ sed "s|@IDFORGE_VERSION_MACROS@|$macros|" bindings/c/cbindgen.toml >"$tmp/cbindg
 compare "$tmp/idforge.h" include/idforge.h
 
 # The shared vectors made by independent models in core/testdata/.
-for model in gen_snowflake.py gen_uuid7_ulid.py; do
+for model in gen_snowflake.py gen_uuid7_ulid.py gen_id_text.py; do
   if [ "$mode" = write ]; then
     python3 "core/testdata/$model"
   elif ! python3 "core/testdata/$model" --check; then

@@ -18,6 +18,7 @@ pub mod encode;
 pub mod error;
 mod error_code;
 pub mod flake128;
+pub mod id_text;
 pub mod layout_text;
 pub mod objectid;
 pub mod segment;

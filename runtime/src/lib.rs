@@ -42,6 +42,7 @@ mod segments;
 mod snowflake;
 pub mod source;
 mod state_file;
+pub mod text;
 mod time_ordered;
 
 pub use batch::{MAX_BATCH, batch_len};

@@ -11,6 +11,7 @@
 
 mod error;
 mod flake128;
+mod id_text;
 mod layout;
 mod objectid;
 mod ptr;
@@ -25,6 +26,7 @@ mod uuid7;
 use std::ffi::c_char;
 
 pub use flake128::*;
+pub use id_text::*;
 pub use layout::*;
 pub use objectid::*;
 pub use segments::*;

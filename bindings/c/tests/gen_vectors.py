@@ -168,6 +168,17 @@ def main(out):
            for r in ulid["fields"]])
     table(L, "v_parse", "V_ULID_PARSE", [[cstr(r["input"]), cstr(r["text"])] for r in ulid["parse"]])
     table(L, "v_invalid_text", "V_ULID_REFUSE", [[cstr(r["input"]), status(r["error"])] for r in ulid["refuse"]])
+    id_text = load("id_text.json")
+    forms = {f: "IDFORGE_TEXT_FORM_" + f.upper() for f in ("decimal", "base32", "base62")}
+    L += ["typedef struct { uint64_t id; const char *decimal, *base32, *base62; } v_id_text;",
+          "typedef struct { uint32_t form; const char *text; uint64_t id; } v_id_text_parse;",
+          "typedef struct { uint32_t form; const char *text, *error; } v_id_text_refuse;", ""]
+    table(L, "v_id_text", "V_ID_TEXT",
+          [[u64(r["id"]), cstr(r["decimal"]), cstr(r["base32"]), cstr(r["base62"])] for r in id_text["ids"]])
+    table(L, "v_id_text_parse", "V_ID_TEXT_PARSE",
+          [[forms[r["form"]], cstr(r["text"]), u64(r["id"])] for r in id_text["parse"]])
+    table(L, "v_id_text_refuse", "V_ID_TEXT_REFUSE",
+          [[forms[r["form"]], cstr(r["text"]), status(r["error"])] for r in id_text["errors"]])
     pathlib.Path(out).write_text("\n".join(L) + "\n")
 
 

@@ -345,6 +345,48 @@ static void test_flake128_vectors(void) {
   }
 }
 
+/* The text forms of 64-bit ids (id_text.json): each form both ways, accepted spellings, and
+ * refusals that leave the output untouched. */
+static void test_id_text_vectors(void) {
+  size_t i;
+  char text[IDFORGE_ID_TEXT_MAX_LEN + 1], small[13];
+  uint64_t id = 0;
+  for (i = 0; i < V_ID_TEXT_LEN; i++) {
+    const v_id_text *v = &V_ID_TEXT[i];
+    const char *want[3];
+    uint32_t form;
+    want[IDFORGE_TEXT_FORM_DECIMAL] = v->decimal;
+    want[IDFORGE_TEXT_FORM_BASE32] = v->base32;
+    want[IDFORGE_TEXT_FORM_BASE62] = v->base62;
+    for (form = 0; form < 3; form++) {
+      CHECK_OK(idforge_id_to_text(v->id, form, text, sizeof text));
+      CHECK(strcmp(text, want[form]) == 0);
+      id = 0;
+      CHECK_OK(idforge_id_from_text(want[form], form, &id));
+      CHECK(id == v->id);
+    }
+  }
+  for (i = 0; i < V_ID_TEXT_PARSE_LEN; i++) {
+    CHECK_OK(idforge_id_from_text(V_ID_TEXT_PARSE[i].text, V_ID_TEXT_PARSE[i].form, &id));
+    CHECK(id == V_ID_TEXT_PARSE[i].id);
+  }
+  for (i = 0; i < V_ID_TEXT_REFUSE_LEN; i++) {
+    id = 42;
+    CHECK_STATUS(idforge_id_from_text(V_ID_TEXT_REFUSE[i].text, V_ID_TEXT_REFUSE[i].form, &id),
+                 V_ID_TEXT_REFUSE[i].error);
+    CHECK(id == 42);
+  }
+  /* 13 base32 characters and the NUL need 14 bytes; nothing is written to 13. */
+  memset(small, 'x', sizeof small);
+  CHECK_STATUS(idforge_id_to_text(1, IDFORGE_TEXT_FORM_BASE32, small, sizeof small),
+               "IDFORGE_STATUS_BUFFER_TOO_SMALL");
+  CHECK(small[0] == 'x');
+  CHECK_STATUS(idforge_id_to_text(1, 3, text, sizeof text), "IDFORGE_STATUS_INVALID_ARGUMENT");
+  CHECK_STATUS(idforge_id_from_text("1", 3, &id), "IDFORGE_STATUS_INVALID_ARGUMENT");
+  CHECK_STATUS(idforge_id_from_text(NULL, IDFORGE_TEXT_FORM_DECIMAL, &id), "IDFORGE_STATUS_NULL_ARGUMENT");
+  CHECK_STATUS(idforge_id_from_text("1", IDFORGE_TEXT_FORM_DECIMAL, NULL), "IDFORGE_STATUS_NULL_ARGUMENT");
+}
+
 static void test_flake128_generator(void) {
   idforge_flake128 *g = NULL;
   uint8_t a[16], b[16];
@@ -524,6 +566,7 @@ int main(void) {
   RUN(test_threads_no_duplicates);
   RUN(test_objectid);
   RUN(test_flake128_vectors);
+  RUN(test_id_text_vectors);
   RUN(test_flake128_generator);
   /* Before the segment tests: a freed Segments' refill thread may still finish a fetch, and a
    * fork meanwhile copies memory only that thread pointed to, which valgrind then counts as
