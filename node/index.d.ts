@@ -195,6 +195,26 @@ export declare function ulidToUuid(text: string): string
 /** The same 128 bits as ULID text, from any UUID (text or 16 bytes). */
 export declare function uuidToUlid(value: string | Uint8Array): string
 
+/**
+ * A text form of a 64-bit id: `'decimal'` (JSON-safe, not sortable as text), `'base32'` (13
+ * Crockford characters, TSID's form: sortable, case-insensitive) or `'base62'` (11 characters of
+ * `0-9A-Za-z`: sortable byte-wise).
+ */
+export type TextForm = 'decimal' | 'base32' | 'base62'
+/** The text forms, in their C order. */
+export declare const TEXT_FORMS: readonly TextForm[]
+/**
+ * A 64-bit id (bigint, safe-integer number or decimal string) written in `form` (default
+ * `'base32'`). An id out of range or an unknown form throws `IDFORGE_INVALID_ARGUMENT`.
+ */
+export declare function idToText(id: bigint | number | string, form?: TextForm): string
+/**
+ * The id whose text in `form` (default `'base32'`) is `text`. Only the id's one text is taken
+ * (base32 in either case): a sign, a space, a leading zero, another width or `I L O U` throw
+ * `IDFORGE_INVALID_DECIMAL`, `IDFORGE_INVALID_BASE32` or `IDFORGE_INVALID_BASE62`.
+ */
+export declare function idFromText(text: string, form?: TextForm): bigint
+
 /** Every error code the addon can throw, with its C status value, in `errors.json` order. */
 export declare function errorCodes(): Array<import('./native').ErrorCodeInfo>
 /** The package version. */
@@ -217,6 +237,9 @@ declare const idforge: {
   stringifyUuid7: typeof stringifyUuid7
   uuid7Fields: typeof uuid7Fields
   uuid7FromFields: typeof uuid7FromFields
+  idToText: typeof idToText
+  idFromText: typeof idFromText
+  TEXT_FORMS: typeof TEXT_FORMS
   ulid: typeof ulid
   parseUlid: typeof parseUlid
   ulidFields: typeof ulidFields

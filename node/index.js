@@ -478,6 +478,30 @@ function uuid7FromFields(timeMs, randA, randB) {
   return native.uuid7ToString(b)
 }
 
+/** The text forms of a 64-bit id, for `idToText` and `idFromText`. */
+const TEXT_FORMS = Object.freeze(['decimal', 'base32', 'base62'])
+
+function needForm(form) {
+  if (!TEXT_FORMS.includes(form)) {
+    throw idforgeError(ErrorCode.INVALID_ARGUMENT, 'the text form is decimal, base32 or base62')
+  }
+  return form
+}
+
+/**
+ * A 64-bit id (bigint, safe-integer number or decimal string) written in `form`: `'base32'`
+ * (the default: 13 Crockford characters, TSID's form, sortable), `'base62'` (11 characters,
+ * sortable byte-wise) or `'decimal'` (JSON-safe text).
+ */
+function idToText(id, form = 'base32') {
+  return native.idToText(id, needForm(form))
+}
+
+/** The id (a bigint) whose text in `form` is `text`; only the id's one text is accepted. */
+function idFromText(text, form = 'base32') {
+  return native.idFromText(needText(text), needForm(form))
+}
+
 /** A fresh ULID from the process-wide generator. */
 function ulid() {
   return native.ulidNext()
@@ -590,6 +614,9 @@ module.exports = {
   stringifyUuid7,
   uuid7Fields,
   uuid7FromFields,
+  idToText,
+  idFromText,
+  TEXT_FORMS,
   ulid,
   parseUlid,
   ulidFields,

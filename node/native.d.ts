@@ -283,6 +283,12 @@ export interface IdBounds {
   max: bigint
 }
 
+/** The id whose text in the form named `form` is `text`, as a `bigint`. */
+export declare function idFromText(text: string, form: string): bigint
+
+/** `id` written in the form named `form` (`decimal`, `base32` or `base62`). */
+export declare function idToText(id: bigint | number | string, form: string): string
+
 /**
  * The fields of a layout, as plain data (what `Layout.toJSON()` returns and what a
  * `Snowflake` accepts in place of a preset name).

@@ -42,6 +42,9 @@ ul_random: int = ul_parts.random
 ul_uuid: uuid.UUID = idforge.ulid_to_uuid(idforge.parse_ulid(ul))
 ul_back: str = idforge.ulid_from_uuid(ul_uuid)
 ul_made: str = idforge.ulid_from_fields(1, 2)
+short: str = idforge.id_to_text(2**62, "base62") + idforge.id_to_text(1)
+form: idforge.TextForm = "decimal"
+short_back: int = idforge.id_from_text(short[:11], "base62") + idforge.id_from_text("1", form)
 spread: idforge.Snowflake = idforge.Snowflake("twitter", node_id=1, random_start=True)
 spreads: bool = spread.random_start
 

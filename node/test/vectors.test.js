@@ -161,3 +161,35 @@ test('layout text: preset names and specs, with one message for a bad one', () =
     throwsCode(() => new Snowflake({ layout: r.text }), 'INVALID_LAYOUT')
   }
 })
+
+const ID_TEXT = load('id_text.json')
+const { idToText, idFromText, TEXT_FORMS } = require('idforge')
+
+test('id text forms: every vector both ways', () => {
+  assert.deepEqual([...TEXT_FORMS], ['decimal', 'base32', 'base62'])
+  for (const row of ID_TEXT.ids) {
+    const id = BigInt(row.id)
+    for (const form of TEXT_FORMS) {
+      assert.equal(idToText(id, form), row[form], `${form} of ${row.id}`)
+      assert.equal(idToText(row.id, form), row[form], 'a decimal string id')
+      assert.equal(idFromText(row[form], form), id, `${form} ${row[form]}`)
+    }
+    assert.equal(idToText(id), row.base32, 'base32 is the default')
+  }
+  for (const row of ID_TEXT.parse) assert.equal(idFromText(row.text, row.form), BigInt(row.id))
+  for (const row of ID_TEXT.errors) throwsCode(() => idFromText(row.text, row.form), row.error)
+})
+
+test('id text forms: bad arguments, and base32 sorts like the ids', () => {
+  throwsCode(() => idToText(-1n), 'INVALID_ARGUMENT')
+  throwsCode(() => idToText(1n << 64n), 'INVALID_ARGUMENT')
+  throwsCode(() => idToText(2 ** 53), 'INVALID_ARGUMENT')
+  throwsCode(() => idToText(1n, 'base64'), 'INVALID_ARGUMENT')
+  throwsCode(() => idFromText(1n), 'INVALID_ARGUMENT')
+  throwsCode(() => idFromText('1', 'hex'), 'INVALID_ARGUMENT')
+  const ids = ID_TEXT.ids.map((r) => BigInt(r.id))
+  const texts = ids.map((id) => idToText(id))
+  assert.deepEqual([...texts].sort(), texts)
+  assert.equal(typeof idToText(12), 'string')
+  assert.equal(idFromText('000000000000C'), 12n)
+})

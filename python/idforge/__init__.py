@@ -13,7 +13,7 @@ import asyncio as _asyncio
 import datetime as _dt
 import uuid as _uuid
 from array import array as _array
-from typing import Any, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, List, Literal, NamedTuple, Optional, Tuple, Union
 
 from . import _idforge as _native
 from ._errors import *  # noqa: F401,F403 - the exception classes are part of the API
@@ -31,10 +31,13 @@ __all__ = [
     "Segments",
     "Snowflake",
     "SnowflakeParts",
+    "TextForm",
     "UlidParts",
     "Ulids",
     "Uuid7Parts",
     "Uuid7s",
+    "id_from_text",
+    "id_to_text",
     "parse_ulid",
     "parse_uuid7",
     "ulid",
@@ -320,6 +323,39 @@ class Ulids(_native.Ulids):
 
 
 _UUID_INPUT = Union[str, bytes, int, _uuid.UUID]
+
+
+TextForm = Literal["decimal", "base32", "base62"]
+"""A text form of a 64-bit id: ``decimal`` (digits: JSON-safe, not sortable as text),
+``base32`` (13 Crockford characters, TSID's form: sortable, case-insensitive) or ``base62``
+(11 characters of ``0-9A-Za-z``: sortable byte-wise)."""
+
+
+def id_to_text(id: int, form: TextForm = "base32") -> str:
+    """A 64-bit id (a snowflake, 0 to 2^64 - 1) written in ``form``::
+
+        >>> idforge.id_to_text(7301234567890123456)
+        '6AMSJ4ZME9EP0'
+        >>> idforge.id_to_text(7301234567890123456, "base62")
+        '8hLjMy0Qexc'
+
+    An id out of range raises ``InvalidArgumentError``, an unknown form too; a non-int
+    ``TypeError``."""
+    if isinstance(id, bool) or not isinstance(id, int):
+        raise TypeError(f"an id is an int, not {type(id).__name__}")
+    if not 0 <= id <= 0xFFFF_FFFF_FFFF_FFFF:
+        raise _native_error(11, f"an id is between 0 and 2^64 - 1, not {id}")
+    return _native.id_to_text(id, form)
+
+
+def id_from_text(text: str, form: TextForm = "base32") -> int:
+    """The id whose text in ``form`` is ``text``. Only the id's one text is taken (base32 in
+    either case): a sign, a space, a leading zero, another width, or Crockford's look-alikes
+    ``I L O U`` raise the form's error (``InvalidDecimalError``, ``InvalidBase32Error``,
+    ``InvalidBase62Error``), so two different texts never name one id."""
+    if not isinstance(text, str):
+        raise TypeError(f"id text is a str, not {type(text).__name__}")
+    return _native.id_from_text(text, form)
 
 
 def parse_uuid7(value: _UUID_INPUT) -> _uuid.UUID:

@@ -7,6 +7,7 @@ reader keeps exactly:
 type          accepted                                              JSON
 ============  ====================================================  ===============================
 SnowflakeId   an int, or its decimal text (0 to 2^64 - 1)           decimal text: ``"1541815603606036480"``
+ShortId       an int, or its 13-character base32 text, either case  base32 text: ``"1V1ACTG7W0000"``
 Uuid7         a ``uuid.UUID`` or its text, version 7 only           the UUID's text
 Ulid          26 Crockford base32 characters, either case           the canonical (upper-case) text
 ObjectIdStr   an :class:`idforge.ObjectId`, 24 hex digits, 12 bytes  24 lowercase hex digits
@@ -24,9 +25,9 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer, PlainValidator, WithJsonSchema
 
-from . import ObjectId, parse_ulid
+from . import ObjectId, id_from_text, id_to_text, parse_ulid
 
-__all__ = ["ObjectIdStr", "SnowflakeId", "Ulid", "Uuid7"]
+__all__ = ["ObjectIdStr", "ShortId", "SnowflakeId", "Ulid", "Uuid7"]
 
 _U64_MAX = (1 << 64) - 1
 
@@ -44,6 +45,16 @@ def _snowflake(value: Any) -> int:
         raise ValueError(f"a snowflake id is an int or its decimal text, not {type(value).__name__}")
     if not 0 <= value <= _U64_MAX:
         raise ValueError("a snowflake id is between 0 and 2^64 - 1")
+    return value
+
+
+def _short(value: Any) -> int:
+    if isinstance(value, str):
+        return id_from_text(value, "base32")  # InvalidBase32Error: a ValueError
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"a short id is an int or its base32 text, not {type(value).__name__}")
+    if not 0 <= value <= _U64_MAX:
+        raise ValueError("a short id is between 0 and 2^64 - 1")
     return value
 
 
@@ -70,6 +81,17 @@ SnowflakeId = Annotated[
                    mode="serialization"),
 ]
 """A snowflake id: ``int`` in Python, decimal text in JSON."""
+
+ShortId = Annotated[
+    int,
+    BeforeValidator(_short),
+    PlainSerializer(id_to_text, return_type=str, when_used="json"),
+    WithJsonSchema({"type": "string", "pattern": "^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{13}$",
+                    "description": "a 64-bit id in Crockford base32"}, mode="serialization"),
+]
+"""A 64-bit id (a snowflake) in its short text form: ``int`` in Python, 13 Crockford base32
+characters in JSON (TSID's form, sortable like the ids); validation takes an int or that text
+in either case (``idforge.id_from_text``'s rules)."""
 
 Uuid7 = Annotated[_uuid.UUID, BeforeValidator(_uuid7)]
 """A UUIDv7 (``uuid.UUID``); another version fails validation."""

@@ -2,6 +2,7 @@
 exactly (snowflake ids as decimal text)."""
 
 import json
+import re
 import uuid
 
 import pytest
@@ -10,7 +11,7 @@ from conftest import framework
 import idforge
 
 pydantic = framework("pydantic")
-from idforge.pydantic import ObjectIdStr, SnowflakeId, Ulid, Uuid7  # noqa: E402
+from idforge.pydantic import ObjectIdStr, ShortId, SnowflakeId, Ulid, Uuid7  # noqa: E402
 
 
 class Order(pydantic.BaseModel):
@@ -85,3 +86,28 @@ def test_the_shared_json_vectors(vectors):
     for text in doc["invalid"]:
         with pytest.raises(pydantic.ValidationError):
             Row(id=text)
+
+
+class Link(pydantic.BaseModel):
+    id: ShortId
+
+
+def test_short_ids_are_base32_in_json_and_sort_like_the_ids():
+    g = idforge.Snowflake("twitter", node_id=1)
+    ids = [g.next() for _ in range(100)]
+    texts = []
+    for i in ids:
+        short = idforge.id_to_text(i)
+        for given in (i, short, short.lower()):
+            link = Link(id=given)
+            assert link.id == i and link.model_dump()["id"] == i
+            text = link.model_dump_json()
+            assert json.loads(text) == {"id": short}
+            assert Link.model_validate_json(text) == link
+        texts.append(short)
+    assert sorted(texts) == texts
+    schema = Link.model_json_schema(mode="serialization")["properties"]["id"]
+    assert all(re.fullmatch(schema["pattern"], t) for t in texts)
+    for bad in ("0" * 12, "O" * 13, "G" + "0" * 12, -1, 2**64, True, 1.5, str(ids[0])):
+        with pytest.raises(pydantic.ValidationError):
+            Link(id=bad)

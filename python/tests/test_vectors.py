@@ -144,3 +144,44 @@ def test_layout_text_invalid(row):
     assert str(e.value) == "invalid layout: " + row["message"]
     with pytest.raises(idforge.InvalidLayoutError):
         idforge.Snowflake(row["text"])
+
+
+ID_TEXT = load("id_text.json")
+FORMS = ("decimal", "base32", "base62")
+
+
+@pytest.mark.parametrize("row", ID_TEXT["ids"], ids=lambda r: r["id"])
+def test_id_text_forms(row):
+    for form in FORMS:
+        assert idforge.id_to_text(int(row["id"]), form) == row[form]
+        assert idforge.id_from_text(row[form], form) == int(row["id"])
+    assert idforge.id_to_text(int(row["id"])) == row["base32"]
+
+
+@pytest.mark.parametrize("row", ID_TEXT["parse"], ids=lambda r: r["text"])
+def test_id_text_accepted(row):
+    assert idforge.id_from_text(row["text"], row["form"]) == int(row["id"])
+
+
+@pytest.mark.parametrize("row", ID_TEXT["errors"], ids=lambda r: f'{r["form"]}:{r["text"]!r}')
+def test_id_text_refused(row):
+    with pytest.raises(error_class(row["error"])) as caught:
+        idforge.id_from_text(row["text"], row["form"])
+    assert caught.value.name == row["error"]
+
+
+def test_id_text_bad_arguments():
+    for bad in (-1, 1 << 64):
+        with pytest.raises(idforge.InvalidArgumentError):
+            idforge.id_to_text(bad)
+    with pytest.raises(idforge.InvalidArgumentError):
+        idforge.id_to_text(1, "base64")
+    with pytest.raises(idforge.InvalidArgumentError):
+        idforge.id_from_text("1", "hex")
+    with pytest.raises(TypeError):
+        idforge.id_to_text(True)
+    with pytest.raises(TypeError):
+        idforge.id_from_text(b"1", "decimal")
+    # Base32 texts compare like their ids.
+    ids = sorted(int(r["id"]) for r in ID_TEXT["ids"])
+    assert sorted(idforge.id_to_text(i) for i in ids) == [idforge.id_to_text(i) for i in ids]

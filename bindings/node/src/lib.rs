@@ -9,6 +9,7 @@
 mod args;
 mod error;
 mod flake128;
+mod id_text;
 mod layout;
 mod millis;
 mod objectid;

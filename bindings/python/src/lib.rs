@@ -8,6 +8,7 @@ mod error;
 mod fast_next;
 mod flake128;
 mod hand_made;
+mod id_text;
 mod layout;
 mod objectid;
 mod py_int;
@@ -38,6 +39,7 @@ fn _idforge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<segments::Segments>()?;
     uuid7::add(m)?;
     ulid::add(m)?;
+    id_text::add(m)?;
     m.add_function(wrap_pyfunction!(error::error_codes, m)?)?;
     m.add_function(wrap_pyfunction!(_noop, m)?)?;
     // Which way this load went (tests and benchmarks read it).

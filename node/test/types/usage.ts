@@ -9,6 +9,8 @@ import idforge, {
   Layout,
   ObjectId,
   Segments,
+  TEXT_FORMS,
+  type TextForm,
   type SegmentOptionsInEffect,
   Snowflake,
   type SnowflakeParts,
@@ -19,6 +21,8 @@ import idforge, {
   parseUlid,
   parseUuid7,
   stringifyUuid7,
+  idFromText,
+  idToText,
   ulid,
   ulidFields,
   ulidFromFields,
@@ -93,3 +97,8 @@ const jsonBack = json.parse<{ id: bigint; items: bigint[] }>(jsonText, ['id', 'i
 const jsonId: bigint = jsonBack.id + json.parseId('42')
 const viaReviver: unknown = JSON.parse(jsonText, json.reviver('id', ['items']))
 const viaReplacer: string = JSON.stringify({ id: 1n }, json.replacer)
+
+// Text forms of 64-bit ids.
+const short: string = idToText(id) + idToText(1, 'base62') + idToText('42', 'decimal')
+const form: TextForm = TEXT_FORMS[1]
+const fromShort: bigint = idFromText(short.slice(0, 13), form)
