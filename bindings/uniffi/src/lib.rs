@@ -14,6 +14,7 @@
 mod error;
 mod error_codes;
 mod flake128;
+mod id_text;
 mod layout;
 mod objectid;
 mod segments;
@@ -25,6 +26,7 @@ mod uuid7;
 
 pub use error::{ErrorCodeInfo, IdforgeError, error_codes};
 pub use flake128::{Flake128, Flake128Generator, Flake128Parts};
+pub use id_text::{TextForm, id_from_text, id_to_text};
 pub use layout::{IdBounds, Layout, Order, SnowflakeParts, layout_preset_names};
 pub use objectid::ObjectId;
 pub use segments::{SegmentStats, Segments};

@@ -162,6 +162,27 @@ val tests = linkedMapOf<String, () -> Unit>(
             assertTrue(e.message!!.endsWith(r.str("message")), "${r.str("text")}: ${e.message}")
         }
     },
+    "id text vectors (IdText, a Long as its 64 bits)" to {
+        val v = load("id_text.json")
+        val forms = mapOf("decimal" to TextForm.DECIMAL, "base32" to TextForm.BASE32, "base62" to TextForm.BASE62)
+        for (r in v.rows("ids")) {
+            val id = r.u64("id")
+            for ((name, form) in forms) {
+                assertEquals(r.str(name), IdText.toText(id, form), "$name of ${r.str("id")}")
+                assertEquals(id, IdText.fromText(r.str(name), form), "$name ${r.str(name)}")
+            }
+            assertEquals(r.str("base32"), IdText.toText(id))
+            assertEquals(java.lang.Long.toUnsignedString(id), IdText.toText(id, TextForm.DECIMAL))
+        }
+        for (r in v.rows("parse")) assertEquals(r.u64("id"), IdText.fromText(r.str("text"), forms.getValue(r.str("form"))))
+        for (r in v.rows("errors")) {
+            throwsCode(r.str("error")) { IdText.fromText(r.str("text"), forms.getValue(r.str("form"))) }
+        }
+        // Base32 texts of a generator's ids sort like the ids.
+        val g = Snowflake(layout = Layout.preset("twitter"), nodeId = 3)
+        val ids = List(1000) { g.next() }
+        assertEquals(ids.map { IdText.toText(it) }, ids.map { IdText.toText(it) }.sorted())
+    },
     "ObjectId vectors" to {
         for (r in OID.rows("timestamps") + OID.rows("legacy")) {
             val oid = ObjectId.fromHex(r.str("hex"))

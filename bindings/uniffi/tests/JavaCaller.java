@@ -3,6 +3,7 @@
 import dev.idforge.Flake128;
 import dev.idforge.Flake128Generator;
 import dev.idforge.Idforge;
+import dev.idforge.IdText;
 import dev.idforge.IdforgeException;
 import dev.idforge.Layout;
 import dev.idforge.ObjectId;
@@ -10,6 +11,7 @@ import dev.idforge.Policy;
 import dev.idforge.Segments;
 import dev.idforge.Snowflake;
 import dev.idforge.SnowflakeParts;
+import dev.idforge.TextForm;
 import dev.idforge.Ulid;
 import dev.idforge.Ulids;
 import dev.idforge.Uuid7;
@@ -64,6 +66,19 @@ public final class JavaCaller {
             String b = g.next();
             check(a.length() == 26 && a.compareTo(b) < 0, "ULID text, increasing");
             check(Ulid.parse(a.toLowerCase()).equals(a), "ULID parse");
+        }
+
+        // Text forms of a snowflake, as Java calls them (overloads without the form: base32).
+        String shortText = IdText.toText(7301234567890123456L);
+        check(shortText.equals("6AMSJ4ZME9EP0"), "base32 text of an id");
+        check(IdText.fromText(shortText.toLowerCase()) == 7301234567890123456L, "base32 read back, either case");
+        check(IdText.toText(-1L, TextForm.DECIMAL).equals("18446744073709551615"), "a Long as its 64 bits");
+        check(IdText.fromText("8hLjMy0Qexc", TextForm.BASE62) == 7301234567890123456L, "base62 read back");
+        try {
+            IdText.fromText("6AMSJ4ZME9EPO");
+            throw new AssertionError("an O in base32 must be refused");
+        } catch (IdforgeException.InvalidBase32 e) {
+            check(Idforge.getCode(e).equals("INVALID_BASE32"), "code of the base32 error");
         }
 
         try {
