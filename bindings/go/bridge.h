@@ -69,6 +69,8 @@ IDF_GO(ulid_next, (const struct idforge_ulid *h, uint8_t *out, char **msg), (h, 
 IDF_GO(ulid_next_many, (const struct idforge_ulid *h, uint8_t *out, size_t n, char **msg), (h, out, n))
 IDF_GO(ulid_to_text, (const uint8_t *id, char *out, size_t len, char **msg), (id, out, len))
 IDF_GO(ulid_parse, (const char *text, uint8_t *out, char **msg), (text, out))
+IDF_GO(id_to_text, (uint64_t id, uint32_t form, char *out, size_t len, char **msg), (id, form, out, len))
+IDF_GO(id_from_text, (const char *text, uint32_t form, uint64_t *out, char **msg), (text, form, out))
 
 IDF_GO(segments_new, (const char *url, const char *tag, const struct idforge_segment_options *o, struct idforge_segments **out, char **msg), (url, tag, o, out))
 IDF_GO(segments_next, (const struct idforge_segments *h, uint64_t *out, char **msg), (h, out))

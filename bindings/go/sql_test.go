@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"idforge.dev/idforge"
@@ -102,5 +103,33 @@ func TestSnowflakeJSONIsTheSharedDecimalText(t *testing.T) {
 		if err := json.Unmarshal(raw, &back); err == nil {
 			t.Fatalf("%s was read as %d", raw, back.ID)
 		}
+	}
+}
+
+func TestShortIDJSONIsBase32AndSorts(t *testing.T) {
+	type link struct {
+		ID idforge.ShortID `json:"id"`
+	}
+	g := must(idforge.NewSnowflake(idforge.SnowflakeConfig{Layout: idforge.Twitter.Layout(), Node: 5}))
+	defer g.Close()
+	prev := ""
+	for i := 0; i < 1000; i++ {
+		id := idforge.ShortID(must(g.Next()))
+		raw, err := json.Marshal(link{ID: id})
+		if err != nil || string(raw) != `{"id":"`+id.String()+`"}` || len(id.String()) != 13 {
+			t.Fatalf("%d: %s %v", id, raw, err)
+		}
+		var back link
+		if err := json.Unmarshal([]byte(strings.ToLower(string(raw))), &back); err != nil || back.ID != id {
+			t.Fatalf("%s: %d %v", raw, back.ID, err)
+		}
+		if id.String() <= prev {
+			t.Fatalf("%s after %s", id, prev)
+		}
+		prev = id.String()
+	}
+	var back link
+	if err := json.Unmarshal([]byte(`{"id":"000000000000O"}`), &back); err == nil {
+		t.Fatal("an O was read")
 	}
 }

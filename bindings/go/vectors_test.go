@@ -286,3 +286,40 @@ func TestSegmentOptionsVectors(t *testing.T) {
 		t.Fatalf("defaults %+v", got)
 	}
 }
+
+func TestIDTextVectors(t *testing.T) {
+	v := load(t, "id_text.json")
+	forms := map[string]idforge.TextForm{"decimal": idforge.TextDecimal, "base32": idforge.TextBase32, "base62": idforge.TextBase62}
+	for _, r := range rows(v, "ids") {
+		id := r.u64(t, "id")
+		for name, form := range forms {
+			if got := must(idforge.FormatID(id, form)); got != r.str(name) {
+				t.Fatalf("%s of %d: %q, want %q", form, id, got, r.str(name))
+			}
+			if got := must(idforge.ParseID(r.str(name), form)); got != id {
+				t.Fatalf("%s %q: %d, want %d", form, r.str(name), got, id)
+			}
+		}
+		if idforge.ShortID(id).String() != r.str("base32") {
+			t.Fatalf("ShortID(%d): %s", id, idforge.ShortID(id))
+		}
+	}
+	for _, r := range rows(v, "parse") {
+		if got := must(idforge.ParseID(r.str("text"), forms[r.str("form")])); got != r.u64(t, "id") {
+			t.Fatalf("%v: %d", r, got)
+		}
+	}
+	for _, r := range rows(v, "errors") {
+		_, err := idforge.ParseID(r.str("text"), forms[r.str("form")])
+		wantCode(t, err, r.str("error"), r)
+	}
+	_, err := idforge.FormatID(1, idforge.TextForm(3))
+	wantCode(t, err, "INVALID_ARGUMENT", "form 3")
+	_, err = idforge.ParseID("1", idforge.TextForm(3))
+	wantCode(t, err, "INVALID_ARGUMENT", "form 3")
+	_, err = idforge.ParseID("0000000000001\x00", idforge.TextBase32)
+	wantCode(t, err, "INVALID_BASE32", "a NUL byte")
+	if idforge.TextBase62.String() != "base62" {
+		t.Fatal(idforge.TextBase62.String())
+	}
+}
