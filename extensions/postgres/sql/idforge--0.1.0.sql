@@ -78,3 +78,15 @@ CREATE FUNCTION idforge_ulid_to_uuid(text text) RETURNS uuid
   STRICT IMMUTABLE PARALLEL SAFE LANGUAGE c
   AS 'MODULE_PATHNAME', 'idforge_ulid_to_uuid_wrapper';
 COMMENT ON FUNCTION idforge_ulid_to_uuid(text) IS 'The 128 bits of a ULID (26 characters, either case) as a uuid';
+
+CREATE FUNCTION idforge_id_to_text(id bigint, form text DEFAULT 'base32') RETURNS text
+  STRICT IMMUTABLE PARALLEL SAFE LANGUAGE c
+  AS 'MODULE_PATHNAME', 'idforge_id_to_text_wrapper';
+COMMENT ON FUNCTION idforge_id_to_text(bigint, text) IS
+  'A 64-bit id (its bits; a negative bigint is an unsigned id past 2^63 - 1) written as decimal, base32 (13 Crockford characters, the default; sorts like the ids) or base62 (11 characters; sorts like the ids under COLLATE "C")';
+
+CREATE FUNCTION idforge_id_from_text(text text, form text DEFAULT 'base32') RETURNS bigint
+  STRICT IMMUTABLE PARALLEL SAFE LANGUAGE c
+  AS 'MODULE_PATHNAME', 'idforge_id_from_text_wrapper';
+COMMENT ON FUNCTION idforge_id_from_text(text, text) IS
+  'The id whose text in form (decimal, base32 the default, base62) is text: only its one text (base32 in either case), else INVALID_DECIMAL, INVALID_BASE32 or INVALID_BASE62';

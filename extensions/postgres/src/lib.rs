@@ -24,6 +24,7 @@ use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting, PgAtomic, pg_shmem_ini
 
 mod error;
 mod high_water;
+mod id_text;
 mod ids;
 mod owner;
 mod random;
