@@ -5,11 +5,13 @@ status 2 for bad input, 1 for other failures), made with this package's API, for
 the wheel but not the server's binary::
 
     python -m idforge gen snowflake [--layout L] [--node N] [--count N] [--random-start]
+                                    [--format decimal|base32|base62]
     python -m idforge gen objectid [--count N]
     python -m idforge gen flake128 [--count N] [--format base62|hex|decimal|uuid]
     python -m idforge gen uuid7 [--count N] [--format uuid|hex|ulid] [--state-file PATH]
     python -m idforge gen ulid [--count N] [--state-file PATH]
     python -m idforge decode ID [--layout L] [--type snowflake|objectid|flake128|uuid7|ulid] [--json]
+    python -m idforge decode ID --form decimal|base32|base62 [--layout L] [--json]
 
 ``compose``, ``layouts``, ``serve`` and ``store`` are the binary's alone.
 """
@@ -30,6 +32,8 @@ from . import (
     Snowflake,
     Ulids,
     Uuid7s,
+    id_from_text,
+    id_to_text,
     parse_ulid,
     parse_uuid7,
     ulid_fields,
@@ -75,6 +79,7 @@ _UUID_DASHES = (8, 13, 18, 23)
 # Detection reads Crockford's alphabet in either case; its aliases (I, L, O) only with --type.
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZabcdefghjkmnpqrstvwxyz"
 _ULID_LEN = 26
+_TEXT_FORMS = ("decimal", "base32", "base62")
 
 
 class _Refused(Exception):
@@ -289,7 +294,10 @@ def _gen_snowflake(out: TextIO, args: argparse.Namespace) -> None:
     left = args.count
     while left > 0:
         n = min(left, BATCH)
-        out.write("".join(f"{i}\n" for i in ids.next_many(n)))
+        if args.format == "decimal":
+            out.write("".join(f"{i}\n" for i in ids.next_many(n)))
+        else:
+            out.write("".join(id_to_text(i, args.format) + "\n" for i in ids.next_many(n)))
         left -= n
 
 
@@ -337,7 +345,10 @@ def _gen_ulid(out: TextIO, args: argparse.Namespace) -> None:
 
 
 def _decode(out: TextIO, args: argparse.Namespace) -> None:
-    kind, id = parse_id(args.id, args.type)
+    if args.form is not None:
+        kind, id = "snowflake", id_from_text(args.id, args.form)
+    else:
+        kind, id = parse_id(args.id, args.type)
     rows = fields(kind, id, args.layout)
     if args.json:
         # As serde_json prints a map: keys sorted, no spaces, text as it is.
@@ -406,6 +417,13 @@ def _parser() -> argparse.ArgumentParser:
         "that id %% n spreads evenly over shards at low rates (a tick then holds at least half "
         "its sequence range)",
     )
+    sf.add_argument(
+        "--format",
+        choices=list(_TEXT_FORMS),
+        default="decimal",
+        help="how to write each id: decimal, base32 (13 Crockford characters, TSID's form) or "
+        "base62 (11 characters); both short forms sort like the ids",
+    )
     sf.set_defaults(run=_gen_snowflake)
     oid = kinds.add_parser("objectid", allow_abbrev=False, help="MongoDB ObjectIds, as 24 lower-case hex characters")
     oid.add_argument("--count", metavar="N", type=count, default="1", help=count_help)
@@ -435,10 +453,17 @@ def _parser() -> argparse.ArgumentParser:
         "26 base32 (ULID)",
     )
     dec.add_argument("--layout", metavar="NAME|SPEC", type=layout, default="twitter", help=layout_help)
-    dec.add_argument(
+    kind = dec.add_mutually_exclusive_group()
+    kind.add_argument(
         "--type",
         choices=["snowflake", "objectid", "flake128", "uuid7", "ulid"],
         help="the id's type, instead of detecting it",
+    )
+    kind.add_argument(
+        "--form",
+        choices=list(_TEXT_FORMS),
+        help="read the id as a snowflake written in this form (only its one text: base32 in "
+        "either case, no leading zero in decimal)",
     )
     dec.add_argument("--json", action="store_true", help="print one JSON object")
     dec.set_defaults(run=_decode)

@@ -117,6 +117,11 @@ def test_gen_snowflake_objectid_and_flake128():
     assert len(ids) == 5000 and ids == sorted(set(ids))
     assert {(i >> 12) & 0x3FF for i in ids} == {9}
     assert field(ok("decode", str(ids[0])), "node") == "9"
+    # The short forms sort like the ids and decode back to them.
+    for form, width in (("base32", 13), ("base62", 11)):
+        texts = ok("gen", "snowflake", "--node", "9", "--count", "3000", "--format", form).split()
+        assert texts == sorted(set(texts)) and {len(t) for t in texts} == {width}
+        assert field(ok("decode", texts[0], "--form", form), "node") == "9"
     # A layout spec and a preset by another spelling.
     one = ok("gen", "snowflake", "--layout", "Js-Safe").strip()
     assert int(one) < 2**53
@@ -270,6 +275,13 @@ def test_the_same_output_and_errors_as_the_binary():
         ["decode", "0IARYZ6S4128T5CY4TQKFF04HM", "--type", "ulid"],
         ["decode", "0" * 26],
         ["decode", "7ZZZZZZZZZFZZVZZZZZZZZZZZZ"],
+        ["decode", "1V18MJ9CM0000", "--form", "base32"],
+        ["decode", "1v18mj9cm0000", "--form", "base32", "--json"],
+        ["decode", "2X8GxDHhRiK", "--form", "base62"],
+        ["decode", "2127129017852100608", "--form", "decimal", "--layout", "twitter"],
+        ["decode", "1V18MJ9CM000O", "--form", "base32"],
+        ["decode", "0123", "--form", "decimal"],
+        ["decode", "2X8GxDHhRi", "--form", "base62"],
         *[args for args, _ in BAD],
     ]
     for args in cases:

@@ -4,10 +4,12 @@ use std::io::Write;
 
 use clap::Args;
 use idforge::Layout;
+use idforge::text;
 use serde_json::Value;
 
+use crate::cli::generate::IdTextFormat;
 use crate::error::CliError;
-use crate::text::id::{IdType, fields, parse_id};
+use crate::text::id::{AnyId, IdType, fields, parse_id};
 use crate::text::layout::parse_layout;
 
 /// Arguments of `decode`.
@@ -23,6 +25,10 @@ pub struct DecodeArgs {
     /// The id's type, instead of detecting it.
     #[arg(long = "type", value_enum, value_name = "TYPE")]
     pub kind: Option<IdType>,
+    /// Read the id as a snowflake written in this form (only its one text: base32 in either
+    /// case, no leading zero in decimal).
+    #[arg(long, value_enum, value_name = "FORM", conflicts_with = "kind")]
+    pub form: Option<IdTextFormat>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -30,7 +36,10 @@ pub struct DecodeArgs {
 
 /// Runs `decode`: `key value` lines, or one JSON object (ids as strings).
 pub fn run(out: &mut dyn Write, args: &DecodeArgs) -> Result<(), CliError> {
-    let id = parse_id(&args.id, args.kind)?;
+    let id = match args.form {
+        Some(form) => AnyId::Snowflake(text::parse(args.id.as_bytes(), form.into())?),
+        None => parse_id(&args.id, args.kind)?,
+    };
     let rows = fields(id, &args.layout)?;
     if args.json {
         let object: serde_json::Map<String, Value> = rows

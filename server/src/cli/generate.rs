@@ -5,11 +5,11 @@ use std::io::Write;
 use clap::{Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+use idforge::text::{self, TextForm};
 use idforge::{
     Flake128, Flake128s, Layout, ObjectId, ObjectIds, Snowflake, TimeOrdered, TimeOrderedId, Ulid,
     Uuid7, WorkerId,
 };
-use idforge_core::encode::decimal;
 
 use crate::cli::{parse_count, parse_node};
 use crate::error::CliError;
@@ -42,7 +42,7 @@ pub struct LeaseArgs {
 /// The kinds of id `gen` makes.
 #[derive(Debug, Subcommand)]
 pub enum GenKind {
-    /// 64-bit snowflake ids, in decimal.
+    /// 64-bit snowflake ids, in decimal (or --format base32, base62).
     Snowflake {
         /// A preset (twitter, discord, instagram, sonyflake, baidu, js_safe) or a spec
         /// epoch=MS,tick=MS,time=BITS,node=BITS,seq=BITS (then optionally ,order=time_seq_node
@@ -63,6 +63,10 @@ pub enum GenKind {
         /// half its sequence range).
         #[arg(long)]
         random_start: bool,
+        /// How to write each id: decimal, base32 (13 Crockford characters, TSID's form) or
+        /// base62 (11 characters); both short forms sort like the ids.
+        #[arg(long, value_enum, default_value_t = IdTextFormat::Decimal)]
+        format: IdTextFormat,
     },
     /// MongoDB ObjectIds, as 24 lower-case hex characters.
     Objectid {
@@ -104,6 +108,27 @@ pub enum GenKind {
     },
 }
 
+/// The text forms of a 64-bit id (`idforge::text`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IdTextFormat {
+    /// Digits (JSON-safe as a string).
+    Decimal,
+    /// 13 Crockford base32 characters, upper case.
+    Base32,
+    /// 11 characters of 0-9A-Za-z.
+    Base62,
+}
+
+impl From<IdTextFormat> for TextForm {
+    fn from(format: IdTextFormat) -> TextForm {
+        match format {
+            IdTextFormat::Decimal => TextForm::Decimal,
+            IdTextFormat::Base32 => TextForm::Base32,
+            IdTextFormat::Base62 => TextForm::Base62,
+        }
+    }
+}
+
 /// The text forms of a UUIDv7.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Uuid7Format {
@@ -139,6 +164,7 @@ pub fn snowflakes(
     lease: LeaseArgs,
     count: u64,
     random_start: bool,
+    format: IdTextFormat,
 ) -> Result<(), CliError> {
     let mut builder = Snowflake::builder(layout)
         .node(node)
@@ -154,26 +180,27 @@ pub fn snowflakes(
     }
     let ids = builder.build()?;
     let mut batch = vec![0u64; usize::try_from(count).map_or(BATCH, |n| n.min(BATCH))];
-    let mut digits = [0u8; decimal::U64_LEN + 1];
+    let form = TextForm::from(format);
+    let mut line = [0u8; text::MAX_LEN + 1];
     let mut left = count;
     while left > 0 {
         let n = usize::try_from(left).map_or(batch.len(), |left| left.min(batch.len()));
         let batch = &mut batch[..n];
         ids.next_many(batch)?;
         for &id in batch.iter() {
-            out.write_all(decimal_line(id, &mut digits))?;
+            out.write_all(text_line(id, form, &mut line))?;
         }
         left -= n as u64;
     }
     Ok(())
 }
 
-/// `id` in decimal followed by a newline, in `buf`.
-fn decimal_line(id: u64, buf: &mut [u8; decimal::U64_LEN + 1]) -> &[u8] {
-    let mut digits = [0u8; decimal::U64_LEN];
-    let len = decimal::encode_u64(id, &mut digits).len();
-    let start = decimal::U64_LEN - len;
-    buf[..len].copy_from_slice(&digits[start..]);
+/// `id` in `form` followed by a newline, in `buf`.
+fn text_line(id: u64, form: TextForm, buf: &mut [u8; text::MAX_LEN + 1]) -> &[u8] {
+    let mut written = [0u8; text::MAX_LEN];
+    let id_text = text::format(id, form, &mut written);
+    let len = id_text.len();
+    buf[..len].copy_from_slice(id_text.as_bytes());
     buf[len] = b'\n';
     &buf[..=len]
 }
@@ -265,10 +292,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn decimal_lines() {
-        let mut buf = [0u8; decimal::U64_LEN + 1];
-        assert_eq!(decimal_line(0, &mut buf), b"0\n");
-        assert_eq!(decimal_line(u64::MAX, &mut buf), b"18446744073709551615\n");
+    fn text_lines() {
+        let mut buf = [0u8; text::MAX_LEN + 1];
+        assert_eq!(text_line(0, TextForm::Decimal, &mut buf), b"0\n");
+        assert_eq!(
+            text_line(u64::MAX, TextForm::Decimal, &mut buf),
+            b"18446744073709551615\n"
+        );
+        assert_eq!(
+            text_line(u64::MAX, TextForm::Base32, &mut buf),
+            b"FZZZZZZZZZZZZ\n"
+        );
+        assert_eq!(
+            text_line(u64::MAX, TextForm::Base62, &mut buf),
+            b"LygHa16AHYF\n"
+        );
     }
 
     #[test]
@@ -304,6 +342,7 @@ mod tests {
             LeaseArgs::default(),
             10_000,
             true,
+            IdTextFormat::Decimal,
         )
         .unwrap();
         let ids: Vec<u64> = std::str::from_utf8(&out)
@@ -313,6 +352,18 @@ mod tests {
             .collect();
         assert_eq!(ids.len(), 10_000);
         assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        // The short forms: lines sort like the ids, and read back.
+        for format in [IdTextFormat::Base32, IdTextFormat::Base62] {
+            let mut out = Vec::new();
+            let args = LeaseArgs::default();
+            snowflakes(&mut out, Layout::TWITTER, 3, args, 1_000, false, format).unwrap();
+            let lines: Vec<&str> = std::str::from_utf8(&out).unwrap().lines().collect();
+            assert_eq!(lines.len(), 1_000);
+            assert!(lines.windows(2).all(|w| w[0] < w[1]), "{format:?}");
+            for line in lines {
+                text::id_from_text(line, format.into()).unwrap();
+            }
+        }
         let mut out = Vec::new();
         object_ids(&mut out, 3).unwrap();
         assert_eq!(out.len(), 3 * 25);

@@ -100,7 +100,8 @@ pub fn execute(cli: Cli, out: &mut dyn Write) -> Result<(), CliError> {
                 lease,
                 count,
                 random_start,
-            } => generate::snowflakes(out, layout, node, lease, count, random_start),
+                format,
+            } => generate::snowflakes(out, layout, node, lease, count, random_start, format),
             GenKind::Objectid { count } => generate::object_ids(out, count),
             GenKind::Flake128 { count, format } => generate::flakes(out, count, format),
             GenKind::Uuid7 {
