@@ -40,7 +40,9 @@ Runs the named steps, or all of them: ${STEPS[*]}
   msrv    ci/steps/msrv.sh: no dependency needs a Rust newer than rust-version (and cargo +VERSION
           check when that toolchain is installed)
   test    cargo test --workspace --locked (the server's store tests and the segment sources
-          against the real servers of ci/services.sh)
+          against the real servers of ci/services.sh), then ci/steps/rust-frameworks.sh
+          (idforge-core's serde, uuid and sqlx features; examples/rust-sqlx in SQLite and
+          PostgreSQL)
   server  the segment server: its process tests (single node, and HA on etcd),
           ci/harness/server-clients.sh (redis-cli, redis-py, ioredis, and their cluster clients
           following a failover), ci/harness/crash-harness.sh (kill -9 and SIGTERM, 50 cycles
@@ -197,6 +199,8 @@ step_test() {
   # Paused beside it: stripes' client, meant to meet a server restarted on another stripe, served
   # from the other server for 30 s with a build beside it (twice; never without one).
   without_prebuild cargo test --workspace --locked
+  # idforge-core's optional serde, uuid and sqlx features, and their sqlx test.
+  bash ci/steps/rust-frameworks.sh
 }
 
 step_server() {

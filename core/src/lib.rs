@@ -12,7 +12,16 @@
 //! - [`segment`]: the double-buffered segment (range) client of Leaf-style allocators.
 //! - [`encode`]: base62, Crockford base32, hex and decimal into caller buffers.
 //! - [`error`]: the one error type and its stable codes.
+//! - [`id_text`]: the text forms of 64-bit ids (decimal, base32, base62).
+//!
+//! Optional features, off by default: `serde` (the ids as text in JSON, bytes in binary formats;
+//! `with_serde`'s helpers for `u64` ids), `uuid` (conversions to and from `uuid::Uuid`) and
+//! `sqlx` (`Type`, `Encode`, `Decode` in PostgreSQL and SQLite; needs std).
 #![no_std]
+
+// sqlx's traits need std (its argument buffers, boxed errors); only with that feature.
+#[cfg(feature = "sqlx")]
+extern crate std;
 
 pub mod encode;
 pub mod error;
@@ -28,5 +37,11 @@ mod sync;
 pub mod tick;
 pub mod ulid;
 pub mod uuid7;
+#[cfg(feature = "serde")]
+pub mod with_serde;
+#[cfg(feature = "sqlx")]
+mod with_sqlx;
+#[cfg(feature = "uuid")]
+mod with_uuid;
 
 pub use error::{Error, ErrorCode, Result};

@@ -57,6 +57,8 @@ pub use idforge_core::segment::Segment;
 pub use idforge_core::snowflake::{Layout, Order, Parts, Spec as LayoutSpec};
 pub use idforge_core::ulid::Ulid;
 pub use idforge_core::uuid7::Uuid7;
+#[cfg(feature = "serde")]
+pub use idforge_core::with_serde;
 pub use lease::{DEFAULT_LEASE_TTL, DEFAULT_MAX_SKEW, WorkerLease};
 pub use objectid::{ObjectIds, object_id, object_id_with};
 pub use policy::{DEFAULT_LEAD, Policy};
