@@ -338,7 +338,9 @@ step_node() {
     echo "error: node/ generated files differ from the committed ones (commit the rebuilt files)" >&2
     return 1
   }
-  (cd node && npm test)
+  # IDFORGE_REQUIRE_FRAMEWORKS: the Drizzle test must run here (drizzle-orm and pg are dev
+  # dependencies), against the services' PostgreSQL.
+  (cd node && IDFORGE_REQUIRE_FRAMEWORKS=1 npm test)
   bash ci/dist/node-pack.sh
 }
 

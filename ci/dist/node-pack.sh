@@ -32,6 +32,15 @@ if (idforge.ObjectId !== ObjectId) throw new Error("import: default and named ex
 try { ObjectId.fromHex("zz") } catch (e) { if (e.code !== ErrorCode.INVALID_HEX) throw e }
 console.log("import ok", new Flake128().toBase62())
 '
+# idforge/drizzle/pg ships, and drizzle-orm is an optional peer: installing idforge alone pulled
+# in no ORM, and the helper says what to install.
+[ ! -e node_modules/drizzle-orm ] || { echo "error: installing idforge installed drizzle-orm" >&2; exit 1; }
+node -e '
+try { require("idforge/drizzle/pg"); throw new Error("loaded without drizzle-orm") } catch (e) {
+  if (!/npm install drizzle-orm/.test(e.message)) throw e
+}
+console.log("idforge/drizzle/pg: asks for drizzle-orm")
+'
 # The package declares its types.
 test -f node_modules/idforge/index.d.ts
 node -e 'const p = require("idforge/package.json"); if (p.types !== "index.d.ts") process.exit(1)'

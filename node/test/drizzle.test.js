@@ -1,0 +1,113 @@
+'use strict'
+// idforge/drizzle/pg: a Drizzle table whose ids idforge makes at insert time, in the services'
+// PostgreSQL. 8 async workers insert 10,000 rows, which come back distinct, in each worker's
+// creation order under every id column's ORDER BY, with the documented column types, and the
+// same after a JSON round trip (json.stringify / json.parse for the bigint ids).
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { Snowflake, ObjectId, json } = require('idforge')
+const { needed, throwsCode } = require('./helpers.js')
+
+const WORKERS = 8
+const PER_WORKER = 1250
+
+/** drizzle-orm and pg (development dependencies, optional peers of the package), or a skip. */
+function frameworks(t) {
+  try {
+    return {
+      pg: require('pg'),
+      drizzle: require('drizzle-orm/node-postgres').drizzle,
+      core: require('drizzle-orm/pg-core'),
+      orm: require('drizzle-orm'),
+      ids: require('idforge/drizzle/pg'),
+    }
+  } catch (e) {
+    assert.ok(!process.env.IDFORGE_REQUIRE_FRAMEWORKS, `drizzle-orm or pg is missing: ${e.message}`)
+    t.skip('drizzle-orm or pg is not installed (npm ci in node/ installs both)')
+    return undefined
+  }
+}
+
+test('drizzle: 10,000 rows from 8 workers in PostgreSQL, ids made by idforge', async (t) => {
+  const url = needed(t, 'IDFORGE_TEST_POSTGRES_URL')
+  const f = url && frameworks(t)
+  if (!f) return
+  const schema = `idforge_drizzle_${process.pid}`
+  const admin = new f.pg.Client({ connectionString: url })
+  await admin.connect()
+  await admin.query(`CREATE SCHEMA ${schema}`)
+  const pool = new f.pg.Pool({ connectionString: url, max: WORKERS, options: `-c search_path=${schema}` })
+  try {
+    const snowflakes = new Snowflake({ layout: 'twitter', nodeId: 3 })
+    const orders = f.core.pgTable('orders', {
+      id: f.ids.snowflake('id', snowflakes).primaryKey(),
+      worker: f.core.integer('worker').notNull(),
+      ref: f.ids.uuid7('ref').notNull(),
+      ulid: f.ids.ulid('ulid').notNull(),
+      oid: f.ids.objectId('oid').notNull(),
+    })
+    await pool.query(
+      'CREATE TABLE orders (id bigint PRIMARY KEY, worker integer NOT NULL, ref uuid NOT NULL, ' +
+        'ulid varchar(26) NOT NULL, oid bytea NOT NULL)',
+    )
+    const db = f.drizzle(pool)
+    const made = await Promise.all(
+      Array.from({ length: WORKERS }, async (_, worker) => {
+        const rows = []
+        for (let i = 0; i < PER_WORKER; i++) {
+          const [row] = await db.insert(orders).values({ worker }).returning()
+          rows.push(row)
+        }
+        return rows
+      }),
+    )
+    const all = made.flat()
+    assert.equal(new Set(all.map((r) => r.id)).size, WORKERS * PER_WORKER, 'duplicate ids')
+    assert.ok(all.every((r) => typeof r.id === 'bigint' && r.oid instanceof ObjectId))
+    assert.ok(all.some((r) => r.id > 2n ** 53n), 'ids past what a number holds')
+    for (const column of ['id', 'ref', 'ulid', 'oid']) {
+      const rows = await db.select().from(orders).orderBy(f.orm.asc(orders[column]))
+      assert.equal(rows.length, WORKERS * PER_WORKER)
+      for (let w = 0; w < WORKERS; w++) {
+        const mine = rows.filter((r) => r.worker === w)
+        assert.deepEqual(
+          mine.map((r) => [r.id, r.ref, r.ulid, r.oid.toHexString()]),
+          made[w].map((r) => [r.id, r.ref, r.ulid, r.oid.toHexString()]),
+          `worker ${w}, ORDER BY ${column}`,
+        )
+      }
+    }
+    // Through JSON and back: bigint ids as decimal text, ObjectIds as hex.
+    const text = json.stringify(all)
+    const back = json.parse(text, ['id'])
+    assert.deepEqual(
+      back.map((r) => [r.id, r.ref, r.ulid, r.oid]),
+      all.map((r) => [r.id, r.ref, r.ulid, r.oid.toHexString()]),
+    )
+    const { rows: types } = await pool.query(
+      "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'orders' ORDER BY ordinal_position",
+      [schema],
+    )
+    assert.deepEqual(
+      types.map((r) => [r.column_name, r.data_type]),
+      [
+        ['id', 'bigint'],
+        ['worker', 'integer'],
+        ['ref', 'uuid'],
+        ['ulid', 'character varying'],
+        ['oid', 'bytea'],
+      ],
+    )
+  } finally {
+    await pool.end()
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`)
+    await admin.end()
+  }
+})
+
+test('drizzle: a snowflake column needs its generator', (t) => {
+  const f = frameworks(t)
+  if (!f) return
+  throwsCode(() => f.ids.snowflake('id'), 'INVALID_ARGUMENT')
+  throwsCode(() => f.ids.snowflake('id', {}), 'INVALID_ARGUMENT')
+})
