@@ -77,7 +77,7 @@ assert idforge.__version__ == "'"$version"'"
     { echo "$sdist_log" >&2; fail "the sdist without Rust did not say that Rust is missing"; }
   echo "pypi: the sdist, where no wheel fits and without cargo: 'building idforge from source needs Rust'"
   local arm_wheel
-  arm_wheel="$(ls "$dist"/idforge-"$version"-*aarch64*.whl 2>/dev/null | head -1)"
+  arm_wheel="$(ls "$dist"/idforge-"$version"-*aarch64*.whl 2>/dev/null | head -1 || true)"
   if [ -z "$arm_wheel" ]; then
     echo "pypi: no aarch64 wheel in $dist: not tried under emulation"
     return
