@@ -341,6 +341,11 @@ step_node() {
   # IDFORGE_REQUIRE_FRAMEWORKS: the Drizzle test must run here (drizzle-orm and pg are dev
   # dependencies), against the services' PostgreSQL.
   (cd node && IDFORGE_REQUIRE_FRAMEWORKS=1 npm test)
+  # Drizzle on SQLite through node:sqlite, which Node 20 lacks: that file again on Node 22.
+  local node22
+  node22="$(bash ci/install/install-node22.sh)"
+  (cd node && IDFORGE_REQUIRE_FRAMEWORKS=1 IDFORGE_REQUIRE_NODE_SQLITE=1 \
+    "$node22" --no-warnings --test test/drizzle_sqlite.test.js)
   bash ci/dist/node-pack.sh
 }
 

@@ -32,14 +32,16 @@ if (idforge.ObjectId !== ObjectId) throw new Error("import: default and named ex
 try { ObjectId.fromHex("zz") } catch (e) { if (e.code !== ErrorCode.INVALID_HEX) throw e }
 console.log("import ok", new Flake128().toBase62())
 '
-# idforge/drizzle/pg ships, and drizzle-orm is an optional peer: installing idforge alone pulled
+# idforge/drizzle/pg and /sqlite ship, and drizzle-orm is an optional peer: installing idforge alone pulled
 # in no ORM, and the helper says what to install.
 [ ! -e node_modules/drizzle-orm ] || { echo "error: installing idforge installed drizzle-orm" >&2; exit 1; }
 node -e '
-try { require("idforge/drizzle/pg"); throw new Error("loaded without drizzle-orm") } catch (e) {
-  if (!/npm install drizzle-orm/.test(e.message)) throw e
+for (const helper of ["idforge/drizzle/pg", "idforge/drizzle/sqlite"]) {
+  try { require(helper); throw new Error(helper + " loaded without drizzle-orm") } catch (e) {
+    if (!/npm install drizzle-orm/.test(e.message)) throw e
+  }
+  console.log(helper + ": asks for drizzle-orm")
 }
-console.log("idforge/drizzle/pg: asks for drizzle-orm")
 '
 # The package declares its types.
 test -f node_modules/idforge/index.d.ts

@@ -1,33 +1,17 @@
 'use strict'
 // Drizzle ORM columns for PostgreSQL whose values idforge makes when a row is inserted
-// (`idforge/drizzle/pg`). drizzle-orm is an optional peer dependency: this file is the only one
-// that loads it, and only when it is required.
-const { pgCustomColumn, bigint, uuid, varchar } = loadDrizzle()
+// (`idforge/drizzle/pg`). drizzle-orm is an optional peer dependency, loaded (by ./common.js)
+// only when this file is required.
 const idforge = require('../index.js')
-const { ErrorCode, idforgeError } = require('../errors.js')
+const { loadCore, needGenerator } = require('./common.js')
+const { bigint, customType, uuid, varchar } = loadCore('pg')
 
-function loadDrizzle() {
-  let core
-  try {
-    core = require('drizzle-orm/pg-core')
-  } catch (e) {
-    throw new Error("idforge/drizzle/pg needs drizzle-orm: npm install drizzle-orm", { cause: e })
-  }
-  // An ObjectId as its 12 bytes (bytea): sorts by creation, and reads back as an ObjectId.
-  const pgCustomColumn = core.customType({
-    dataType: () => 'bytea',
-    toDriver: (value) => new idforge.ObjectId(value).toBytes(),
-    fromDriver: (value) => idforge.ObjectId.fromBytes(value),
-  })
-  return { pgCustomColumn, bigint: core.bigint, uuid: core.uuid, varchar: core.varchar }
-}
-
-function needGenerator(ids, name) {
-  if (!ids || typeof ids.next !== 'function') {
-    throw idforgeError(ErrorCode.INVALID_ARGUMENT, `snowflake('${name}', ids) needs a Snowflake generator`)
-  }
-  return ids
-}
+// An ObjectId as its 12 bytes (bytea): sorts by creation, and reads back as an ObjectId.
+const objectIdBytea = customType({
+  dataType: () => 'bytea',
+  toDriver: (value) => new idforge.ObjectId(value).toBytes(),
+  fromDriver: (value) => idforge.ObjectId.fromBytes(value),
+})
 
 /**
  * A `bigint` column (mode `bigint`) whose default is `ids.next()`: pass the service's
@@ -50,7 +34,7 @@ function ulid(name) {
 
 /** A `bytea` column of `ObjectId`s (12 bytes) whose default is a fresh ObjectId. */
 function objectId(name) {
-  return pgCustomColumn(name).$defaultFn(() => new idforge.ObjectId())
+  return objectIdBytea(name).$defaultFn(() => new idforge.ObjectId())
 }
 
 module.exports = { snowflake, uuid7, ulid, objectId }

@@ -5,11 +5,9 @@
 // same after a JSON round trip (json.stringify / json.parse for the bigint ids).
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { Snowflake, ObjectId, json } = require('idforge')
+const { Snowflake } = require('idforge')
 const { needed, throwsCode } = require('./helpers.js')
-
-const WORKERS = 8
-const PER_WORKER = 1250
+const { tenThousandRows } = require('./drizzle_rows.js')
 
 /** drizzle-orm and pg (development dependencies, optional peers of the package), or a skip. */
 function frameworks(t) {
@@ -36,7 +34,7 @@ test('drizzle: 10,000 rows from 8 workers in PostgreSQL, ids made by idforge', a
   const admin = new f.pg.Client({ connectionString: url })
   await admin.connect()
   await admin.query(`CREATE SCHEMA ${schema}`)
-  const pool = new f.pg.Pool({ connectionString: url, max: WORKERS, options: `-c search_path=${schema}` })
+  const pool = new f.pg.Pool({ connectionString: url, max: 8, options: `-c search_path=${schema}` })
   try {
     const snowflakes = new Snowflake({ layout: 'twitter', nodeId: 3 })
     const orders = f.core.pgTable('orders', {
@@ -50,40 +48,7 @@ test('drizzle: 10,000 rows from 8 workers in PostgreSQL, ids made by idforge', a
       'CREATE TABLE orders (id bigint PRIMARY KEY, worker integer NOT NULL, ref uuid NOT NULL, ' +
         'ulid varchar(26) NOT NULL, oid bytea NOT NULL)',
     )
-    const db = f.drizzle(pool)
-    const made = await Promise.all(
-      Array.from({ length: WORKERS }, async (_, worker) => {
-        const rows = []
-        for (let i = 0; i < PER_WORKER; i++) {
-          const [row] = await db.insert(orders).values({ worker }).returning()
-          rows.push(row)
-        }
-        return rows
-      }),
-    )
-    const all = made.flat()
-    assert.equal(new Set(all.map((r) => r.id)).size, WORKERS * PER_WORKER, 'duplicate ids')
-    assert.ok(all.every((r) => typeof r.id === 'bigint' && r.oid instanceof ObjectId))
-    assert.ok(all.some((r) => r.id > 2n ** 53n), 'ids past what a number holds')
-    for (const column of ['id', 'ref', 'ulid', 'oid']) {
-      const rows = await db.select().from(orders).orderBy(f.orm.asc(orders[column]))
-      assert.equal(rows.length, WORKERS * PER_WORKER)
-      for (let w = 0; w < WORKERS; w++) {
-        const mine = rows.filter((r) => r.worker === w)
-        assert.deepEqual(
-          mine.map((r) => [r.id, r.ref, r.ulid, r.oid.toHexString()]),
-          made[w].map((r) => [r.id, r.ref, r.ulid, r.oid.toHexString()]),
-          `worker ${w}, ORDER BY ${column}`,
-        )
-      }
-    }
-    // Through JSON and back: bigint ids as decimal text, ObjectIds as hex.
-    const text = json.stringify(all)
-    const back = json.parse(text, ['id'])
-    assert.deepEqual(
-      back.map((r) => [r.id, r.ref, r.ulid, r.oid]),
-      all.map((r) => [r.id, r.ref, r.ulid, r.oid.toHexString()]),
-    )
+    await tenThousandRows(f.drizzle(pool), orders, f.orm.asc)
     const { rows: types } = await pool.query(
       "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'orders' ORDER BY ordinal_position",
       [schema],

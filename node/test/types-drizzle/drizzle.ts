@@ -28,3 +28,22 @@ const oidIsObjectId: Exact<Row['oid'], ObjectId> = true
 const onlyWorkerRequired: Exact<Required<Insert>, 'worker'> = true
 const insert: Insert = { worker: 1 }
 export { idIsBigint, refIsString, ulidIsString, oidIsObjectId, onlyWorkerRequired, insert }
+
+// The SQLite columns: the same row types.
+import { integer as sqliteInteger, sqliteTable } from 'drizzle-orm/sqlite-core'
+import * as lite from 'idforge/drizzle/sqlite'
+
+export const liteOrders = sqliteTable('orders', {
+  id: lite.snowflake('id', ids).primaryKey(),
+  worker: sqliteInteger('worker').notNull(),
+  ref: lite.uuid7('ref').notNull(),
+  ulid: lite.ulid('ulid').notNull(),
+  oid: lite.objectId('oid').notNull(),
+})
+type LiteRow = typeof liteOrders.$inferSelect
+type LiteInsert = typeof liteOrders.$inferInsert
+const liteIdIsBigint: Exact<LiteRow['id'], bigint> = true
+const liteRefIsString: Exact<LiteRow['ref'], string> = true
+const liteOidIsObjectId: Exact<LiteRow['oid'], ObjectId> = true
+const liteOnlyWorkerRequired: Exact<Required<LiteInsert>, 'worker'> = true
+export { liteIdIsBigint, liteRefIsString, liteOidIsObjectId, liteOnlyWorkerRequired }
