@@ -55,6 +55,11 @@ func FormatID(id uint64, form TextForm) (string, error) {
 // either case): a sign, a space, a leading zero, another width or I L O U give ErrInvalidDecimal,
 // ErrInvalidBase32 or ErrInvalidBase62, so two different texts never name one id.
 func ParseID(text string, form TextForm) (uint64, error) {
+	// No form is longer than 20 characters: a longer text is refused by its length all the same,
+	// and the cut keeps the copy to C small whatever the caller passes.
+	if len(text) > 64 {
+		text = text[:64]
+	}
 	var id uint64
 	err := withText(text, invalidCodeOf(form), "the text", func(s *C.char) error {
 		var msg *C.char

@@ -319,6 +319,12 @@ func TestIDTextVectors(t *testing.T) {
 	wantCode(t, err, "INVALID_ARGUMENT", "form 3")
 	_, err = idforge.ParseID("0000000000001\x00", idforge.TextBase32)
 	wantCode(t, err, "INVALID_BASE32", "a NUL byte")
+	// The worst length: refused by its length, with the form's error.
+	huge := strings.Repeat("1", 10_000_000)
+	for form, code := range map[idforge.TextForm]string{idforge.TextDecimal: "INVALID_DECIMAL", idforge.TextBase32: "INVALID_BASE32", idforge.TextBase62: "INVALID_BASE62"} {
+		_, err = idforge.ParseID(huge, form)
+		wantCode(t, err, code, form)
+	}
 	if idforge.TextBase62.String() != "base62" {
 		t.Fatal(idforge.TextBase62.String())
 	}

@@ -187,6 +187,10 @@ test('id text forms: bad arguments, and base32 sorts like the ids', () => {
   throwsCode(() => idToText(1n, 'base64'), 'INVALID_ARGUMENT')
   throwsCode(() => idFromText(1n), 'INVALID_ARGUMENT')
   throwsCode(() => idFromText('1', 'hex'), 'INVALID_ARGUMENT')
+  // The worst length: refused by its length, with the form's error.
+  throwsCode(() => idFromText('1'.repeat(10_000_000), 'decimal'), 'INVALID_DECIMAL')
+  throwsCode(() => idFromText('1'.repeat(10_000_000), 'base32'), 'INVALID_BASE32')
+  throwsCode(() => idFromText('1'.repeat(10_000_000), 'base62'), 'INVALID_BASE62')
   const ids = ID_TEXT.ids.map((r) => BigInt(r.id))
   const texts = ids.map((id) => idToText(id))
   assert.deepEqual([...texts].sort(), texts)

@@ -325,6 +325,9 @@ class Ulids(_native.Ulids):
 _UUID_INPUT = Union[str, bytes, int, _uuid.UUID]
 
 
+_ID_TEXT_CUT = 64
+"""What ``id_from_text`` reads of a text at most (every form is 20 characters or fewer)."""
+
 TextForm = Literal["decimal", "base32", "base62"]
 """A text form of a 64-bit id: ``decimal`` (digits: JSON-safe, not sortable as text),
 ``base32`` (13 Crockford characters, TSID's form: sortable, case-insensitive) or ``base62``
@@ -344,7 +347,7 @@ def id_to_text(id: int, form: TextForm = "base32") -> str:
     if isinstance(id, bool) or not isinstance(id, int):
         raise TypeError(f"an id is an int, not {type(id).__name__}")
     if not 0 <= id <= 0xFFFF_FFFF_FFFF_FFFF:
-        raise _native_error(11, f"an id is between 0 and 2^64 - 1, not {id}")
+        raise InvalidArgumentError(f"an id is between 0 and 2^64 - 1, not {id}")
     return _native.id_to_text(id, form)
 
 
@@ -355,7 +358,9 @@ def id_from_text(text: str, form: TextForm = "base32") -> int:
     ``InvalidBase62Error``), so two different texts never name one id."""
     if not isinstance(text, str):
         raise TypeError(f"id text is a str, not {type(text).__name__}")
-    return _native.id_from_text(text, form)
+    # No form is longer than 20 characters: a longer text is refused by its length all the same,
+    # and the cut bounds the work (and any UTF-8 copy) whatever the caller passes.
+    return _native.id_from_text(text[:_ID_TEXT_CUT], form)
 
 
 def parse_uuid7(value: _UUID_INPUT) -> _uuid.UUID:

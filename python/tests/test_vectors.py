@@ -182,6 +182,11 @@ def test_id_text_bad_arguments():
         idforge.id_to_text(True)
     with pytest.raises(TypeError):
         idforge.id_from_text(b"1", "decimal")
+    # The worst length: refused by its length, with the form's error.
+    for form, error in (("decimal", idforge.InvalidDecimalError), ("base32", idforge.InvalidBase32Error),
+                        ("base62", idforge.InvalidBase62Error)):
+        with pytest.raises(error):
+            idforge.id_from_text("1" * 10_000_000, form)
     # Base32 texts compare like their ids.
     ids = sorted(int(r["id"]) for r in ID_TEXT["ids"])
     assert sorted(idforge.id_to_text(i) for i in ids) == [idforge.id_to_text(i) for i in ids]
