@@ -548,7 +548,9 @@ for step in "${STEPS[@]}"; do
   start=$SECONDS
   set +e
   (
-    set -e
+    set -eE
+    # The command that failed goes into the summary: CI shows only a part of the output.
+    trap '[ -f "$ci_notes/$step.at" ] || echo "at: ${BASH_COMMAND:0:160} (line $LINENO)" > "$ci_notes/$step.at"' ERR
     "step_$step"
   )
   rc=$?
@@ -559,6 +561,7 @@ for step in "${STEPS[@]}"; do
   if [ "$rc" -eq 0 ]; then
     results+=("ok      $step ($took$note)")
   else
+    [ ! -f "$ci_notes/$step.at" ] || note="$note; $(cat "$ci_notes/$step.at")"
     results+=("FAILED  $step ($took, exit $rc$note)")
     failed=1
   fi

@@ -215,6 +215,30 @@ export declare function idToText(id: bigint | number | string, form?: TextForm):
  */
 export declare function idFromText(text: string, form?: TextForm): bigint
 
+/** The kinds of id `describeId` reads. */
+export type IdType = 'snowflake' | 'objectid' | 'flake128' | 'uuid7' | 'ulid'
+/** The kinds, in the order the command line lists them. */
+export declare const ID_TYPES: readonly IdType[]
+/** How `describeId` reads its text. */
+export interface DescribeOptions {
+  /** The id's kind, instead of detecting it. */
+  type?: IdType
+  /** Read a snowflake written in this short text form (only its one text). */
+  form?: TextForm
+  /** The snowflake layout: a preset name, a spec, or a `Layout` (default `'twitter'`). */
+  layout?: string | import('./native').Layout | import('./native').LayoutSpec
+}
+/**
+ * The fields of any id written as text, in order, as `idforge decode` prints them: `type` and
+ * `id` first, then `time` (RFC 3339 UTC) and the kind's own fields. Numbers are numbers
+ * (bigints past 2^53); 64-bit values such as a snowflake's `id` are strings. Text that is no
+ * id throws `IDFORGE_INVALID_ARGUMENT`, or the error of the kind it was read as.
+ */
+export declare function describeId(
+  text: string,
+  options?: DescribeOptions,
+): Record<string, string | number | bigint>
+
 /** Every error code the addon can throw, with its C status value, in `errors.json` order. */
 export declare function errorCodes(): Array<import('./native').ErrorCodeInfo>
 /** The package version. */
@@ -240,6 +264,8 @@ declare const idforge: {
   idToText: typeof idToText
   idFromText: typeof idFromText
   TEXT_FORMS: typeof TEXT_FORMS
+  describeId: typeof describeId
+  ID_TYPES: typeof ID_TYPES
   ulid: typeof ulid
   parseUlid: typeof parseUlid
   ulidFields: typeof ulidFields

@@ -504,6 +504,33 @@ function idFromText(text, form = 'base32') {
   return native.idFromText(needText(text).slice(0, 64), needForm(form))
 }
 
+/** The kinds of id `describeId` reads. */
+const ID_TYPES = Object.freeze(['snowflake', 'objectid', 'flake128', 'uuid7', 'ulid'])
+
+/**
+ * The fields of any id written as text, in order, as `idforge decode` prints them: the kind is
+ * detected (or named by `type`), `form` reads a snowflake in a short text form, `layout` (a
+ * preset name or a layout) reads snowflakes. Numbers are numbers (bigints past 2^53); 64-bit
+ * values such as a snowflake's `id` are strings, so the object goes through `JSON.stringify`.
+ */
+function describeId(text, options = {}) {
+  if (options === null || typeof options !== 'object') {
+    throw idforgeError(ErrorCode.INVALID_ARGUMENT, 'options must be an object')
+  }
+  const { type, form, layout } = options
+  if (type !== undefined && !ID_TYPES.includes(type)) {
+    throw idforgeError(ErrorCode.INVALID_ARGUMENT, 'the type is snowflake, objectid, flake128, uuid7 or ulid')
+  }
+  // No id text is longer than 45 characters (a UUID after `urn:uuid:`): a longer one is
+  // refused all the same, and the cut keeps the copy into native code small.
+  return native.describeId(
+    needText(text).slice(0, 64),
+    type,
+    form === undefined ? undefined : needForm(form),
+    layout instanceof Layout ? layout.spec : layout,
+  )
+}
+
 /** A fresh ULID from the process-wide generator. */
 function ulid() {
   return native.ulidNext()
@@ -619,6 +646,8 @@ module.exports = {
   idToText,
   idFromText,
   TEXT_FORMS,
+  describeId,
+  ID_TYPES,
   ulid,
   parseUlid,
   ulidFields,

@@ -23,6 +23,8 @@ export const {
   idToText,
   idFromText,
   TEXT_FORMS,
+  describeId,
+  ID_TYPES,
   ulid,
   parseUlid,
   ulidFields,

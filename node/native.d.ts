@@ -208,6 +208,13 @@ export declare class Uuid7s {
 export declare function batchLen(n: number): number
 
 /**
+ * Internal: the fields of the id written as `text`, in order (numbers as numbers, past 2^53 as
+ * bigints; the rest as strings): of the type named `kind`, or detected; with `form`, a
+ * snowflake in that text form; `layout` reads snowflakes (Twitter's when absent).
+ */
+export declare function describeId(text: string, kind?: string | undefined | null, form?: string | undefined | null, layout?: string | LayoutSpec | undefined | null): Record<string, string | number | bigint>
+
+/**
  * Figures of the refill engine a generator shares with every generator of the process on
  * the same source.
  */

@@ -842,6 +842,7 @@ module.exports.Snowflake = nativeBinding.Snowflake
 module.exports.Ulids = nativeBinding.Ulids
 module.exports.Uuid7s = nativeBinding.Uuid7s
 module.exports.batchLen = nativeBinding.batchLen
+module.exports.describeId = nativeBinding.describeId
 module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.flake128Compose = nativeBinding.flake128Compose
 module.exports.flake128Decompose = nativeBinding.flake128Decompose

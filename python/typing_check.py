@@ -2,7 +2,7 @@
 import datetime
 import uuid
 from array import array
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 import idforge
 
@@ -62,3 +62,8 @@ try:
 except idforge.InvalidHexError as e:
     code: int = e.code
     value_error: ValueError = e
+
+# Any id's fields, by kind or detected.
+described: Dict[str, Union[str, int]] = idforge.describe_id(str(short_back), "snowflake", layout="discord")
+kind: idforge.IdType = "ulid"
+described_text: str = str(idforge.describe_id(idforge.ulid(), kind)["time"])

@@ -13,7 +13,7 @@ import asyncio as _asyncio
 import datetime as _dt
 import uuid as _uuid
 from array import array as _array
-from typing import Any, List, Literal, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, List, Literal, NamedTuple, Optional, Tuple, Union
 
 from . import _idforge as _native
 from ._errors import *  # noqa: F401,F403 - the exception classes are part of the API
@@ -32,10 +32,12 @@ __all__ = [
     "Snowflake",
     "SnowflakeParts",
     "TextForm",
+    "IdType",
     "UlidParts",
     "Ulids",
     "Uuid7Parts",
     "Uuid7s",
+    "describe_id",
     "id_from_text",
     "id_to_text",
     "parse_ulid",
@@ -361,6 +363,41 @@ def id_from_text(text: str, form: TextForm = "base32") -> int:
     # No form is longer than 20 characters: a longer text is refused by its length all the same,
     # and the cut bounds the work (and any UTF-8 copy) whatever the caller passes.
     return _native.id_from_text(text[:_ID_TEXT_CUT], form)
+
+
+IdType = Literal["snowflake", "objectid", "flake128", "uuid7", "ulid"]
+"""The kinds of id ``describe_id`` reads."""
+
+_DESCRIBE_CUT = 64
+"""What ``describe_id`` reads of a text at most (the longest id text, a UUID after
+``urn:uuid:``, is 45 characters)."""
+
+
+def describe_id(
+    text: str,
+    kind: Optional[IdType] = None,
+    *,
+    form: Optional[TextForm] = None,
+    layout: Union[str, Layout] = "twitter",
+) -> Dict[str, Union[str, int]]:
+    """The fields of any id written as text, in order, as ``python -m idforge decode`` and the
+    ``idforge`` binary print them::
+
+        >>> idforge.describe_id("1700000000000000000")["time"]
+        '2023-09-08T04:15:59.129Z'
+
+    The kind is detected (or named by ``kind``): 24 hex characters are an ObjectId; 32 hex or
+    a UUID text a UUIDv7 when its version and variant bits say so and its time is after
+    1970-02-19, else a flake-128, as are 22 base62 characters that are not all digits; 26
+    Crockford base32 characters a ULID; digits a snowflake, read with ``layout``. ``form`` reads
+    a snowflake in a short text form (``id_from_text``'s rules). Numbers are ints; 64-bit
+    values such as the snowflake's ``id`` are str, as in the binary's JSON. Text
+    that is no id raises ``InvalidArgumentError``, or the error of the kind it was read as."""
+    if not isinstance(text, str):
+        raise TypeError(f"id text is a str, not {type(text).__name__}")
+    # No id text is longer than 45 characters: a longer one is refused all the same (by its
+    # length), and the cut bounds the work.
+    return _native.describe_id(text[:_DESCRIBE_CUT], kind, form, layout)
 
 
 def parse_uuid7(value: _UUID_INPUT) -> _uuid.UUID:

@@ -22,7 +22,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, TextIO, Tuple, Union
+from typing import Any, Callable, Dict, NoReturn, Optional, Sequence, TextIO, Tuple, Union
 
 from . import (
     Flake128,
@@ -32,20 +32,11 @@ from . import (
     Snowflake,
     Ulids,
     Uuid7s,
-    id_from_text,
+    describe_id,
     id_to_text,
-    parse_ulid,
-    parse_uuid7,
-    ulid_fields,
     ulid_from_uuid,
-    ulid_to_uuid,
-    uuid7_fields,
 )
-from ._errors import (
-    IdforgeError,
-    InvalidArgumentError,
-    InvalidDecimalError,
-)
+from ._errors import IdforgeError
 
 PROG = "idforge"
 MAX_COUNT = 10_000_000
@@ -68,17 +59,7 @@ _FAILURE_CODES = {
 }
 
 _DIGITS = "0123456789"
-_HEX = "0123456789abcdefABCDEF"
-_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _U64_MAX = (1 << 64) - 1
-_U64_DECIMAL_LEN = 20
-_OBJECTID_HEX_LEN = 24
-_FLAKE_HEX_LEN = 32
-_FLAKE_BASE62_LEN = 22
-_UUID_DASHES = (8, 13, 18, 23)
-# Detection reads Crockford's alphabet in either case; its aliases (I, L, O) only with --type.
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZabcdefghjkmnpqrstvwxyz"
-_ULID_LEN = 26
 _TEXT_FORMS = ("decimal", "base32", "base62")
 
 
@@ -112,181 +93,6 @@ def _count(text: str) -> int:
     if not 1 <= n <= MAX_COUNT:
         raise _Refused("INVALID_ARGUMENT", f"count {n} is out of range (1 to {MAX_COUNT})")
     return n
-
-
-def _all(text: str, alphabet: str) -> bool:
-    return bool(text) and all(c in alphabet for c in text)
-
-
-def _uuid_hex(text: str) -> Optional[str]:
-    """The 32 hex digits of an 8-4-4-4-12 UUID text, or ``None``."""
-    if len(text) != 36:
-        return None
-    for i, c in enumerate(text):
-        if (c == "-") != (i in _UUID_DASHES) or (c != "-" and c not in _HEX):
-            return None
-    return text.replace("-", "")
-
-
-def _parse_snowflake(text: str) -> int:
-    # As the core's decimal reader: 1 to 20 digits that fit in 64 bits.
-    if not text:
-        raise InvalidDecimalError("invalid decimal: empty input")
-    if len(text) > _U64_DECIMAL_LEN:
-        raise InvalidDecimalError("invalid decimal: too many characters")
-    if any(c not in _DIGITS for c in text):
-        raise InvalidDecimalError("invalid decimal: invalid character")
-    n = int(text)
-    if n > _U64_MAX:
-        raise InvalidDecimalError("invalid decimal: value does not fit")
-    return n
-
-
-def _parse_flake128(text: str) -> Flake128:
-    hex_digits = _uuid_hex(text)
-    if hex_digits is not None:
-        return Flake128.from_hex(hex_digits)
-    if len(text) == _FLAKE_HEX_LEN:
-        return Flake128.from_hex(text)
-    return Flake128.from_base62(text)
-
-
-def _is_uuid7(hex_digits: str) -> bool:
-    """Whether 32 hex digits are a UUIDv7 rather than a flake-128's 16 bytes: version 7, the
-    RFC 9562 variant, and a time of 2^32 ms (1970-02-19) or later. A flake-128 starts with 64
-    bits of milliseconds, whose top 16 are zero until the year 10889."""
-    n = int(hex_digits, 16)
-    return (n >> 76) & 0xF == 7 and (n >> 62) & 0b11 == 0b10 and n >> 112 != 0
-
-
-def parse_id(text: str, kind: Optional[str]) -> Tuple[str, Any]:
-    """``(type, id)`` for ``text``, of ``kind`` or detected as the binary does: 24 hex characters
-    are an ObjectId; 32 hex characters or a UUID text are a UUIDv7 when they have its version,
-    variant and a time after 1970-02-19, else a flake-128; 22 base62 characters that are not
-    all digits are a flake-128; 26 Crockford base32 characters are a ULID; all digits are a
-    snowflake."""
-    if kind == "snowflake":
-        return "snowflake", _parse_snowflake(text)
-    if kind == "objectid":
-        return "objectid", ObjectId(text)
-    if kind == "flake128":
-        return "flake128", _parse_flake128(text)
-    if kind == "uuid7":
-        return "uuid7", parse_uuid7(text)
-    if kind == "ulid":
-        return "ulid", parse_ulid(text)
-    hexadecimal = _all(text, _HEX)
-    if hexadecimal and len(text) == _OBJECTID_HEX_LEN:
-        return "objectid", ObjectId(text)
-    hex_digits = text if hexadecimal and len(text) == _FLAKE_HEX_LEN else _uuid_hex(text)
-    if hex_digits is not None:
-        if _is_uuid7(hex_digits):
-            return "uuid7", parse_uuid7(hex_digits)
-        return "flake128", _parse_flake128(text)
-    if len(text) == _ULID_LEN and _all(text, _CROCKFORD):
-        return "ulid", parse_ulid(text)
-    if _all(text, _DIGITS):
-        return "snowflake", _parse_snowflake(text)
-    # Only the full width: a short word ("nope") is base62 too, and would decode as a flake-128
-    # from 1970.
-    if len(text) == _FLAKE_BASE62_LEN and _all(text, _BASE62):
-        return "flake128", _parse_flake128(text)
-    raise InvalidArgumentError(
-        "not a snowflake (decimal), ObjectId (24 hex), flake-128 (22 base62, 32 hex or UUID), "
-        "UUIDv7 or ULID (26 base32) id; pass --type to say which"
-    )
-
-
-def _civil_from_days(days: int) -> Tuple[int, int, int]:
-    # Days since 1970-01-01 to a proleptic Gregorian date (any year: layouts may reach past 9999,
-    # where datetime stops).
-    z = days + 719_468
-    era = z // 146_097
-    doe = z - era * 146_097
-    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    day = doy - (153 * mp + 2) // 5 + 1
-    month = mp + 3 if mp < 10 else mp - 9
-    year = yoe + era * 400 + (1 if month <= 2 else 0)
-    return year, month, day
-
-
-def _date_time(ms: int) -> Tuple[str, int]:
-    days, ms_of_day = divmod(ms, 86_400_000)
-    year, month, day = _civil_from_days(days)
-    secs = ms_of_day // 1000
-    text = f"{year:04}-{month:02}-{day:02}T{secs // 3600:02}:{secs // 60 % 60:02}:{secs % 60:02}"
-    return text, ms_of_day % 1000
-
-
-def format_ms(ms: int) -> str:
-    """Unix milliseconds as RFC 3339 UTC text with milliseconds: ``2023-11-14T22:13:20.123Z``."""
-    text, millis = _date_time(ms)
-    return f"{text}.{millis:03}Z"
-
-
-def format_secs(secs: int) -> str:
-    """Unix seconds as RFC 3339 UTC text: ``2106-02-07T06:28:15Z``."""
-    text, _ = _date_time(secs * 1000)
-    return f"{text}Z"
-
-
-def fields(kind: str, id: Any, layout: Layout) -> List[Tuple[str, str, Any]]:
-    """The decoded fields as ``(key, text, JSON value)`` rows, in the binary's order."""
-    if kind == "snowflake":
-        tick, time_ms, node, seq = layout.decompose(id)
-        return [
-            ("type", "snowflake", "snowflake"),
-            ("layout", str(layout), str(layout)),
-            ("id", str(id), str(id)),
-            ("time", format_ms(time_ms), format_ms(time_ms)),
-            ("time_ms", str(time_ms), time_ms),
-            ("node", str(node), node),
-            ("sequence", str(seq), seq),
-            ("tick", str(tick), tick),
-        ]
-    if kind == "objectid":
-        secs = id.timestamp
-        return [
-            ("type", "objectid", "objectid"),
-            ("id", str(id), str(id)),
-            ("time", format_secs(secs), format_secs(secs)),
-            ("timestamp", str(secs), secs),
-        ]
-    if kind == "uuid7":
-        parts = uuid7_fields(id)
-        return [
-            ("type", "uuid7", "uuid7"),
-            ("id", str(id), str(id)),
-            ("time", format_ms(parts.time_ms), format_ms(parts.time_ms)),
-            ("time_ms", str(parts.time_ms), parts.time_ms),
-            ("rand_a", str(parts.rand_a), parts.rand_a),
-            # A string in JSON too: 62 bits do not fit a JSON reader's double.
-            ("rand_b", str(parts.rand_b), str(parts.rand_b)),
-            ("ulid", ulid_from_uuid(id), ulid_from_uuid(id)),
-        ]
-    if kind == "ulid":
-        lparts = ulid_fields(id)
-        random = f"{lparts.random:020x}"
-        as_uuid = str(ulid_to_uuid(id))
-        return [
-            ("type", "ulid", "ulid"),
-            ("id", id, id),
-            ("time", format_ms(lparts.time_ms), format_ms(lparts.time_ms)),
-            ("time_ms", str(lparts.time_ms), lparts.time_ms),
-            ("random", random, random),
-            ("uuid", as_uuid, as_uuid),
-        ]
-    worker = f"{id.worker:012x}"
-    return [
-        ("type", "flake128", "flake128"),
-        ("id", id.base62, id.base62),
-        ("time", format_ms(id.time_ms), format_ms(id.time_ms)),
-        ("time_ms", str(id.time_ms), id.time_ms),
-        ("worker", worker, worker),
-        ("sequence", str(id.seq), id.seq),
-    ]
 
 
 def _gen_snowflake(out: TextIO, args: argparse.Namespace) -> None:
@@ -345,18 +151,14 @@ def _gen_ulid(out: TextIO, args: argparse.Namespace) -> None:
 
 
 def _decode(out: TextIO, args: argparse.Namespace) -> None:
-    if args.form is not None:
-        kind, id = "snowflake", id_from_text(args.id, args.form)
-    else:
-        kind, id = parse_id(args.id, args.type)
-    rows = fields(kind, id, args.layout)
+    # The runtime's rules, as the binary's: detection, fields, times.
+    rows = describe_id(args.id, args.type, form=args.form, layout=args.layout)
     if args.json:
         # As serde_json prints a map: keys sorted, no spaces, text as it is.
-        obj = {key: value for key, _, value in rows}
-        text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        text = json.dumps(rows, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         out.write(text + "\n")
     else:
-        out.write("".join(f"{key:<10}{text}\n" for key, text, _ in rows))
+        out.write("".join(f"{key:<10}{value}\n" for key, value in rows.items()))
 
 
 class _Parser(argparse.ArgumentParser):

@@ -16,6 +16,7 @@ __all__ = [
     "Ulids",
     "Uuid7s",
     "error_codes",
+    "describe_id",
     "id_from_text",
     "id_to_text",
     "ulid",
@@ -217,6 +218,9 @@ def ulid_from_bytes(data: bytes) -> str: ...
 def ulid_from_fields(time_ms: int, random: int) -> str: ...
 def id_to_text(id: int, form: str) -> str: ...
 def id_from_text(text: str, form: str) -> int: ...
+def describe_id(
+    text: str, kind: str | None = None, form: str | None = None, layout: str | Layout | None = None
+) -> dict[str, str | int]: ...
 
 @disjoint_base
 class Uuid7s:

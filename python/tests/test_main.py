@@ -11,7 +11,7 @@ import pytest
 from conftest import required_env
 
 import idforge
-from idforge.__main__ import format_ms, format_secs, main
+from idforge.__main__ import main
 
 
 # `python -m` puts the working directory first on sys.path: run it away from python/, whose
@@ -105,11 +105,14 @@ def test_decode_flake128_in_every_form():
 
 def test_times_past_9999_and_at_the_edges():
     # The binary writes years past 9999 with more digits; datetime cannot reach them.
-    assert format_ms(0) == "1970-01-01T00:00:00.000Z"
-    assert format_ms(951_782_400_000) == "2000-02-29T00:00:00.000Z"
-    assert format_ms(253_402_300_799_999) == "9999-12-31T23:59:59.999Z"
-    assert format_ms(253_402_300_800_000) == "10000-01-01T00:00:00.000Z"
-    assert format_secs(4_294_967_295) == "2106-02-07T06:28:15Z"
+    def time_of(ms):
+        return field(ok("decode", "--type", "flake128", idforge.Flake128.from_parts(ms, 1, 0).base62), "time")
+
+    assert time_of(0) == "1970-01-01T00:00:00.000Z"
+    assert time_of(951_782_400_000) == "2000-02-29T00:00:00.000Z"
+    assert time_of(253_402_300_799_999) == "9999-12-31T23:59:59.999Z"
+    assert time_of(253_402_300_800_000) == "10000-01-01T00:00:00.000Z"
+    assert field(ok("decode", "ffffffff0000000000000000"), "time") == "2106-02-07T06:28:15Z"
 
 
 def test_gen_snowflake_objectid_and_flake128():

@@ -386,6 +386,11 @@ def test_next_async_keeps_the_event_loop_running(tmp_path):
 
     first, rest, ticks, waited = asyncio.run(main())
     held.close()
-    assert first == 1 and rest == list(range(2, 502))
+    assert first == 1 and rest[0] >= 2
+    # Increasing, and complete but for a gap of one where a take raced a range's install (the
+    # refill thread installs while this one takes; docs/guarantees.md, "Order").
+    steps = [b - a for a, b in zip([first] + rest, rest)]
+    assert all(s >= 1 for s in steps) and all(s <= 2 for s in steps), steps
+    assert rest[-1] - first - len(rest) <= 6
     # The loop kept turning while the first range was on its way.
     assert waited >= 0.2 and ticks >= 10

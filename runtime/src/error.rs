@@ -35,6 +35,15 @@ pub enum Error {
         /// range below ids already taken) end the wait at once.
         transient: bool,
     },
+    /// Text that is not what it should be (an id, a time), in words that name the text.
+    #[error("{message}")]
+    Text {
+        /// The code of the refusal (`INVALID_ARGUMENT`, `INVALID_DECIMAL`,
+        /// `TIME_OUT_OF_RANGE`, ...).
+        code: ErrorCode,
+        /// What is wrong with the text.
+        message: String,
+    },
 }
 
 impl Error {
@@ -43,7 +52,7 @@ impl Error {
         match self {
             Error::Core(e) => e.code(),
             Error::StateFile { .. } => ErrorCode::Io,
-            Error::Source { code, .. } => *code,
+            Error::Source { code, .. } | Error::Text { code, .. } => *code,
         }
     }
 
@@ -56,6 +65,14 @@ impl Error {
                 ..
             }
         )
+    }
+
+    /// A refusal of text, with its code and words.
+    pub fn text(code: ErrorCode, message: impl Into<String>) -> Error {
+        Error::Text {
+            code,
+            message: message.into(),
+        }
     }
 
     /// A source failure that trying again will not mend.

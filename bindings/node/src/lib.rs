@@ -7,6 +7,7 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod args;
+mod describe;
 mod error;
 mod flake128;
 mod id_text;

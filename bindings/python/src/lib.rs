@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 
 mod buffer;
+mod describe;
 mod error;
 mod fast_next;
 mod flake128;
@@ -40,6 +41,7 @@ fn _idforge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     uuid7::add(m)?;
     ulid::add(m)?;
     id_text::add(m)?;
+    describe::add(m)?;
     m.add_function(wrap_pyfunction!(error::error_codes, m)?)?;
     m.add_function(wrap_pyfunction!(_noop, m)?)?;
     // Which way this load went (tests and benchmarks read it).

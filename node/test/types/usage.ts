@@ -22,6 +22,8 @@ import idforge, {
   parseUuid7,
   stringifyUuid7,
   idFromText,
+  describeId,
+  type IdType,
   idToText,
   ulid,
   ulidFields,
@@ -102,3 +104,11 @@ const viaReplacer: string = JSON.stringify({ id: 1n }, json.replacer)
 const short: string = idToText(id) + idToText(1, 'base62') + idToText('42', 'decimal')
 const form: TextForm = TEXT_FORMS[1]
 const fromShort: bigint = idFromText(short.slice(0, 13), form)
+
+// Any id's fields, by kind or detected.
+const kindName: IdType = 'ulid'
+const described: Record<string, string | number | bigint> = describeId(ulid(), { type: kindName })
+const describedTime = describeId('1', { form: 'decimal', layout: 'discord' }).time
+const describedByLayout = describeId('1', { layout: Layout.preset('discord') })
+void [described, describedTime, describedByLayout]
+

@@ -9,13 +9,13 @@ use serde_json::{Map, Value, json};
 use crate::cli::{parse_node, parse_seq};
 use crate::error::CliError;
 use crate::text::layout::parse_layout;
-use crate::text::time::{format_ms, parse_time};
+use crate::text::time::format_ms;
 
 /// Arguments of `compose`.
 #[derive(Debug, Args)]
 pub struct ComposeArgs {
     /// RFC 3339 (2024-01-01T00:00:00Z, fractions and +hh:mm offsets allowed) or Unix ms.
-    #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = parse_time)]
+    #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = time_arg)]
     pub time: u64,
     /// The snowflake layout: a preset name or a spec (see `idforge layouts`).
     #[arg(long, value_name = "NAME|SPEC", default_value = "twitter", value_parser = parse_layout)]
@@ -67,4 +67,9 @@ pub fn run(out: &mut dyn Write, args: &ComposeArgs) -> Result<(), CliError> {
     }
     writeln!(out, "{}", Value::Object(fields))?;
     Ok(())
+}
+
+/// `--time`: the runtime's reading, as the command line's error (one line with its code).
+fn time_arg(s: &str) -> Result<u64, CliError> {
+    Ok(crate::text::time::parse_time(s)?)
 }

@@ -4,12 +4,11 @@ use std::io::Write;
 
 use clap::Args;
 use idforge::Layout;
-use idforge::text;
-use serde_json::Value;
+use idforge::text::id::describe;
 
 use crate::cli::generate::IdTextFormat;
 use crate::error::CliError;
-use crate::text::id::{AnyId, IdType, fields, parse_id};
+use crate::text::id::{IdType, to_json};
 use crate::text::layout::parse_layout;
 
 /// Arguments of `decode`.
@@ -36,20 +35,17 @@ pub struct DecodeArgs {
 
 /// Runs `decode`: `key value` lines, or one JSON object (ids as strings).
 pub fn run(out: &mut dyn Write, args: &DecodeArgs) -> Result<(), CliError> {
-    let id = match args.form {
-        Some(form) => AnyId::Snowflake(text::parse(args.id.as_bytes(), form.into())?),
-        None => parse_id(&args.id, args.kind)?,
-    };
-    let rows = fields(id, &args.layout)?;
+    let fields = describe(
+        &args.id,
+        args.kind.map(Into::into),
+        args.form.map(Into::into),
+        &args.layout,
+    )?;
     if args.json {
-        let object: serde_json::Map<String, Value> = rows
-            .into_iter()
-            .map(|(key, _, value)| (key.to_owned(), value))
-            .collect();
-        writeln!(out, "{}", Value::Object(object))?;
+        writeln!(out, "{}", to_json(fields))?;
     } else {
-        for (key, text, _) in rows {
-            writeln!(out, "{key:<10}{text}")?;
+        for f in fields {
+            writeln!(out, "{:<10}{}", f.key, f.value)?;
         }
     }
     Ok(())

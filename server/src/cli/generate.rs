@@ -283,7 +283,7 @@ pub fn write_flake(
             out.write_all(id.to_hex(&mut buf).as_bytes())
         }
         Flake128Format::Decimal => write!(out, "{}", id.as_u128()),
-        Flake128Format::Uuid => out.write_all(crate::text::id::uuid_text(id).as_bytes()),
+        Flake128Format::Uuid => out.write_all(idforge::text::id::uuid_text(id).as_bytes()),
     }
 }
 

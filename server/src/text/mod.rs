@@ -1,8 +1,11 @@
-//! Text shared by the command line and the server: layouts ([`layout`]), times ([`time`]), ids
-//! ([`id`]), tag patterns ([`glob`]) and HTML ([`html`]). It imports neither `cli` nor `serve`.
+//! Text shared by the command line and the server: layouts ([`layout`]), ids ([`id`]: the
+//! `--type` values and JSON; the rules are the runtime's), tag patterns ([`glob`]) and HTML
+//! ([`html`]). Times are the runtime's [`idforge::text::time`]. It imports neither `cli` nor
+//! `serve`.
 
 pub mod glob;
 pub mod html;
 pub mod id;
 pub mod layout;
-pub mod time;
+
+pub use idforge::text::time;

@@ -8,8 +8,8 @@ use crate::serve::auth::{Perms, Right, UserChangeError};
 use crate::serve::metrics::ErrorKind;
 use crate::serve::net::resp::Reply;
 use crate::serve::shared::Shared;
-use crate::text::id::{fields, parse_id};
 use crate::text::layout::parse_layout;
+use idforge::text::id::describe;
 
 type Failure = (ErrorKind, String);
 
@@ -238,13 +238,12 @@ pub(super) fn decode(shared: &Shared, args: &[&[u8]], out: &mut Reply) -> Result
         }
         _ => return Err(usage(Cmd::IdfDecode.wrong_args())),
     };
-    let id =
-        parse_id(arg_text(args[1])?, None).map_err(|e| usage(format!("ERR {}", e.message())))?;
-    let rows = fields(id, &layout).map_err(|e| usage(format!("ERR {}", e.message())))?;
-    out.map(rows.len());
-    for (key, value, _) in rows {
-        out.bulk(key.as_bytes());
-        out.bulk(value.as_bytes());
+    let fields =
+        describe(arg_text(args[1])?, None, None, &layout).map_err(|e| usage(format!("ERR {e}")))?;
+    out.map(fields.len());
+    for f in fields {
+        out.bulk(f.key.as_bytes());
+        out.bulk(f.value.to_string().as_bytes());
     }
     Ok(())
 }

@@ -1,9 +1,7 @@
-//! Times on the command line: RFC 3339 text or integer Unix milliseconds in, RFC 3339 (UTC)
-//! out, with a small proleptic-Gregorian calendar conversion of our own.
+//! Times as text: RFC 3339 text or integer Unix milliseconds in, RFC 3339 (UTC) out, with a
+//! small proleptic-Gregorian calendar conversion (any year a layout reaches, past 9999 too).
 
-use idforge::ErrorCode;
-
-use crate::error::CliError;
+use crate::{Error, ErrorCode, Result};
 
 const MS_PER_DAY: i64 = 86_400_000;
 /// Days from 0000-03-01 to 1970-01-01 in the proleptic Gregorian calendar.
@@ -102,10 +100,10 @@ pub fn format_secs(secs: u64) -> String {
 /// A time argument: integer Unix milliseconds (`1700000000123`) or RFC 3339 text
 /// (`2024-01-01T00:00:00Z`, `2024-01-01T01:30:00.5+01:30`). Times before 1970 are refused with
 /// `TIME_OUT_OF_RANGE`, malformed text with `INVALID_ARGUMENT`.
-pub fn parse_time(s: &str) -> Result<u64, CliError> {
+pub fn parse_time(s: &str) -> Result<u64> {
     if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
         return s.parse::<u64>().map_err(|_| {
-            CliError::new(
+            Error::text(
                 ErrorCode::InvalidDecimal,
                 format!("time {s}: too many milliseconds for 64 bits"),
             )
@@ -113,7 +111,7 @@ pub fn parse_time(s: &str) -> Result<u64, CliError> {
     }
     let ms = parse_rfc3339(s)?;
     u64::try_from(ms).map_err(|_| {
-        CliError::new(
+        Error::text(
             ErrorCode::TimeOutOfRange,
             format!("time {s} is before 1970-01-01T00:00:00Z"),
         )
@@ -132,11 +130,14 @@ fn digits(b: &[u8], at: usize, n: usize) -> Option<u32> {
 /// for `T` are accepted, as the RFC allows, and so are PostgreSQL's offsets `+hh` and `+hhmm`) into Unix milliseconds, which are negative before
 /// 1970. Digits of the fraction past milliseconds are dropped (the time is rounded down). Leap
 /// seconds (`:60`) are refused: Unix time has no place for them.
-pub fn parse_rfc3339(s: &str) -> Result<i64, CliError> {
+pub fn parse_rfc3339(s: &str) -> Result<i64> {
     let bad = |why: &str| {
-        CliError::invalid(format!(
-            "time {s:?}: {why} (expected RFC 3339 such as 2024-01-01T00:00:00Z, or Unix milliseconds)"
-        ))
+        Error::text(
+            ErrorCode::InvalidArgument,
+            format!(
+                "time {s:?}: {why} (expected RFC 3339 such as 2024-01-01T00:00:00Z, or Unix milliseconds)"
+            ),
+        )
     };
     let b = s.as_bytes();
     let field = |at: usize, n: usize, name: &str| digits(b, at, n).ok_or_else(|| bad(name));

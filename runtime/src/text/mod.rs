@@ -1,6 +1,7 @@
-//! Text forms of 64-bit ids as `String`s: decimal (JSON-safe), 13-character Crockford base32
-//! (TSID's form) and 11-character base62. The rules, and the buffer-filling versions, are
-//! [`idforge_core::id_text`]'s.
+//! Ids and times as text. Here: the text forms of 64-bit ids as `String`s: decimal
+//! (JSON-safe), 13-character Crockford base32 (TSID's form) and 11-character base62 (the rules,
+//! and the buffer-filling versions, are [`idforge_core::id_text`]'s). [`id`]: any id's text and
+//! fields; [`time`]: RFC 3339 times.
 //!
 //! ```
 //! use idforge::text::{TextForm, id_from_text, id_to_text};
@@ -9,6 +10,9 @@
 //! assert_eq!(text, "6AMSJ4ZME9EP0");
 //! assert_eq!(id_from_text("6amsj4zme9ep0", TextForm::Base32).unwrap(), 7_301_234_567_890_123_456);
 //! ```
+
+pub mod id;
+pub mod time;
 
 pub use idforge_core::id_text::{MAX_LEN, TextForm, format, parse};
 
