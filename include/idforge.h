@@ -24,6 +24,12 @@
 #define IDFORGE_VERSION_STRING "0.1.0"
 
 /**
+ * The longest JSON `idforge_describe_id` writes, without its NUL (a snowflake's, with its
+ * layout's spec, is the longest: under 400 bytes).
+ */
+#define IDFORGE_DESCRIBE_MAX_LEN 511
+
+/**
  * Bytes in a flake-128 id.
  */
 #define IDFORGE_FLAKE128_LEN 16
@@ -392,6 +398,49 @@ typedef uint32_t idforge_text_form;
 #endif // __cplusplus
 
 /**
+ * The kind of id `idforge_describe_id` reads (`kind`).
+ */
+enum idforge_id_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Detect it: 24 hex is an ObjectId; 32 hex or a UUID a UUIDv7 when its bits say so, else a
+   * flake-128, as are 22 base62 characters that are not all digits; 26 Crockford base32 a
+   * ULID; digits a snowflake.
+   */
+  IDFORGE_ID_KIND_ANY = 0,
+  /**
+   * A snowflake in decimal (read a short text form with `idforge_id_from_text` first).
+   */
+  IDFORGE_ID_KIND_SNOWFLAKE = 1,
+  /**
+   * A MongoDB ObjectId in hex.
+   */
+  IDFORGE_ID_KIND_OBJECTID = 2,
+  /**
+   * A flake-128 in base62, hex or UUID form.
+   */
+  IDFORGE_ID_KIND_FLAKE128 = 3,
+  /**
+   * A UUIDv7 (hyphenated, 32 hex, braces or urn:uuid:).
+   */
+  IDFORGE_ID_KIND_UUID7 = 4,
+  /**
+   * A ULID (26 Crockford base32 characters).
+   */
+  IDFORGE_ID_KIND_ULID = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum idforge_id_kind idforge_id_kind;
+#else
+typedef uint32_t idforge_id_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A flake-128 generator. Thread-safe: every call but `idforge_flake128_free` may run
  * concurrently on one handle.
  */
@@ -432,24 +481,6 @@ typedef struct idforge_ulid idforge_ulid;
 typedef struct idforge_uuid7 idforge_uuid7;
 
 /**
- * The fields of a flake-128 id.
- */
-typedef struct idforge_flake128_parts {
-  /**
-   * Unix milliseconds.
-   */
-  uint64_t time_ms;
-  /**
-   * The 48-bit worker id.
-   */
-  uint64_t worker;
-  /**
-   * The sequence within the millisecond.
-   */
-  uint16_t seq;
-} idforge_flake128_parts;
-
-/**
  * A snowflake layout. Fill it with `idforge_layout_preset` / `idforge_layout_named`, or by
  * hand; every call that takes one validates it (`IDFORGE_STATUS_INVALID_LAYOUT`).
  */
@@ -483,6 +514,24 @@ typedef struct idforge_layout {
    */
   bool is_unsigned;
 } idforge_layout;
+
+/**
+ * The fields of a flake-128 id.
+ */
+typedef struct idforge_flake128_parts {
+  /**
+   * Unix milliseconds.
+   */
+  uint64_t time_ms;
+  /**
+   * The 48-bit worker id.
+   */
+  uint64_t worker;
+  /**
+   * The sequence within the millisecond.
+   */
+  uint16_t seq;
+} idforge_flake128_parts;
 
 /**
  * The fields of a snowflake id.
@@ -696,6 +745,25 @@ const char *idforge_status_str(uint32_t status);
  * `buf` is NULL or points to `len` writable bytes; `needed` is NULL or writable.
  */
 idforge_status idforge_last_error(char *buf, size_t len, size_t *needed);
+
+/**
+ * Writes the fields of the id written as `text` (NUL-terminated) to `out` as one JSON object
+ * and a NUL, in the order `idforge decode` prints them: `type` and `id` first (a snowflake's
+ * `layout` between them), then `time` (RFC 3339 UTC) and the kind's own fields; ids and
+ * other 64-bit values are strings. `kind` is an `idforge_id_kind`; `layout` reads snowflakes
+ * (NULL: Twitter's). A buffer of `IDFORGE_DESCRIBE_MAX_LEN + 1` bytes holds any answer;
+ * `BUFFER_TOO_SMALL` writes nothing. Text that is no id is `INVALID_ARGUMENT`, or the error of
+ * the kind it was read as.
+ *
+ * # Safety
+ * `text` is NULL or NUL-terminated; `layout` is NULL or readable; `out` is NULL or points to
+ * `len` writable bytes.
+ */
+idforge_status idforge_describe_id(const char *text,
+                                   uint32_t kind,
+                                   const struct idforge_layout *layout,
+                                   char *out,
+                                   size_t len);
 
 /**
  * Creates a generator; `worker` is used only with `IDFORGE_WORKER_KIND_FIXED` (at most

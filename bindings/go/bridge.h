@@ -42,6 +42,8 @@ IDF_GO(snowflake_decode, (const struct idforge_snowflake *h, uint64_t id, struct
 IDF_GO(snowflake_layout, (const struct idforge_snowflake *h, struct idforge_layout *out, char **msg), (h, out))
 IDF_GO(snowflake_node, (const struct idforge_snowflake *h, uint64_t *out, char **msg), (h, out))
 
+IDF_GO(describe_id, (const char *text, uint32_t kind, const struct idforge_layout *l, char *out, size_t len, char **msg), (text, kind, l, out, len))
+
 IDF_GO(objectid_generate, (uint8_t *out, char **msg), (out))
 IDF_GO(objectid_to_hex, (const uint8_t *id, char *out, size_t len, char **msg), (id, out, len))
 IDF_GO(objectid_from_hex, (const char *hex, uint8_t *out, char **msg), (hex, out))

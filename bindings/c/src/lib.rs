@@ -9,6 +9,7 @@
 // C names: `idforge_snowflake`, `idforge_status`, ... as the header spells them.
 #![allow(non_camel_case_types)]
 
+mod describe;
 mod error;
 mod flake128;
 mod id_text;
@@ -25,6 +26,7 @@ mod uuid7;
 
 use std::ffi::c_char;
 
+pub use describe::*;
 pub use flake128::*;
 pub use id_text::*;
 pub use layout::*;

@@ -387,6 +387,38 @@ static void test_id_text_vectors(void) {
   CHECK_STATUS(idforge_id_from_text("1", IDFORGE_TEXT_FORM_DECIMAL, NULL), "IDFORGE_STATUS_NULL_ARGUMENT");
 }
 
+/* Any id's fields as JSON: detected or named kinds, a layout, and refusals that write
+ * nothing. */
+static void test_describe_id(void) {
+  char json[IDFORGE_DESCRIBE_MAX_LEN + 1], small[40];
+  idforge_layout discord;
+  CHECK_OK(idforge_describe_id("1700000000000000000", IDFORGE_ID_KIND_ANY, NULL, json, sizeof json));
+  CHECK(strncmp(json, "{\"type\":\"snowflake\",\"layout\":\"twitter\",\"id\":\"1700000000000000000\"", 64) == 0);
+  CHECK(strstr(json, "\"time\":\"2023-09-08T04:15:59.129Z\"") != NULL);
+  CHECK_OK(idforge_layout_preset(IDFORGE_PRESET_DISCORD, &discord));
+  CHECK_OK(idforge_describe_id("1700000000000000000", IDFORGE_ID_KIND_SNOWFLAKE, &discord, json, sizeof json));
+  CHECK(strstr(json, "\"layout\":\"discord\"") != NULL);
+  CHECK_OK(idforge_describe_id("ffffffff0000000000000000", IDFORGE_ID_KIND_ANY, NULL, json, sizeof json));
+  CHECK(strcmp(json, "{\"type\":\"objectid\",\"id\":\"ffffffff0000000000000000\","
+                     "\"time\":\"2106-02-07T06:28:15Z\",\"timestamp\":4294967295}") == 0);
+  CHECK_OK(idforge_describe_id("123", IDFORGE_ID_KIND_FLAKE128, NULL, json, sizeof json));
+  CHECK(strncmp(json, "{\"type\":\"flake128\"", 18) == 0);
+  memset(small, 'x', sizeof small);
+  CHECK_STATUS(idforge_describe_id("1", IDFORGE_ID_KIND_ANY, NULL, small, sizeof small),
+               "IDFORGE_STATUS_BUFFER_TOO_SMALL");
+  CHECK(small[0] == 'x');
+  CHECK_STATUS(idforge_describe_id("nope", IDFORGE_ID_KIND_ANY, NULL, json, sizeof json),
+               "IDFORGE_STATUS_INVALID_ARGUMENT");
+  CHECK_STATUS(idforge_describe_id("12a", IDFORGE_ID_KIND_SNOWFLAKE, NULL, json, sizeof json),
+               "IDFORGE_STATUS_INVALID_DECIMAL");
+  CHECK_STATUS(idforge_describe_id("1", 6, NULL, json, sizeof json), "IDFORGE_STATUS_INVALID_ARGUMENT");
+  CHECK_STATUS(idforge_describe_id("\xff\xfe", IDFORGE_ID_KIND_ANY, NULL, json, sizeof json),
+               "IDFORGE_STATUS_INVALID_ARGUMENT");
+  CHECK_STATUS(idforge_describe_id(NULL, IDFORGE_ID_KIND_ANY, NULL, json, sizeof json),
+               "IDFORGE_STATUS_NULL_ARGUMENT");
+  CHECK_STATUS(idforge_describe_id("1", IDFORGE_ID_KIND_ANY, NULL, NULL, 0), "IDFORGE_STATUS_NULL_ARGUMENT");
+}
+
 static void test_flake128_generator(void) {
   idforge_flake128 *g = NULL;
   uint8_t a[16], b[16];
@@ -567,6 +599,7 @@ int main(void) {
   RUN(test_objectid);
   RUN(test_flake128_vectors);
   RUN(test_id_text_vectors);
+  RUN(test_describe_id);
   RUN(test_flake128_generator);
   /* Before the segment tests: a freed Segments' refill thread may still finish a fetch, and a
    * fork meanwhile copies memory only that thread pointed to, which valgrind then counts as

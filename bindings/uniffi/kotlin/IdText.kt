@@ -19,4 +19,13 @@ object IdText {
      */
     @JvmStatic @JvmOverloads @Throws(IdforgeException::class)
     fun fromText(text: String, form: TextForm = TextForm.BASE32): Long = idFromText(text, form)
+
+    /**
+     * The fields of any id written as [text], in the order `idforge decode` prints them: of [kind],
+     * or detected; with [form], a snowflake in that text form; [layout] reads snowflakes (Twitter's
+     * when null). `InvalidArgument` for text that is no id, or the error of the kind it was read as.
+     */
+    @JvmStatic @JvmOverloads @Throws(IdforgeException::class)
+    fun describe(text: String, kind: IdKind? = null, form: TextForm? = null, layout: Layout? = null): List<IdField> =
+        describeId(text, kind, form, layout)
 }

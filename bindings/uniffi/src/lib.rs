@@ -11,6 +11,7 @@
 // uniffi's scaffolding macros expand to `unsafe` FFI functions; this crate is FFI glue.
 #![allow(unsafe_code)]
 
+mod describe;
 mod error;
 mod error_codes;
 mod flake128;
@@ -24,6 +25,7 @@ mod ulid;
 mod uuid;
 mod uuid7;
 
+pub use describe::{IdField, IdKind, describe_id};
 pub use error::{ErrorCodeInfo, IdforgeError, error_codes};
 pub use flake128::{Flake128, Flake128Generator, Flake128Parts};
 pub use id_text::{TextForm, id_from_text, id_to_text};

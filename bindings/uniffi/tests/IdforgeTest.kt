@@ -183,6 +183,19 @@ val tests = linkedMapOf<String, () -> Unit>(
         val ids = List(1000) { g.next() }
         assertEquals(ids.map { IdText.toText(it) }, ids.map { IdText.toText(it) }.sorted())
     },
+    "any id's fields (IdText.describe)" to {
+        val f = IdText.describe("ffffffff0000000000000000")
+        assertEquals(listOf("type", "id", "time", "timestamp"), f.map { it.key })
+        assertEquals("2106-02-07T06:28:15Z", f[2].text)
+        assertEquals(4294967295L, f[3].number)
+        val s = IdText.describe("6AMSJ4ZME9EP0", form = TextForm.BASE32, layout = Layout.preset("discord"))
+        assertEquals("discord", s.first { it.key == "layout" }.text)
+        assertEquals("7301234567890123456", s.first { it.key == "id" }.text)
+        assertEquals("flake128", IdText.describe("123", IdKind.FLAKE128)[0].text)
+        throwsCode("INVALID_ARGUMENT") { IdText.describe("nope") }
+        throwsCode("INVALID_DECIMAL") { IdText.describe("12a", IdKind.SNOWFLAKE) }
+        throwsCode("INVALID_DECIMAL") { IdText.describe("1".repeat(1_000_000)) }
+    },
     "ObjectId vectors" to {
         for (r in OID.rows("timestamps") + OID.rows("legacy")) {
             val oid = ObjectId.fromHex(r.str("hex"))

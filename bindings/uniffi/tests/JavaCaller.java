@@ -3,6 +3,8 @@
 import dev.idforge.Flake128;
 import dev.idforge.Flake128Generator;
 import dev.idforge.Idforge;
+import dev.idforge.IdField;
+import dev.idforge.IdKind;
 import dev.idforge.IdText;
 import dev.idforge.IdforgeException;
 import dev.idforge.Layout;
@@ -67,6 +69,12 @@ public final class JavaCaller {
             check(a.length() == 26 && a.compareTo(b) < 0, "ULID text, increasing");
             check(Ulid.parse(a.toLowerCase()).equals(a), "ULID parse");
         }
+
+        // Any id's fields, as Java calls them (overloads without the kind, form and layout).
+        java.util.List<IdField> fields = IdText.describe("ffffffff0000000000000000");
+        check(fields.get(0).getText().equals("objectid"), "describe detects an ObjectId");
+        check(fields.get(3).getNumber() == 4294967295L, "describe gives numbers as Longs");
+        check(IdText.describe("123", IdKind.FLAKE128).get(0).getText().equals("flake128"), "describe by kind");
 
         // Text forms of a snowflake, as Java calls them (overloads without the form: base32).
         String shortText = IdText.toText(7301234567890123456L);

@@ -90,3 +90,10 @@ CREATE FUNCTION idforge_id_from_text(text text, form text DEFAULT 'base32') RETU
   AS 'MODULE_PATHNAME', 'idforge_id_from_text_wrapper';
 COMMENT ON FUNCTION idforge_id_from_text(text, text) IS
   'The id whose text in form (decimal, base32 the default, base62) is text: only its one text (base32 in either case), else INVALID_DECIMAL, INVALID_BASE32 or INVALID_BASE62';
+
+CREATE FUNCTION idforge_describe(id text, type text DEFAULT NULL, layout text DEFAULT 'twitter') RETURNS jsonb
+  CALLED ON NULL INPUT IMMUTABLE PARALLEL SAFE LANGUAGE c
+  AS 'MODULE_PATHNAME', 'idforge_describe_wrapper';
+COMMENT ON FUNCTION idforge_describe(text, text, text) IS
+  'The fields of any id written as text (a snowflake in decimal, an ObjectId, a flake-128, a UUIDv7 or a ULID; its type detected unless named), as idforge decode gives them: 64-bit values as strings; layout reads snowflakes';
+

@@ -11,6 +11,9 @@
 //!   too.
 //! - `idforge_decode`, `idforge_compose`, `idforge_bounds`: layout-aware decoding, and the id
 //!   range of a time for queries on an id column.
+//! - `idforge_id_to_text`, `idforge_id_from_text`: the short text forms of 64-bit ids;
+//!   `idforge_describe(text)`: any id's fields as jsonb (the runtime's rules, as `idforge
+//!   decode`).
 //!
 //! Shared memory needs `shared_preload_libraries = 'idforge'`. The SQL definitions are in
 //! `sql/idforge--0.1.0.sql`, written by hand (pgrx's generator needs cargo-pgrx).
@@ -22,6 +25,7 @@ use idforge_core::tick::Next;
 use pgrx::prelude::*;
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting, PgAtomic, pg_shmem_init};
 
+mod describe;
 mod error;
 mod high_water;
 mod id_text;
