@@ -20,6 +20,7 @@
 
 pub mod clocks;
 pub mod guard;
+mod lease_table;
 pub mod stripe;
 pub mod tags;
 pub mod workers;
@@ -121,18 +122,18 @@ pub struct Allocator {
     /// Why this server refuses to lead (its store went back), once it found out.
     pub(super) refusal: Mutex<Option<String>>,
     /// What this server knows of each service's worker leases (see [`workers`]).
-    pub(super) workers: Mutex<HashMap<Box<str>, workers::Leases>>,
+    pub(super) workers: Mutex<HashMap<Box<str>, lease_table::Leases>>,
     /// Held while a service's leases are read in, so concurrent ACQUIREs read them once.
     pub(super) lease_load: tokio::sync::Mutex<()>,
     /// Numbers each reading of a service's leases (a write that began under an older one does
     /// not touch the newer copy).
     pub(super) lease_generation: std::sync::atomic::AtomicU64,
     /// Lease writes waiting for the next group commit (see `Allocator::put_lease`).
-    pub(super) lease_queue: Mutex<std::collections::VecDeque<workers::LeaseWrite>>,
+    pub(super) lease_queue: Mutex<std::collections::VecDeque<lease_table::LeaseWrite>>,
     /// Held by the request committing a group of lease writes.
     pub(super) lease_writer: tokio::sync::Mutex<()>,
     /// The leases held over every service (the bound `AllocPolicy::max_leases`).
-    pub(super) lease_count: workers::LeaseCount,
+    pub(super) lease_count: lease_table::LeaseCount,
     /// Tags created by each non-admin user's requests on this server (the quota's count).
     pub(super) tags_created: Mutex<HashMap<String, usize>>,
     /// Tags evicted from memory for being idle.
@@ -174,7 +175,7 @@ impl Allocator {
             lease_generation: std::sync::atomic::AtomicU64::new(0),
             lease_queue: Mutex::new(std::collections::VecDeque::new()),
             lease_writer: tokio::sync::Mutex::new(()),
-            lease_count: workers::LeaseCount::default(),
+            lease_count: lease_table::LeaseCount::default(),
             tags_created: Mutex::new(HashMap::new()),
             tags_evicted: std::sync::atomic::AtomicU64::new(0),
             clock_names: clocks::ClockNames::default(),

@@ -1,0 +1,193 @@
+//! Asking the server: `IDF.WORKER ACQUIRE` and `RENEW` (again without the words an older
+//! server refuses), and what it granted.
+
+use super::*;
+
+/// What a lease is asked with.
+pub(super) struct Ask<'a> {
+    pub(super) service: &'a str,
+    pub(super) ttl_ms: u64,
+    pub(super) max: u64,
+    pub(super) holder: Option<&'a str>,
+    pub(super) in_file: bool,
+}
+
+/// A lease the server granted (or renewed back from a file).
+pub(super) struct Granted {
+    pub(super) id: u64,
+    pub(super) token: String,
+    /// This host's clock when the request left and when the reply came.
+    pub(super) sent: u64,
+    pub(super) received: u64,
+    /// The id's time floor and the server's clock, when told.
+    pub(super) clock: Option<(u64, u64)>,
+    /// The reservation's end (0: none told).
+    pub(super) reserved_ms: u64,
+    /// The lease's end the server told (a renewal), if it told one; a grant's is its clock
+    /// plus the TTL.
+    pub(super) end_ms: Option<u64>,
+}
+
+/// `[floor, server-ms, reserved-ms?]` of a grant or a renewal: the clock, and the reservation.
+pub(super) fn clock_fields(fields: &[Reply]) -> Option<(Option<(u64, u64)>, u64)> {
+    match fields {
+        [] => Some((None, 0)),
+        [Reply::Int(floor), Reply::Int(server), more @ ..] if *floor >= 0 && *server > 0 => {
+            let reserved = match more {
+                [Reply::Int(r), ..] => u64::try_from(*r).unwrap_or(0),
+                _ => 0,
+            };
+            Some((Some((*floor as u64, *server as u64)), reserved))
+        }
+        _ => None,
+    }
+}
+
+impl Ask<'_> {
+    /// `IDF.WORKER ACQUIRE`, asked again without the words an older server refuses.
+    pub(super) fn acquire(&self, source: &RemoteSource) -> Result<Granted> {
+        let (ttl_text, max_text) = (self.ttl_ms.to_string(), self.max.min(1 << 24).to_string());
+        let mut args: Vec<&[u8]> = vec![
+            b"IDF.WORKER",
+            b"ACQUIRE",
+            self.service.as_bytes(),
+            ttl_text.as_bytes(),
+            b"MAX",
+            max_text.as_bytes(),
+        ];
+        if let Some(name) = self.holder {
+            args.extend([b"HOLDER".as_slice(), name.as_bytes()]);
+            if self.in_file {
+                args.push(b"FILE");
+            }
+        }
+        args.push(b"CLOCK");
+        let mut sent = now_ms();
+        let (mut addr, mut reply) = source.call(&args, "IDF.WORKER ACQUIRE")?;
+        let older = |reply: &Reply| {
+            matches!(reply, Reply::Error(e)
+                if e.starts_with("ERR wrong arguments") || e.starts_with("ERR syntax"))
+        };
+        if self.holder.is_some() && older(&reply) {
+            // A server older than holder names refuses HOLDER: lease without a name, as
+            // before them (the id is then not kept for this instance, nor ridden out past its
+            // lease's end: no reservation is told).
+            args.truncate(6);
+            args.push(b"CLOCK");
+            sent = now_ms();
+            (addr, reply) = source.call(&args, "IDF.WORKER ACQUIRE")?;
+        }
+        if matches!(&reply, Reply::Error(e) if e.starts_with("ERR wrong arguments")) {
+            // A server older than time floors refuses CLOCK: lease as before them, without a
+            // floor (an earlier holder's ids are then kept apart only by the id's reuse delay,
+            // as they always were with such a server) and without measuring the skew.
+            args.pop();
+            sent = now_ms();
+            (addr, reply) = source.call(&args, "IDF.WORKER ACQUIRE")?;
+        }
+        let received = now_ms();
+        // `[id, token, ttl, floor, server-ms, reserved-ms]` with CLOCK and HOLDER; `[id,
+        // token, ttl]` from an older server.
+        match reply {
+            Reply::Array(parts) => match parts.as_slice() {
+                [Reply::Int(id), Reply::Bulk(token), _, rest @ ..] if *id >= 0 => {
+                    let Some((clock, reserved_ms)) = clock_fields(rest) else {
+                        let token = String::from_utf8_lossy(token).into_owned();
+                        let _ = source.call(
+                            &[
+                                b"IDF.WORKER",
+                                b"RELEASE",
+                                self.service.as_bytes(),
+                                id.to_string().as_bytes(),
+                                token.as_bytes(),
+                            ],
+                            "IDF.WORKER",
+                        );
+                        return Err(lease_error(format!(
+                            "{addr}: a malformed grant (floor and clock {rest:?})"
+                        )));
+                    };
+                    Ok(Granted {
+                        id: *id as u64,
+                        token: String::from_utf8_lossy(token).into_owned(),
+                        sent,
+                        received,
+                        clock,
+                        reserved_ms,
+                        end_ms: None,
+                    })
+                }
+                _ => Err(lease_error(format!("{addr}: a malformed grant {parts:?}"))),
+            },
+            Reply::Error(e) if e.contains("no free worker id") || e.contains("lease limit") => Err(
+                Error::permanent(ErrorCode::Overflow, format!("{addr}: {e}")),
+            ),
+            other => Err(lease_error(format!(
+                "{addr}: IDF.WORKER ACQUIRE: {other:?}"
+            ))),
+        }
+    }
+
+    /// Renews the lease of a file with its token (a lease kept in a file comes back even after
+    /// its end): `Ok(None)` when it is lost, `Err` with `SOURCE_UNAVAILABLE` when the server
+    /// cannot be reached.
+    pub(super) fn resume(
+        &self,
+        source: &RemoteSource,
+        record: &LeaseRecord,
+    ) -> Result<Option<Granted>> {
+        let (id, time) = (record.id.to_string(), record.mark_ms.to_string());
+        let args: [&[u8]; 8] = [
+            b"IDF.WORKER",
+            b"RENEW",
+            self.service.as_bytes(),
+            id.as_bytes(),
+            record.token.as_bytes(),
+            b"TIME",
+            time.as_bytes(),
+            b"CLOCK",
+        ];
+        let sent = now_ms();
+        let (addr, reply) = source.call(&args, "IDF.WORKER RENEW")?;
+        let received = now_ms();
+        // `[end, floor, server-ms, reserved-ms]`.
+        match reply {
+            Reply::Array(parts) => match parts.split_first() {
+                Some((Reply::Int(end), rest)) => match clock_fields(rest) {
+                    Some((clock @ Some(_), reserved_ms)) => Ok(Some(Granted {
+                        id: record.id,
+                        token: record.token.clone(),
+                        sent,
+                        received,
+                        clock,
+                        reserved_ms,
+                        // The lease's TTL is the one it was granted with, whatever this
+                        // process asks.
+                        end_ms: Some(u64::try_from(*end).unwrap_or(0)),
+                    })),
+                    _ => Err(lease_error(format!(
+                        "{addr}: a malformed renewal {parts:?}"
+                    ))),
+                },
+                _ => Err(lease_error(format!(
+                    "{addr}: a malformed renewal {parts:?}"
+                ))),
+            },
+            Reply::Error(e) if e.starts_with("LEASELOST") => Ok(None),
+            // A server older than floors or names: lease again (it keeps no reservation, so
+            // nothing of the file is trusted with it).
+            Reply::Error(e)
+                if e.starts_with("ERR wrong arguments") || e.starts_with("ERR syntax") =>
+            {
+                Ok(None)
+            }
+            // A server that answers but cannot serve now (its store down, loading): as out of
+            // reach. Any other answer is a refusal, never a reason to go on without it.
+            Reply::Error(e) if crate::source::transient_reply(&e) => Err(Error::transient(
+                ErrorCode::SourceUnavailable,
+                format!("{addr}: IDF.WORKER RENEW: {e}"),
+            )),
+            other => Err(lease_error(format!("{addr}: IDF.WORKER RENEW: {other:?}"))),
+        }
+    }
+}
