@@ -1,6 +1,7 @@
 """``python -m idforge``: the binary's ``gen`` and ``decode`` from the package, with the same
 output and error lines (compared with the binary itself when IDFORGE_BIN names it)."""
 
+import io
 import json
 import os
 import subprocess
@@ -240,8 +241,6 @@ def test_gen_and_decode_uuid7_and_ulid():
 
 
 def test_main_in_process():
-    import io
-
     out, err = io.StringIO(), io.StringIO()
     assert main(["decode", str(TWITTER_ID)], out, err) == 0
     assert field(out.getvalue(), "time") == "2020-01-01T00:01:18.745Z"
@@ -295,3 +294,62 @@ def test_the_same_output_and_errors_as_the_binary():
         if theirs.returncode:
             # The same code; the message too where both read the value the same way.
             assert mine[2].rsplit(" (", 1)[1] == theirs.stderr.rsplit(" (", 1)[1], (args, mine, theirs)
+
+
+def _vector_cases():
+    """``decode`` command lines for every id of the shared vectors (core/testdata), accepted or
+    refused, read by detection and by type."""
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "core", "testdata")
+
+    def load(name):
+        with open(os.path.join(data, name), encoding="utf-8") as f:
+            return json.load(f)
+
+    sf, oid, fl, u7, ul, txt = (
+        load(f"{n}.json") for n in ("snowflake", "objectid", "flake128", "uuid7", "ulid", "id_text")
+    )
+    def spec(layout):
+        # A preset's name, or a layout's fields as the spec text.
+        if isinstance(layout, str):
+            return layout
+        text = (
+            f"epoch={layout['epoch_ms']},tick={layout['tick_ms']},time={layout['time_bits']},"
+            f"node={layout['node_bits']},seq={layout['seq_bits']},order={layout['order']}"
+        )
+        return text + (",unsigned" if layout["unsigned"] else "")
+
+    cases = []
+    for r in sf["compose"] + sf["invalid_decompose"]:
+        cases.append(["decode", r["id"], "--layout", spec(r["layout"]), "--json"])
+    for r in oid["timestamps"] + oid["legacy"]:
+        cases += [["decode", r["hex"], "--json"], ["decode", r["hex"], "--type", "objectid"]]
+    cases += [["decode", r["input"], "--type", "objectid"] for r in oid["invalid_hex"]]
+    for r in fl["parts"]:
+        cases += [["decode", r["hex"], "--json"], ["decode", r["base62"], "--type", "flake128", "--json"]]
+    cases += [["decode", r["input"], "--type", "flake128"] for r in fl["invalid_base62"] + fl["invalid_hex"]]
+    for r in u7["fields"]:
+        cases += [["decode", r["text"], "--json"], ["decode", r["text"], "--type", "uuid7"]]
+    for r in u7["parse"] + u7["refuse"]:
+        cases += [["decode", r["input"]], ["decode", r["input"], "--type", "uuid7"]]
+    for r in ul["fields"]:
+        cases += [["decode", r["text"], "--json"], ["decode", r["text"], "--type", "ulid"]]
+    for r in ul["parse"] + ul["refuse"]:
+        cases += [["decode", r["input"]], ["decode", r["input"], "--type", "ulid"]]
+    for r in txt["ids"]:
+        cases += [["decode", r[form], "--form", form, "--json"] for form in ("decimal", "base32", "base62")]
+    cases += [["decode", r["text"], "--form", r["form"]] for r in txt["parse"] + txt["errors"]]
+    return cases
+
+
+def test_every_shared_vector_decodes_as_the_binary_decodes_it():
+    # In process (a few hundred command lines): the same output, exit status and error code.
+    bin_path = binary()
+    cases = _vector_cases()
+    assert len(cases) > 300
+    for args in cases:
+        out, err = io.StringIO(), io.StringIO()
+        status = main(args, out=out, err=err)
+        theirs = subprocess.run([bin_path, *args], capture_output=True, text=True, timeout=60)
+        assert (status, out.getvalue()) == (theirs.returncode, theirs.stdout), args
+        if status:
+            assert err.getvalue().rsplit(" (", 1)[1] == theirs.stderr.rsplit(" (", 1)[1], (args, err.getvalue())
