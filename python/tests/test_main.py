@@ -9,7 +9,7 @@ import sys
 import uuid
 
 import pytest
-from conftest import required_env
+from conftest import load, required_env
 
 import idforge
 from idforge.__main__ import main
@@ -299,12 +299,6 @@ def test_the_same_output_and_errors_as_the_binary():
 def _vector_cases():
     """``decode`` command lines for every id of the shared vectors (core/testdata), accepted or
     refused, read by detection and by type."""
-    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "core", "testdata")
-
-    def load(name):
-        with open(os.path.join(data, name), encoding="utf-8") as f:
-            return json.load(f)
-
     sf, oid, fl, u7, ul, txt = (
         load(f"{n}.json") for n in ("snowflake", "objectid", "flake128", "uuid7", "ulid", "id_text")
     )
