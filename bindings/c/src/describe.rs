@@ -2,9 +2,8 @@
 //! ones `idforge decode` uses).
 
 use std::ffi::c_char;
-use std::fmt::Write as _;
 
-use runtime::text::id::{Field, FieldValue, IdKind, describe};
+use runtime::text::id::{Field, FieldMap, IdKind, describe};
 use runtime::{CoreError, Layout};
 
 use crate::error::{FfiError, panic_boundary};
@@ -49,23 +48,7 @@ fn kind_of(kind: u32) -> Result<Option<IdKind>, FfiError> {
 
 /// The fields as a JSON object, in their order; 64-bit ids are strings.
 fn to_json(fields: &[Field]) -> String {
-    let mut json = String::from("{");
-    for (i, f) in fields.iter().enumerate() {
-        if i > 0 {
-            json.push(',');
-        }
-        // Keys and text values through serde_json's string escaping.
-        json.push_str(&serde_json::Value::from(f.key).to_string());
-        json.push(':');
-        match &f.value {
-            FieldValue::Text(t) => json.push_str(&serde_json::Value::from(t.as_str()).to_string()),
-            FieldValue::Number(n) => {
-                let _ = write!(json, "{n}");
-            }
-        }
-    }
-    json.push('}');
-    json
+    serde_json::to_string(&FieldMap(fields)).unwrap_or_default()
 }
 
 /// Writes the fields of the id written as `text` (NUL-terminated) to `out` as one JSON object

@@ -2,10 +2,9 @@
 //! (the ones `idforge decode` uses).
 
 use idforge::Layout;
-use idforge::text::id::{FieldValue, IdKind, describe};
+use idforge::text::id::{FieldMap, IdKind, describe};
 use pgrx::JsonB;
 use pgrx::prelude::*;
-use serde_json::{Map, Value};
 
 use crate::error::{PgError, or_raise};
 
@@ -25,15 +24,5 @@ fn idforge_describe(
         or_raise(Layout::parse(l).map_err(PgError::from))
     });
     let fields = or_raise(describe(text_in, kind, None, &layout).map_err(PgError::from));
-    let object: Map<String, Value> = fields
-        .into_iter()
-        .map(|f| {
-            let value = match f.value {
-                FieldValue::Text(t) => Value::String(t),
-                FieldValue::Number(n) => Value::from(n),
-            };
-            (f.key.to_owned(), value)
-        })
-        .collect();
-    Some(JsonB(Value::Object(object)))
+    Some(JsonB(serde_json::to_value(FieldMap(&fields)).unwrap_or_default()))
 }

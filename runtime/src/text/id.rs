@@ -240,6 +240,27 @@ pub fn fields(id: AnyId, layout: &Layout) -> Result<Vec<Field>> {
     })
 }
 
+/// The fields as one map in their order (the `serde` feature): a JSON writer keeps the order,
+/// `serde_json::Value` sorts the keys. Numbers are numbers, the rest strings.
+#[cfg(feature = "serde")]
+#[derive(Debug, Clone, Copy)]
+pub struct FieldMap<'a>(pub &'a [Field]);
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for FieldMap<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> core::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for f in self.0 {
+            match &f.value {
+                FieldValue::Text(t) => map.serialize_entry(f.key, t)?,
+                FieldValue::Number(n) => map.serialize_entry(f.key, n)?,
+            }
+        }
+        map.end()
+    }
+}
+
 /// The first fields of a millisecond-stamped id: its type, text, time and Unix milliseconds.
 fn timed_head(kind: &'static str, id: String, time_ms: u64) -> Vec<Field> {
     vec![
@@ -473,5 +494,16 @@ mod tests {
         }
         let unknown = "Snowflake".parse::<IdKind>().unwrap_err();
         assert_eq!(unknown.code(), ErrorCode::InvalidArgument);
+    }
+
+    #[cfg(feature = "serde")]
+    #[test]
+    fn the_field_map_keeps_the_order_and_the_types() {
+        let fields = describe("ffffffff0000000000000000", None, None, &Layout::TWITTER).unwrap();
+        let json = serde_json::to_string(&FieldMap(&fields)).unwrap();
+        assert_eq!(
+            json,
+            r#"{"type":"objectid","id":"ffffffff0000000000000000","time":"2106-02-07T06:28:15Z","timestamp":4294967295}"#
+        );
     }
 }

@@ -42,7 +42,7 @@ pub fn run(out: &mut dyn Write, args: &DecodeArgs) -> Result<(), CliError> {
         &args.layout,
     )?;
     if args.json {
-        writeln!(out, "{}", to_json(fields))?;
+        writeln!(out, "{}", to_json(&fields))?;
     } else {
         for f in fields {
             writeln!(out, "{:<10}{}", f.key, f.value)?;

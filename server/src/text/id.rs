@@ -2,7 +2,7 @@
 //! JSON. The rules (detection, fields) are the runtime's [`idforge::text::id`].
 
 use clap::ValueEnum;
-use idforge::text::id::{Field, FieldValue, IdKind};
+use idforge::text::id::{Field, FieldMap, IdKind};
 use serde_json::Value;
 
 /// The id types `decode --type` takes.
@@ -33,18 +33,8 @@ impl From<IdType> for IdKind {
 }
 
 /// The fields as one JSON object (keys sorted, as `serde_json` keeps a map).
-pub fn to_json(fields: Vec<Field>) -> Value {
-    let object: serde_json::Map<String, Value> = fields
-        .into_iter()
-        .map(|f| {
-            let value = match f.value {
-                FieldValue::Text(t) => Value::String(t),
-                FieldValue::Number(n) => Value::from(n),
-            };
-            (f.key.to_owned(), value)
-        })
-        .collect();
-    Value::Object(object)
+pub fn to_json(fields: &[Field]) -> Value {
+    serde_json::to_value(FieldMap(fields)).unwrap_or_default()
 }
 
 #[cfg(test)]
