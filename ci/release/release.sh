@@ -114,6 +114,13 @@ if wants crates; then
   # A dry run may be of a work tree with changes; a release is of a commit.
   dirty=()
   [ "$publish" = 1 ] || dirty=(--allow-dirty)
+  # cargo verifies each crate against the others as just packaged, unpacked under
+  # $CARGO_HOME/registry/src/-HASH/NAME-VERSION, and reuses a copy unpacked there before under
+  # the same name and version: an earlier run's, older code. Those copies go first.
+  cargo_home="${CARGO_HOME:-$HOME/.cargo}"
+  for c in idforge-core idforge idforge-server; do
+    rm -rf "$cargo_home"/registry/src/-*/"$c-$version" "$cargo_home"/registry/cache/-*/"$c-$version.crate"
+  done
   cargo publish --locked --dry-run "${dirty[@]}" "${CRATES[@]}"
   if [ "$publish" = 1 ] && [ -z "${IDFORGE_CARGO_INDEX:-}" ]; then
     # Verified by the dry run above: built once, not twice.

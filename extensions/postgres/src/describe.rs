@@ -24,5 +24,7 @@ fn idforge_describe(
         or_raise(Layout::parse(l).map_err(PgError::from))
     });
     let fields = or_raise(describe(text_in, kind, None, &layout).map_err(PgError::from));
-    Some(JsonB(serde_json::to_value(FieldMap(&fields)).unwrap_or_default()))
+    Some(JsonB(
+        serde_json::to_value(FieldMap(&fields)).unwrap_or_default(),
+    ))
 }
