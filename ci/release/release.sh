@@ -121,6 +121,16 @@ if wants crates; then
   for c in idforge-core idforge idforge-server; do
     rm -rf "$cargo_home"/registry/src/-*/"$c-$version" "$cargo_home"/registry/cache/-*/"$c-$version.crate"
   done
+  # What it compiled of them is reused the same way (a registry crate of one name, version and
+  # source is not looked at again): the fingerprints of the builds from a registry source go
+  # too, found by their dep-info, never the work tree's.
+  target="${CARGO_TARGET_DIR:-target}"
+  for d in "$target"/debug/deps/idforge-*.d "$target"/debug/deps/idforge_core-*.d "$target"/debug/deps/idforge_server-*.d; do
+    [ -f "$d" ] && grep -q "/registry/src/-" "$d" || continue
+    base="$(basename "$d" .d)"
+    name="${base%-*}"
+    rm -rf "$target/debug/.fingerprint/${name//_/-}-${base##*-}"
+  done
   cargo publish --locked --dry-run "${dirty[@]}" "${CRATES[@]}"
   if [ "$publish" = 1 ] && [ -z "${IDFORGE_CARGO_INDEX:-}" ]; then
     # Verified by the dry run above: built once, not twice.
