@@ -61,6 +61,21 @@ fn incr_incrby_get_and_the_tag_commands() {
 }
 
 #[test]
+fn a_data_dir_with_url_characters_keeps_its_store_in_it() {
+    // `%41`, `?`, `#` and a space: pasted into the store's URL, the first named another folder
+    // and the second cut the path.
+    let dir = tempfile::tempdir().unwrap();
+    let odd = dir.path().join("a%41b?mode=ro#c d");
+    std::fs::create_dir(&odd).unwrap();
+    let server = Server::start(&odd, &[]);
+    assert_eq!(server.client().cmd(&["INCRBY", "orders", "5"]).int(), 5);
+    let server = server.restart("TERM");
+    assert_eq!(server.client().cmd(&["INCR", "orders"]).int(), 6);
+    assert!(odd.join("data").join("idforge.db").is_file());
+    assert!(!dir.path().join("aAb").exists());
+}
+
+#[test]
 fn server_snowflakes_and_decode() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path(), &["--node-id=7"]);

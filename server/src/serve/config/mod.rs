@@ -11,6 +11,7 @@ mod declare;
 pub mod reference;
 mod settings;
 
+use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -354,7 +355,7 @@ impl ServeArgs {
                     .data_dir
                     .clone()
                     .unwrap_or_else(|| PathBuf::from("idforge-data"));
-                (sqlite_url(&dir.join("idforge.db")), Some(dir))
+                (sqlite_url(&dir.join("idforge.db"))?, Some(dir))
             }
         };
         let guard = match a.guard.as_deref() {
@@ -407,14 +408,52 @@ fn read_file(path: &Path) -> Result<ServeArgs, SettingError> {
     })
 }
 
-/// The sqlx URL of an SQLite file, created when missing.
-pub fn sqlite_url(path: &Path) -> String {
-    format!("sqlite://{}?mode=rwc", path.display())
+/// What of a path is escaped in an SQLite URL: sqlx reads the path up to `?` and
+/// percent-decodes it, so `%`, `?` and `#` are written as escapes (and so is every byte that is
+/// not printable ASCII), and the file opened is the one named, whatever the name holds.
+const SQLITE_PATH_ESCAPED: &AsciiSet = &CONTROLS.add(b'%').add(b'?').add(b'#').add(b' ');
+
+/// The sqlx URL of an SQLite file, created when missing. A path that is not UTF-8 is refused
+/// (sqlx decodes the URL's path as UTF-8), never altered.
+pub fn sqlite_url(path: &Path) -> Result<String, SettingError> {
+    let text = path.to_str().ok_or_else(|| SettingError::Invalid {
+        name: "data-dir",
+        reason: format!("{} is not UTF-8", path.display()),
+    })?;
+    let escaped = utf8_percent_encode(text, SQLITE_PATH_ESCAPED);
+    Ok(format!("sqlite://{escaped}?mode=rwc"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sqlite_url_names_the_file_whatever_its_path_holds() {
+        use std::str::FromStr;
+        for dir in [
+            "idforge-data",
+            "/tmp/a%41b",
+            "/tmp/q?mode=ro",
+            "/tmp/h#x",
+            "./s p/é 1",
+            "a%2Fb",
+        ] {
+            let path = Path::new(dir).join("idforge.db");
+            let url = sqlite_url(&path).unwrap();
+            let opts = sqlx::sqlite::SqliteConnectOptions::from_str(&url).unwrap();
+            assert_eq!(opts.get_filename(), path, "{url}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_path_that_is_not_utf8_is_refused() {
+        use std::os::unix::ffi::OsStrExt;
+        let path = Path::new(std::ffi::OsStr::from_bytes(b"/tmp/\xff/idforge.db"));
+        let err = sqlite_url(path).unwrap_err().to_string();
+        assert!(err.contains("not UTF-8"), "{err}");
+    }
 
     #[test]
     fn stripes_come_from_flags_or_the_file_and_bad_ones_are_refused() {
