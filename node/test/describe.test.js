@@ -2,7 +2,7 @@
 // describeId: any id's fields by the runtime's rules (what `idforge decode` prints).
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { Snowflake, Layout, ObjectId, Flake128, describeId, idToText, uuid7, ulid, ulidToUuid } = require('idforge')
+const { json, Snowflake, Layout, ObjectId, Flake128, describeId, idToText, uuid7, ulid, ulidToUuid } = require('idforge')
 
 test('each kind is detected, with its fields typed', () => {
   const g = new Snowflake({ nodeId: 5 })
@@ -40,6 +40,7 @@ test('type, form and layout', () => {
   const big = describeId('9223372036854775807', { layout: wide })
   assert.equal(typeof big.tick, 'bigint')
   assert.equal(big.tick, 2n ** 63n - 1n)
+  assert.equal(JSON.parse(json.stringify(big)).tick, String(2n ** 63n - 1n))
 })
 
 test('bad input throws the typed error, and a huge text is cut', () => {
@@ -55,6 +56,7 @@ test('bad input throws the typed error, and a huge text is cut', () => {
   assert.equal(codeOf(() => describeId('1'.repeat(21))), 'IDFORGE_INVALID_DECIMAL')
   assert.equal(codeOf(() => describeId('1'.repeat(10_000_000))), 'IDFORGE_INVALID_DECIMAL')
   assert.equal(codeOf(() => describeId('x', { type: 'Snowflake' })), 'IDFORGE_INVALID_ARGUMENT')
+  assert.equal(codeOf(() => describeId('x', { type: 7 })), 'IDFORGE_INVALID_ARGUMENT')
   assert.equal(codeOf(() => describeId('x', { form: 'hex' })), 'IDFORGE_INVALID_ARGUMENT')
   assert.equal(codeOf(() => describeId('1', { type: 'ulid', form: 'decimal' })), 'IDFORGE_INVALID_ARGUMENT')
   assert.equal(codeOf(() => describeId(12)), 'IDFORGE_INVALID_ARGUMENT')
