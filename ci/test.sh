@@ -533,6 +533,15 @@ for step in "${SERVICE_STEPS[@]}"; do
   fi
 done
 
+# children_cpu: sets $cpu to the user + system seconds of this shell's finished children (bash's
+# `times`; not in a $(...) subshell, whose `times` counts only its own), so each step's summary
+# line says how much CPU its commands took beside how long they ran (the background dist builds
+# count in the step that waits for them).
+children_cpu() {
+  times >"$ci_notes/times"
+  cpu=$(python3 -c 'import re,sys; print(round(sum(float(m) * 60 + float(s) for m, s in re.findall(r"(\d+)m([\d.]+)s", sys.argv[1]))))' "$(tail -1 "$ci_notes/times")")
+}
+
 results=()
 failed=0
 for step in "${STEPS[@]}"; do
@@ -546,6 +555,8 @@ for step in "${STEPS[@]}"; do
     continue
   fi
   start=$SECONDS
+  children_cpu
+  cpu_start=$cpu
   set +e
   (
     set -eE
@@ -555,7 +566,8 @@ for step in "${STEPS[@]}"; do
   )
   rc=$?
   set -e
-  took="$((SECONDS - start))s"
+  children_cpu
+  took="$((SECONDS - start))s, cpu $((cpu - cpu_start))s"
   note=""
   [ ! -f "$ci_notes/$step" ] || note="; $(cat "$ci_notes/$step")"
   if [ "$rc" -eq 0 ]; then
