@@ -63,12 +63,13 @@ Runs the named steps, or all of them: ${STEPS[*]}
   The steps test, server, ctest, python, node, jvm, go and dist first start idforge serve, Redis, PostgreSQL,
   MariaDB and etcd on 127.0.0.1 (ci/services.sh, once; stopped by PID at exit): their tests of the
   segment sources must then run.
-  ctest   C tests (bindings/c/tests/run.sh: .so, .a, C++, valgrind, ASan) and examples/c
+  ctest   C tests (bindings/c/tests/run.sh: .so, .a, C++, valgrind, ASan) and examples/c (the
+          binding steps ctest, python, node and go build the debug profile: binding_debug)
   python  pip install ./python into a venv (maturin builds the pyo3 module), then pytest
           (with pymongo, uuid-utils and python-ulid, for the interop tests), mypy.stubtest on
           the stubs and mypy --strict on python/typing_check.py; then the maturin sdist in a
           second venv, its suite with the speed tricks off (IDFORGE_PYTHON_SHORTCUTS=0)
-  node    cd node && npm ci && npm run build (napi CLI: the addon, native.js, native.d.ts;
+  node    cd node && npm ci && npm run build:debug (napi CLI: the addon, native.js, native.d.ts;
           errors.js/.d.ts from errors.json), committed generated files unchanged, npm test
           (node --test, tsc on test/types), then ci/dist/node-pack.sh: the npm pack tarball in an
           empty project, with require() and import, and tsc --strict on test/types/usage.ts
@@ -169,13 +170,15 @@ ensure_rust_component() {
 
 # ---- steps (each runs under `set -e` in a subshell) ------------------------------------------
 
-# test_release: the release profile of the steps that test a language's binding on a release
-# build (ctest, go, python, node, pgext) without fat LTO over one codegen unit. Their tests
-# assert behaviour, not speed, and each of those links took 1-2.5 minutes of one core on every
-# run (a fresh clone's path crates are always rebuilt). The release artifacts (dist, run beside
-# them in the background) keep their profile: `dist` sets its own LTO and codegen units.
-test_release() {
-  export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
+# binding_debug: the steps that test a language's binding (ctest, go, python, node) build it in
+# the debug profile, as `cargo test` and the server's tests do: their tests assert behaviour, not
+# speed, and a release build of their own compiled every dependency once more (cold, about 250
+# units at opt-level 3, beside the dist profile's). What users get is tested as well: the dist
+# step runs the C, Python, Node and Go checks on dist/'s release artifacts (ci/dist/dist-test.sh).
+binding_debug() {
+  # install-c.sh (the C examples, Go's library) and maturin's PEP 517 backend (pip wheel, the
+  # sdist's install) read these.
+  export IDFORGE_C_PROFILE=debug MATURIN_PEP517_ARGS="--profile dev"
 }
 
 step_fmt() {
@@ -266,7 +269,7 @@ step_fuzz() {
 }
 
 step_python() {
-  test_release
+  binding_debug
   local venv="${IDFORGE_VENV:-$HOME/.cache/idforge/venv}"
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip
@@ -330,9 +333,9 @@ step_python_versions() {
 }
 
 step_node() {
-  test_release
+  binding_debug
   command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || bash ci/install/install-deps.sh node
-  (cd node && npm ci --no-audit --no-fund && npm run build)
+  (cd node && npm ci --no-audit --no-fund && npm run build:debug)
   # The napi CLI regenerates the loader and its declarations, gen-errors.mjs the error codes.
   git diff --exit-code -- node/native.js node/native.d.ts node/errors.js node/errors.d.ts || {
     echo "error: node/ generated files differ from the committed ones (commit the rebuilt files)" >&2
@@ -350,7 +353,6 @@ step_node() {
 }
 
 step_pgext() {
-  test_release
   bash ci/steps/pg-extension.sh
 }
 
@@ -359,7 +361,7 @@ step_generated() {
 }
 
 step_ctest() {
-  test_release
+  binding_debug
   bash ci/install/install-deps.sh c
   bash bindings/c/tests/run.sh
   bash examples/c/check.sh
@@ -379,7 +381,7 @@ step_jvm() {
 }
 
 step_go() {
-  test_release
+  binding_debug
   bash ci/steps/go.sh
 }
 

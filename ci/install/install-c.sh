@@ -8,6 +8,9 @@
 #
 #   ci/install/install-c.sh PREFIX       then: PKG_CONFIG_PATH=PREFIX/lib/pkgconfig pkg-config --cflags --libs idforge
 #                                (or idforge-static)
+#
+# IDFORGE_C_PROFILE=debug installs the debug build instead (ci/test.sh: its C and Go tests share
+# the debug build of the other steps rather than compile every dependency again for release).
 set -euo pipefail
 
 [ "$#" -eq 1 ] || { echo "usage: ci/install/install-c.sh PREFIX" >&2; exit 2; }
@@ -21,8 +24,12 @@ major="${version%%.*}"
 [ -n "$version" ] || { echo "error: no IDFORGE_VERSION_STRING in include/idforge.h" >&2; exit 1; }
 
 # bindings/c/build.rs sets the soname, libidforge.so.MAJOR.
-cargo build -p idforge-c --release --locked
-lib="$CARGO_TARGET_DIR/release"
+case "${IDFORGE_C_PROFILE:-release}" in
+  release) cargo build -p idforge-c --release --locked ;;
+  debug) cargo build -p idforge-c --locked ;;
+  *) echo "error: IDFORGE_C_PROFILE is release or debug, not '$IDFORGE_C_PROFILE'" >&2; exit 2 ;;
+esac
+lib="$CARGO_TARGET_DIR/${IDFORGE_C_PROFILE:-release}"
 
 install -d "$prefix/include" "$prefix/lib/pkgconfig"
 install -m 644 include/idforge.h "$prefix/include/idforge.h"
