@@ -5,6 +5,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::platform;
+
 /// A source of Unix time for the generators.
 pub trait Clock: Send + Sync + 'static {
     /// Milliseconds since the Unix epoch. Must never go backwards within a process.
@@ -50,16 +52,10 @@ pub struct SystemClock {
     ticked: bool,
 }
 
-#[inline]
-fn monotonic_ms(clock: rustix::time::ClockId) -> u64 {
-    let ts = rustix::time::clock_gettime(clock);
-    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
-}
-
 impl SystemClock {
     /// A clock anchored now.
     pub fn new() -> SystemClock {
-        let mono_anchor_ms = monotonic_ms(rustix::time::ClockId::Monotonic);
+        let mono_anchor_ms = platform::mono_ms();
         let anchor_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
@@ -83,8 +79,7 @@ impl SystemClock {
     /// How long until [`now_ms`](Clock::now_ms) next moves: it moves with the monotonic
     /// clock's whole milliseconds.
     pub fn until_next_ms(&self) -> Duration {
-        let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-        Duration::from_nanos(1_000_000 - ts.tv_nsec as u64 % 1_000_000)
+        Duration::from_nanos(1_000_000 - platform::mono_ns() % 1_000_000)
     }
 
     /// Whole seconds read from the coarse monotonic clock: a plain memory read in the vDSO (no
@@ -98,7 +93,7 @@ impl SystemClock {
     /// [`recent_ms`]: Clock::recent_ms
     #[inline]
     pub(crate) fn coarse_ms(&self) -> u64 {
-        let coarse = monotonic_ms(rustix::time::ClockId::MonotonicCoarse);
+        let coarse = platform::coarse_ms();
         self.anchor_ms + coarse.saturating_sub(self.mono_anchor_ms)
     }
 }
@@ -114,7 +109,7 @@ impl Clock for SystemClock {
     fn now_ms(&self) -> u64 {
         // One vDSO read and integer math on whole ms: `Instant`'s `Duration` arithmetic
         // (normalising nanoseconds, checked subtraction) cost ~4 ns more per id.
-        let mono = monotonic_ms(rustix::time::ClockId::Monotonic);
+        let mono = platform::mono_ms();
         self.anchor_ms + mono.saturating_sub(self.mono_anchor_ms)
     }
 
@@ -148,8 +143,7 @@ impl Clock for SystemClock {
             if now >= deadline {
                 return;
             }
-            let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-            let now_ns = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+            let now_ns = platform::mono_ns();
             let left = tick_ns.saturating_sub(now_ns);
             if left > SPIN_NS {
                 let nap = Duration::from_nanos(left - SPIN_NS);

@@ -1,6 +1,10 @@
 //! Fork detection: a `pthread_atfork` child hook bumps a process generation, and every
 //! generator compares it with the one it was made in (one relaxed load per call).
+//!
+//! Windows has no `fork`: a new process starts from its program, never as a copy of a running
+//! one, so no generator is ever duplicated and the generation stays 0.
 
+#[cfg(unix)]
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -9,6 +13,7 @@ use idforge_core::Error as CoreError;
 use crate::error::Result;
 
 static GENERATION: AtomicU64 = AtomicU64::new(0);
+#[cfg(unix)]
 static REGISTER: Once = Once::new();
 static FAILED: AtomicBool = AtomicBool::new(false);
 
@@ -17,6 +22,7 @@ static FORKING: AtomicBool = AtomicBool::new(false);
 /// How many [`quiesced`] sections are running.
 static ACTIVE: AtomicU64 = AtomicU64::new(0);
 
+#[cfg_attr(not(unix), allow(dead_code))]
 extern "C" fn prepare() {
     // Let running quiesced sections finish (they are bounded by their own timeouts), so none is
     // cut in half by the fork.
@@ -28,10 +34,12 @@ extern "C" fn prepare() {
     }
 }
 
+#[cfg_attr(not(unix), allow(dead_code))]
 extern "C" fn in_parent() {
     FORKING.store(false, Ordering::SeqCst);
 }
 
+#[cfg_attr(not(unix), allow(dead_code))]
 extern "C" fn in_child() {
     // Async-signal-safe: atomic stores and an add, no allocation, no locks.
     ACTIVE.store(0, Ordering::SeqCst);
@@ -67,6 +75,7 @@ pub(crate) fn quiesced<R>(f: impl FnOnce() -> R) -> R {
 /// Installs the hook (once per process) and returns the current generation. Fails only if the
 /// hook cannot be installed (out of memory): without it a child would not be detected.
 pub fn register() -> Result<u64> {
+    #[cfg(unix)]
     REGISTER.call_once(|| {
         #[allow(unsafe_code)]
         // SAFETY: the hooks are `extern "C" fn()`s that never unwind; `in_child` only performs

@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use idforge_core::Error as CoreError;
 
 use crate::error::{Error, Result};
+use crate::platform::{self, TryLock};
 
 const HEADER: &str = "idforge-high-water-ms v1";
 
@@ -210,7 +211,7 @@ impl Drop for StateFile {
         // would leave it held until the child exits. Not in that child, whose unlock would free
         // the lock of the parent that still owns the file.
         if std::process::id() == self.owner_pid {
-            let _ = rustix::fs::flock(&self.lock, rustix::fs::FlockOperation::Unlock);
+            let _ = platform::unlock(&self.lock);
         }
     }
 }
@@ -229,16 +230,16 @@ pub(crate) fn take_lock(path: &Path) -> Result<File> {
         .truncate(false)
         .open(&lock_path)
         .map_err(failed)?;
-    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+    match platform::try_lock_exclusive(&file) {
         Ok(()) => Ok(file),
-        Err(rustix::io::Errno::WOULDBLOCK) => Err(Error::StateFile {
+        Err(TryLock::Held) => Err(Error::StateFile {
             path: path.to_path_buf(),
             source: io::Error::new(
                 io::ErrorKind::WouldBlock,
                 "in use by another generator (in another process or this one)",
             ),
         }),
-        Err(e) => Err(failed(e.into())),
+        Err(TryLock::Failed(e)) => Err(failed(e)),
     }
 }
 
@@ -253,14 +254,9 @@ fn suffixed(path: &Path, suffix: &str) -> PathBuf {
 /// Numbers the temp files of this process.
 static TEMP_FILES: AtomicU64 = AtomicU64::new(0);
 
-/// Writes `text` to `path`: temp file, fsync, rename, fsync of the folder.
+/// Writes `text` to `path`: temp file, fsync, rename, and the rename made durable (the
+/// folder's fsync on Unix).
 fn write_file(path: &Path, text: &str) -> io::Result<()> {
-    // A bare file name's parent is "": the folder is then the current one, and its entry must
-    // be synced too, or the rename may not survive a power loss.
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
     let (tmp, mut f) = create_temp(path)?;
     let written = f
         .write_all(text.as_bytes())
@@ -272,8 +268,7 @@ fn write_file(path: &Path, text: &str) -> io::Result<()> {
         let _ = fs::remove_file(&tmp);
         return Err(e);
     }
-    File::open(dir)?.sync_all()?;
-    Ok(())
+    platform::sync_rename(path)
 }
 
 /// A new temp file beside `path` that no other writer uses: `<path>.<pid>.<n>.tmp`, created

@@ -92,6 +92,24 @@ pub(crate) unsafe fn cstr<'a>(p: *const c_char, name: &'static str) -> Result<&'
     Ok(unsafe { CStr::from_ptr(p) })
 }
 
+/// A path given as a C string: its bytes as they are on Unix (any bytes but NUL name a file
+/// there); UTF-8 on Windows, where the C string's bytes have no one meaning (the ANSI code page
+/// differs per machine), so other text is refused with `INVALID_ARGUMENT`.
+pub(crate) fn path(c: &CStr) -> Result<std::path::PathBuf, FfiError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Ok(std::ffi::OsStr::from_bytes(c.to_bytes()).into())
+    }
+    #[cfg(not(unix))]
+    {
+        c.to_str().map(Into::into).map_err(|_| {
+            runtime::CoreError::InvalidArgument("a path is not UTF-8 (Windows paths are UTF-8)")
+                .into()
+        })
+    }
+}
+
 /// Copies `text` and a NUL into the C buffer `out` of `len` bytes, or fails with
 /// `BUFFER_TOO_SMALL` writing nothing.
 ///

@@ -1,7 +1,6 @@
 //! The snowflake generator handle: its clock policy, its configuration, and its calls.
 
-use std::ffi::{OsStr, c_char};
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::c_char;
 use std::time::Duration;
 
 use runtime::{CoreError, Policy, Snowflake, SnowflakeBuilder};
@@ -151,7 +150,7 @@ unsafe fn builder(
     if !config.state_file.is_null() {
         // SAFETY: non-NULL, and the caller guarantees it is NUL-terminated.
         let path = unsafe { ptr::cstr(config.state_file, "config.state_file") }?;
-        builder = builder.state_file(OsStr::from_bytes(path.to_bytes()));
+        builder = builder.state_file(ptr::path(path)?);
     }
     Ok(builder)
 }

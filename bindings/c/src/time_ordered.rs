@@ -1,9 +1,7 @@
 //! What the UUIDv7 and ULID handles share: building a generator from the C options, and batch
 //! calls into a caller's byte buffer.
 
-use std::ffi::{OsStr, c_char};
-use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::ffi::c_char;
 
 use runtime::{CoreError, Policy, SystemClock, TimeOrdered, TimeOrderedId, Ulid, Uuid7};
 
@@ -55,7 +53,7 @@ pub(crate) unsafe fn build<T: TimeOrderedId>(
     } else {
         // SAFETY: non-NULL, and the caller guarantees it is NUL-terminated.
         let path = unsafe { ptr::cstr(state_file, "state_file") }?;
-        Some(PathBuf::from(OsStr::from_bytes(path.to_bytes())))
+        Some(ptr::path(path)?)
     };
     Ok(TimeOrdered::build(policy, path, SystemClock::shared())?)
 }

@@ -53,6 +53,7 @@ pub(crate) struct LeaseRecord {
 
 /// The boot this process runs in and the boot clock now (ms), or `None` where they cannot be
 /// read (then a file is never used without the server).
+#[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) fn boot_now() -> Option<(String, u64)> {
     let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
     let id = id.trim();
@@ -62,6 +63,13 @@ pub(crate) fn boot_now() -> Option<(String, u64)> {
     let ts = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
     let ms = u64::try_from(ts.tv_sec).ok()? * 1000 + u64::try_from(ts.tv_nsec).ok()? / 1_000_000;
     Some((id.to_owned(), ms))
+}
+
+/// The boot this process runs in: Linux's boot id and `CLOCK_BOOTTIME` only. Elsewhere (macOS,
+/// Windows) `None`, so a lease file is never used without the server.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub(crate) fn boot_now() -> Option<(String, u64)> {
+    None
 }
 
 /// A 64-bit FNV-1a sum: finds a damaged or cut file (no attacker is assumed to forge one: whoever

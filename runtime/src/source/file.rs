@@ -8,6 +8,7 @@ use idforge_core::segment::Segment;
 
 use super::{SegmentSource, check_step, validate_tag};
 use crate::error::{Error, Result};
+use crate::platform;
 
 /// Ranges from a folder holding one counter file per tag, locked with `flock` and synced to
 /// disk before a range is returned: shared by every process on the host, and a crash never
@@ -57,12 +58,11 @@ impl SegmentSource for FileSource {
             .open(&path)
             .map_err(io)?;
         // Blocks until no other process holds the file.
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-            .map_err(|e| io(e.into()))?;
+        platform::lock_exclusive(&file).map_err(io)?;
         let result = self.bump(&mut file, step).map_err(io);
         // Unlock explicitly rather than by closing: a child forked meanwhile shares this open
         // file description, and a close would leave the lock held until the child exits.
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::Unlock).map_err(|e| io(e.into()))?;
+        platform::unlock(&file).map_err(io)?;
         Ok(Segment::from_leaf(result?, step)?)
     }
 }

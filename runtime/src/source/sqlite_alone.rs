@@ -19,19 +19,13 @@
 //! is safe and turns the check off with the URL option `other_sqlite=same`.
 
 use std::collections::HashMap;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorCode, Result};
 
-/// A file's identity: device and inode.
-type FileId = (u64, u64);
-
-fn file_id(path: &Path) -> Option<FileId> {
-    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-}
+use crate::platform::{FileId, file_id};
 
 /// Whether a fetch of this process holds a database file.
 #[derive(Debug, Default)]

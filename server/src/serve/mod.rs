@@ -28,6 +28,7 @@ pub(crate) mod metrics;
 pub(crate) mod net;
 pub(crate) mod setting_error;
 pub(crate) mod shared;
+mod signals;
 mod start_error;
 pub mod store;
 
@@ -252,7 +253,7 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     tracing::info!(%addr, store = kind.name(), "idforge listening");
 
     let mut conns = JoinSet::new();
-    let mut signals = Signals::new()?;
+    let mut signals = signals::Signals::new()?;
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -275,8 +276,8 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
                 }
             },
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
-            signal = signals.next() => {
-                if signal == "SIGHUP" {
+            asked = signals.next() => match asked {
+                signals::Asked::Reload => {
                     match shared.tls.as_ref().map(net::tls::Tls::reload) {
                         None => tracing::info!("SIGHUP: nothing to reload (no TLS)"),
                         Some(Ok(())) => tracing::info!("SIGHUP: TLS certificate and key reloaded"),
@@ -284,10 +285,11 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
                             tracing::warn!(error = %e, "SIGHUP: TLS reload failed; keeping the settings in use");
                         }
                     }
-                    continue;
                 }
-                tracing::info!(signal, "shutting down");
-                break;
+                signals::Asked::Stop(signal) => {
+                    tracing::info!(signal, "shutting down");
+                    break;
+                }
             }
         }
     }
@@ -363,29 +365,4 @@ async fn accept(shared: Arc<Shared>, tcp: tokio::net::TcpStream, stop: watch::Re
         }
     };
     commands::session::serve(shared, stream, stop).await;
-}
-
-/// SIGTERM and SIGINT end the server; SIGHUP reloads the TLS files.
-struct Signals {
-    term: tokio::signal::unix::Signal,
-    int: tokio::signal::unix::Signal,
-    hup: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    fn new() -> Result<Signals, StartError> {
-        use tokio::signal::unix::{SignalKind, signal};
-        let term = signal(SignalKind::terminate()).map_err(StartError::Signals)?;
-        let int = signal(SignalKind::interrupt()).map_err(StartError::Signals)?;
-        let hup = signal(SignalKind::hangup()).map_err(StartError::Signals)?;
-        Ok(Signals { term, int, hup })
-    }
-
-    async fn next(&mut self) -> &'static str {
-        tokio::select! {
-            _ = self.term.recv() => "SIGTERM",
-            _ = self.int.recv() => "SIGINT",
-            _ = self.hup.recv() => "SIGHUP",
-        }
-    }
 }

@@ -438,6 +438,9 @@ mod tests {
             "/tmp/h#x",
             "./s p/é 1",
             "a%2Fb",
+            // Windows' spellings (the test's Linux reads them as plain names, as sqlx does).
+            "C:\\Users\\me\\idforge data",
+            ".\\data",
         ] {
             let path = Path::new(dir).join("idforge.db");
             let url = sqlite_url(&path).unwrap();

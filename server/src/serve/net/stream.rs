@@ -11,7 +11,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, Interest, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 use tokio_rustls::server::TlsStream;
@@ -284,13 +284,14 @@ impl Stream {
     /// stream. Cancel-safe: nothing is read when the future is dropped.
     pub async fn read_some(&mut self, buf: &mut Vec<u8>, chunk: usize) -> std::io::Result<usize> {
         match self {
+            #[cfg(unix)]
             Stream::Plain(s) => loop {
                 let s: &TcpStream = s;
                 s.readable().await?;
                 reserve(buf, chunk);
                 let room = buf.capacity() - buf.len();
                 let mut got = 0;
-                let read = s.try_io(Interest::READABLE, || {
+                let read = s.try_io(tokio::io::Interest::READABLE, || {
                     let spare = rustix::buffer::spare_capacity(buf);
                     let (n, _) = rustix::net::recv(s, spare, rustix::net::RecvFlags::empty())?;
                     got = n;
@@ -309,6 +310,21 @@ impl Stream {
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && got > 0 => {
                         return Ok(got);
                     }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    r => return r,
+                }
+            },
+            // Elsewhere (Windows) through tokio's `try_read` into zeroed spare room: no way to
+            // read into uninitialised bytes without `unsafe`, and no readiness trick.
+            #[cfg(not(unix))]
+            Stream::Plain(s) => loop {
+                s.readable().await?;
+                reserve(buf, chunk);
+                let start = buf.len();
+                buf.resize(buf.capacity(), 0);
+                let read = s.try_read(&mut buf[start..]);
+                buf.truncate(start + read.as_ref().map_or(0, |n| *n));
+                match read {
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
                     r => return r,
                 }

@@ -144,8 +144,8 @@ impl Log {
             .write(true)
             .open(lock_path(path))
             .map_err(io)?;
-        rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive)
-            .map_err(|_| LogError::Locked(path.to_owned()))?;
+        // fs4's, named: Rust 1.89's `File::try_lock` would shadow a method call.
+        fs4::FileExt::try_lock(&lock).map_err(|_| LogError::Locked(path.to_owned()))?;
         let mut file = match OpenOptions::new().read(true).append(true).open(path) {
             Ok(f) => Some(f),
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -264,7 +264,7 @@ impl Log {
             Some(n) => file
                 .write_all(&text[..n.min(text.len())])
                 .and_then(|()| file.sync_data())
-                .and_then(|()| Err(io::Error::from(rustix::io::Errno::NOSPC))),
+                .and_then(|()| Err(io::Error::from(io::ErrorKind::StorageFull))),
             None => file.write_all(text).and_then(|()| file.sync_data()),
         };
         #[cfg(not(test))]
@@ -294,7 +294,7 @@ impl Log {
     fn cut(&mut self) -> io::Result<()> {
         #[cfg(test)]
         if self.faults.fail_cut {
-            return Err(io::Error::from(rustix::io::Errno::IO));
+            return Err(io::Error::other("an injected I/O error"));
         }
         let Some(file) = self.file.as_mut() else {
             return Err(io::Error::other("the guard file is not open"));
@@ -339,11 +339,30 @@ impl Log {
         self.file = None;
         self.torn = false;
         self.bytes = text.len() as u64;
-        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            File::open(dir)?.sync_all()?;
-        }
-        self.file = Some(OpenOptions::new().append(true).open(&self.path)?);
+        let file = OpenOptions::new().append(true).open(&self.path)?;
+        sync_rename(&self.path, &file)?;
+        self.file = Some(file);
         Ok(())
+    }
+}
+
+/// Makes the rename that put `file` at `path` durable. Unix: the folder's fsync (its entry is
+/// what the rename changed). Windows: folders cannot be opened for a flush; NTFS keeps renames
+/// in its metadata journal, which `FlushFileBuffers` of the renamed file writes out up to and
+/// including the rename.
+fn sync_rename(path: &Path, file: &File) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        let _ = file;
+        match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            Some(dir) => File::open(dir)?.sync_all(),
+            None => File::open(".")?.sync_all(),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        file.sync_all()
     }
 }
 
