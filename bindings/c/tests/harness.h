@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef _WIN32
+#include <direct.h>
+#include <windows.h>
+#endif
 
 static int h_test_failures; /* failures in the running test */
 static int h_passed, h_failed;
@@ -79,6 +83,7 @@ static inline uint64_t now_ms(void) {
   return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+#ifndef _WIN32
 static inline void make_temp_dir(char *buf, size_t len) {
   snprintf(buf, len, "/tmp/idforge-ctest-XXXXXX");
   if (!mkdtemp(buf)) {
@@ -86,10 +91,33 @@ static inline void make_temp_dir(char *buf, size_t len) {
     exit(2);
   }
 }
+#else
+/* Windows (mingw, run under Wine in CI): a new folder under %TEMP%, with '/' separators after it
+ * as the tests write them (Windows takes both). */
+static inline void make_temp_dir(char *buf, size_t len) {
+  char base[MAX_PATH];
+  unsigned n;
+  DWORD got = GetTempPathA(sizeof base, base);
+  if (got == 0 || got >= sizeof base) {
+    fprintf(stderr, "GetTempPathA failed\n");
+    exit(2);
+  }
+  for (n = 0; n < 1000; n++) {
+    snprintf(buf, len, "%sidforge-ctest-%lu-%u", base, (unsigned long)GetCurrentProcessId(), n);
+    if (_mkdir(buf) == 0) return;
+  }
+  fprintf(stderr, "cannot make a folder under %s\n", base);
+  exit(2);
+}
+#endif
 
 static inline void remove_tree(const char *dir) {
   char cmd[512];
+#ifdef _WIN32
+  snprintf(cmd, sizeof cmd, "rmdir /s /q \"%s\"", dir);
+#else
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+#endif
   if (system(cmd) != 0) fprintf(stderr, "    could not remove %s\n", dir);
 }
 

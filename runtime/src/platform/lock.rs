@@ -6,7 +6,6 @@
 
 use std::fs::File;
 use std::io;
-use std::path::Path;
 
 /// Blocks until this open file holds the exclusive lock.
 pub(crate) fn lock_exclusive(file: &File) -> io::Result<()> {
@@ -37,21 +36,23 @@ pub(crate) fn unlock(file: &File) -> io::Result<()> {
     fs4::FileExt::unlock(file)
 }
 
-/// A file's identity: two paths name one file when their identities are equal.
+/// A file's identity: two paths name one file when their identities are equal (the SQLite
+/// source's per-file locks).
+#[cfg(feature = "sql")]
 pub(crate) type FileId = (u64, u64);
 
 /// The device and inode of the file at `path` (so hard links and other spellings of one path
 /// agree), or `None` when it cannot be read.
-#[cfg(unix)]
-pub(crate) fn file_id(path: &Path) -> Option<FileId> {
+#[cfg(all(unix, feature = "sql"))]
+pub(crate) fn file_id(path: &std::path::Path) -> Option<FileId> {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// A hash of the file's canonical path (stable Rust has no volume serial and file index on
 /// Windows): other spellings of one path agree, hard links to one file do not.
-#[cfg(not(unix))]
-pub(crate) fn file_id(path: &Path) -> Option<FileId> {
+#[cfg(all(not(unix), feature = "sql"))]
+pub(crate) fn file_id(path: &std::path::Path) -> Option<FileId> {
     use std::hash::{Hash, Hasher};
     let canonical = std::fs::canonicalize(path).ok()?;
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -78,6 +79,7 @@ mod tests {
         lock_exclusive(&a).unwrap();
     }
 
+    #[cfg(feature = "sql")]
     #[test]
     fn two_spellings_of_one_path_are_one_file() {
         let dir = tempfile::tempdir().unwrap();

@@ -9,4 +9,6 @@ mod lock;
 
 pub(crate) use clock::{coarse_ms, mono_ms, mono_ns};
 pub(crate) use durable::sync_rename;
-pub(crate) use lock::{FileId, TryLock, file_id, lock_exclusive, try_lock_exclusive, unlock};
+#[cfg(feature = "sql")]
+pub(crate) use lock::{FileId, file_id};
+pub(crate) use lock::{TryLock, lock_exclusive, try_lock_exclusive, unlock};

@@ -130,16 +130,28 @@ fn check_step(step: u64) -> Result<()> {
     Ok(())
 }
 
+/// The folder of a `file://` URL: an absolute path (`file:///srv/ids`; on Windows also
+/// `file:///C:/ids`, the standard spelling, and `file://C:\ids`).
+fn file_url_path(rest: &str) -> Result<&std::path::Path> {
+    #[cfg(windows)]
+    let rest = match rest.as_bytes() {
+        [b'/', drive, b':', ..] if drive.is_ascii_alphabetic() => &rest[1..],
+        _ => rest,
+    };
+    let path = std::path::Path::new(rest);
+    if !path.is_absolute() {
+        return Err(CoreError::InvalidUrl("file:// URLs need an absolute path").into());
+    }
+    Ok(path)
+}
+
 /// Opens a source by URL (see the table above). Network sources connect on their first fetch.
 pub fn open(url: &str) -> Result<Arc<dyn SegmentSource>> {
     if url == "memory:" || url == "memory://" {
         return Ok(Arc::new(MemorySource::new()));
     }
-    if let Some(path) = url.strip_prefix("file://") {
-        if !path.starts_with('/') {
-            return Err(CoreError::InvalidUrl("file:// URLs need an absolute path").into());
-        }
-        return Ok(Arc::new(FileSource::new(path)?));
+    if let Some(rest) = url.strip_prefix("file://") {
+        return Ok(Arc::new(FileSource::new(file_url_path(rest)?)?));
     }
     match url.split(':').next().unwrap_or("") {
         "idforge" | "idforges" if any::wanted(url) => Ok(Arc::new(AnySource::new(url)?)),
