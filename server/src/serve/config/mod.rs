@@ -420,8 +420,21 @@ pub fn sqlite_url(path: &Path) -> Result<String, SettingError> {
         name: "data-dir",
         reason: format!("{} is not UTF-8", path.display()),
     })?;
-    let escaped = utf8_percent_encode(text, SQLITE_PATH_ESCAPED);
-    Ok(format!("sqlite://{escaped}?mode=rwc"))
+    Ok(sqlite_url_of(text, cfg!(windows)))
+}
+
+/// [`sqlite_url`] of a UTF-8 path. Windows' paths (`C:\data`, `data\x`) go as `sqlite:C:/data`:
+/// after `sqlite://` sqlx's URL parsing takes them for a host name ("invalid domain character"),
+/// and SQLite on Windows takes `/` for `\`. Elsewhere `\` is an ordinary byte of a name.
+fn sqlite_url_of(text: &str, windows: bool) -> String {
+    if windows {
+        let slashed = text.replace('\\', "/");
+        let escaped = utf8_percent_encode(&slashed, SQLITE_PATH_ESCAPED);
+        format!("sqlite:{escaped}?mode=rwc")
+    } else {
+        let escaped = utf8_percent_encode(text, SQLITE_PATH_ESCAPED);
+        format!("sqlite://{escaped}?mode=rwc")
+    }
 }
 
 #[cfg(test)]
@@ -446,6 +459,29 @@ mod tests {
             let url = sqlite_url(&path).unwrap();
             let opts = sqlx::sqlite::SqliteConnectOptions::from_str(&url).unwrap();
             assert_eq!(opts.get_filename(), path, "{url}");
+        }
+    }
+
+    #[test]
+    fn windows_paths_go_as_sqlite_colon_with_slashes() {
+        use std::str::FromStr;
+        for (dir, file) in [
+            (
+                "C:\\Users\\me\\idforge data",
+                "C:/Users/me/idforge data/idforge.db",
+            ),
+            ("data dir", "data dir/idforge.db"),
+            (".\\d%41?#", "./d%41?#/idforge.db"),
+        ] {
+            let url = sqlite_url_of(&format!("{dir}\\idforge.db"), true);
+            assert!(
+                url.starts_with("sqlite:") && !url.starts_with("sqlite://"),
+                "{url}"
+            );
+            let opts = sqlx::sqlite::SqliteConnectOptions::from_str(&url).unwrap();
+            assert_eq!(opts.get_filename(), Path::new(file), "{url}");
+            // The server opens its store through sqlx's Any driver, which parses a URL first.
+            sqlx::any::AnyConnectOptions::from_str(&url).unwrap();
         }
     }
 
