@@ -29,7 +29,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_renamed_file_and_a_bare_name_can_be_synced() {
+    fn a_renamed_file_syncs_and_a_missing_folder_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let (a, b) = (dir.path().join("a"), dir.path().join("b"));
         std::fs::write(&a, b"x").unwrap();
