@@ -10,7 +10,7 @@
 # tight latency bound (without_prebuild). The dist step waits for them; its own ci/dist/dist.sh then finds
 # every build done. Their log: $CARGO_TARGET_DIR/artifacts/prebuild.log.
 dist_deps() {
-  bash ci/install/install-deps.sh dist cross emulation pgext
+  bash ci/install/install-deps.sh dist cross emulation pgext windows
   command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || bash ci/install/install-deps.sh node
 }
 start_dist_prebuild() {
@@ -20,12 +20,14 @@ start_dist_prebuild() {
   mkdir -p "$CARGO_TARGET_DIR/artifacts"
   rm -f "$log.rc" "$log.lanes"
   # A session of its own, so that one signal stops it all (cargo, rustc, mmdebstrap, qemu).
-  # The root beside the builds: made cold, it is mostly downloads and emulated package scripts
-  # (about 5-10 minutes), which would otherwise hold the builds back. The host's lane (x86_64
-  # glibc, which the other steps' docs and the x86_64 tests need) first, then the cross lane (the
-  # musl servers and every aarch64 artifact: Debian's Rust, std built from source), each written
-  # to $log.lanes when built, so that the dist step can go on without the cross lane when the run
-  # is out of time (wait_dist_prebuild).
+  # Lanes, each written to $log.lanes when built, so that the steps can go on without the later
+  # ones when the run is out of time (wait_dist_prebuild): the host's (x86_64 glibc, which the
+  # other steps' docs and the x86_64 tests need), windows (the Windows artifacts: Debian's Rust,
+  # std built from source, mingw), macos (the macos step's clippy run, into the same cross
+  # folder: the host's build scripts and proc macros are shared), then cross (the musl servers
+  # and every aarch64 artifact). The aarch64 root beside the cross lane: made cold, it is mostly
+  # downloads and emulated package scripts (about 5-10 minutes), which would otherwise hold the
+  # builds back; before it, a cold run that defers the cross lane would make it for nothing.
   # Its session is a scheduler autogroup of its own (Linux, sched_autogroup_enabled): nice works
   # only inside a group, and groups share the CPU evenly, so at nice 19 alone it took half the
   # CPU from the foreground steps (a cold run's clippy took 6.3 minutes instead of 3.1). The
@@ -33,16 +35,18 @@ start_dist_prebuild() {
   setsid bash -c '
     echo 19 >/proc/self/autogroup 2>/dev/null || true
     rc=0
-    nice -n 19 bash ci/dist/arm64-root.sh path &
-    root=$!
     export IDFORGE_DIST_BUILD_ONLY=1 CARGO_TARGET_DIR="$1/artifacts"
     if IDFORGE_DIST_ARCHES=x86_64 nice -n 19 bash ci/dist/dist.sh server c node jvm python pgext; then
       echo host >>"$2.lanes"
+      if IDFORGE_DIST_ARCHES=x86_64 nice -n 19 bash ci/dist/dist.sh windows node; then echo windows >>"$2.lanes"; else rc=$?; fi
+      if nice -n 19 bash ci/dist/macos-check.sh; then echo macos >>"$2.lanes"; else rc=$?; fi
+      nice -n 19 bash ci/dist/arm64-root.sh path &
+      root=$!
       if nice -n 19 bash ci/dist/dist.sh; then echo cross >>"$2.lanes"; else rc=$?; fi
+      wait "$root" || rc=$?
     else
       rc=$?
     fi
-    wait "$root" || rc=$?
     echo "$rc" >"$2.rc"' prebuild "$CARGO_TARGET_DIR" "$log" >"$log.log" 2>&1 &
   dist_prebuild_pid=$!
   at_exit+=('kill -TERM -- "-$dist_prebuild_pid" 2>/dev/null')
@@ -65,25 +69,34 @@ stop_dist_prebuild() {
   kill -KILL -- "-$dist_prebuild_pid" 2>/dev/null || true
 }
 # wait_dist_prebuild: until the prebuild ends (its failures are the dist step's own to report:
-# ci/dist/dist.sh builds again what it did not). Sets dist_cross_deferred=1 when the run's time
-# is short (ci_minutes_left, ci/test.sh) and only the cross lane is still building: it is stopped
-# there, and the dist step makes and tests the host's artifacts only. A cold cache is what brings
-# this about (the cross lane's eight builds compile std and every dependency again); what cargo
+# ci/dist/dist.sh builds again what it did not). Sets dist_deferred to the lanes not built when
+# the run's time is short (ci_minutes_left, ci/test.sh) and the host's lane is built: they are
+# stopped there, and the steps make and test what was built. A cold cache is what brings this
+# about (the later lanes compile std and every dependency again for each target); what cargo
 # finished stays in the cache, so the next run goes on from there.
 wait_dist_prebuild() {
-  local log="$CARGO_TARGET_DIR/artifacts/prebuild" start=$SECONDS
-  dist_cross_deferred=0
+  local log="$CARGO_TARGET_DIR/artifacts/prebuild" start=$SECONDS lane left
+  dist_deferred=""
   [ -n "${dist_prebuild_pid:-}" ] || return 0
   # A step killed inside without_prebuild would leave it stopped.
   kill -CONT -- "-$dist_prebuild_pid" 2>/dev/null || true
   while kill -0 "$dist_prebuild_pid" 2>/dev/null; do
-    # The cross lane's tests and the docs step take about 15 minutes after this.
-    if grep -qx host "$log.lanes" 2>/dev/null && ! grep -qx cross "$log.lanes" &&
-      [ "$(ci_minutes_left)" -lt 15 ]; then
-      echo "    dist prebuild: the host's lane is built, the cross lane is not, and $(ci_minutes_left) of the run's" \
-        "$IDFORGE_CI_MINUTES minutes (IDFORGE_CI_MINUTES) are left: the cross lane is deferred to the next run"
+    # The x86_64 dist tests, the registries, the image and the docs take about 15 minutes after
+    # this, the windows step about 3 more: the windows lane may take until 15 minutes are left,
+    # the later ones until 18 (when the windows lane is built).
+    if grep -qx host "$log.lanes" 2>/dev/null; then
+      left="$(ci_minutes_left)"
+      if [ "$left" -lt 15 ] || { grep -qx windows "$log.lanes" && [ "$left" -lt 18 ]; }; then
+        for lane in windows macos cross; do
+          grep -qx "$lane" "$log.lanes" || dist_deferred="$dist_deferred $lane"
+        done
+        dist_deferred="${dist_deferred# }"
+      fi
+    fi
+    if [ -n "$dist_deferred" ]; then
+      echo "    dist prebuild: the host's lane is built, not $dist_deferred, and $(ci_minutes_left) of the run's" \
+        "$IDFORGE_CI_MINUTES minutes (IDFORGE_CI_MINUTES) are left: $dist_deferred deferred to the next run"
       stop_dist_prebuild
-      dist_cross_deferred=1
       break
     fi
     # Bounded: a mirror that hangs must not hold the run; dist.sh then builds what is missing.
@@ -95,5 +108,5 @@ wait_dist_prebuild() {
     sleep 2
   done
   echo "    dist prebuild: exit $(cat "$log.rc" 2>/dev/null || echo '?'), lanes built: $(tr '\n' ' ' <"$log.lanes" 2>/dev/null)waited $((SECONDS - start)) s"
-  [ "$dist_cross_deferred" = 1 ] || [ "$(cat "$log.rc" 2>/dev/null)" = 0 ] || tail -n 30 "$log.log"
+  [ -n "$dist_deferred" ] || [ "$(cat "$log.rc" 2>/dev/null)" = 0 ] || tail -n 30 "$log.log"
 }

@@ -3,7 +3,7 @@
 # the named steps (in the fixed order below). Run from anywhere inside the repository.
 #
 # Steps: fmt generated clippy msrv test server chaos pgext ctest python node jvm go loom nostd fuzz
-# doc dist registry ops docs (dist late: its builds run in the background from the start). Every selected step runs even when an earlier one failed; a summary follows, and the exit status is non-zero if any step failed. A step whose input does not
+# doc dist macos windows registry ops docs (dist late: its builds run in the background from the start). Every selected step runs even when an earlier one failed; a summary follows, and the exit status is non-zero if any step failed. A step whose input does not
 # exist yet (loom without core/tests/loom.rs) is reported as skipped.
 set -euo pipefail
 
@@ -26,7 +26,7 @@ ci_minutes_left() {
 # What a step tells the summary beside its result (a file per step).
 ci_notes="$(mktemp -d)"
 
-STEPS=(fmt generated clippy msrv test server chaos pgext ctest python node jvm go loom nostd fuzz doc dist registry ops docs)
+STEPS=(fmt generated clippy msrv test server chaos pgext ctest python node jvm go loom nostd fuzz doc dist macos windows registry ops docs)
 
 usage() {
   cat <<EOF
@@ -89,8 +89,10 @@ Runs the named steps, or all of them: ${STEPS[*]}
   dist    ci/dist/dist.sh: the release artifacts in dist/ for x86_64 and aarch64 Linux (server and C
           tarballs, the manylinux2014 abi3 wheels and sdist, the npm package with both addons,
           the JVM jar with both libraries, the PostgreSQL 15 extension; zig-linked for glibc
-          2.17, stripped; aarch64 by Debian's Rust with -Zbuild-std) and the fully static musl
-          servers, failing on a wrong machine, a glibc symbol newer than 2.17, a static binary
+          2.17, stripped; aarch64 by Debian's Rust with -Zbuild-std), the fully static musl
+          servers and the Windows x86_64 files (ci/dist/windows.sh: the server and C zips, the
+          npm package's third addon; mingw-w64), failing on a wrong machine, a Windows file that
+          imports a DLL Windows lacks, a glibc symbol newer than 2.17, a static binary
           with INTERP or DYNAMIC, or a missed size target; then ci/dist/dist-test.sh tests each
           x86_64 artifact as a user gets it, unpacked in a temp dir with PATH reduced to system
           dirs (server: gen, serve + redis-cli INCR, SIGTERM; C: examples/c with pkg-config,
@@ -102,6 +104,16 @@ Runs the named steps, or all of them: ${STEPS[*]}
           serve + redis-cli INCR from outside, SIGTERM, restart); the tests run in three lanes
           at once (x86_64 and static; aarch64 python node; aarch64 the rest). Own target dir:
           \$CARGO_TARGET_DIR/artifacts (Debian's toolchain: \$CARGO_TARGET_DIR/artifacts/cross).
+  macos   ci/dist/macos-check.sh: clippy (check and lints, warnings as errors) of every crate of
+          the workspace for aarch64-apple-darwin and x86_64-apple-darwin (Debian's Rust and
+          clippy, std from source, zig for the C of the build scripts). Nothing links or runs:
+          no macOS SDK or Mac here.
+  windows ci/dist/windows-test.sh: dist/'s Windows artifacts under Wine 8: the C zip's README
+          lines and the C tests against idforge.dll and libidforge.a, idforge.exe gen and decode
+          against the Linux binary, idforge.exe serve on C:\\ and relative data dirs with kill -9
+          and restarts (ci/harness/crash_harness.py: 8 Linux clients, 100,000 replies, no id
+          twice), the npm package's suite under the official node.exe, and a Go program
+          cross-built for windows/amd64 (100,000 distinct ids).
   registry  ci/release/: local registries on 127.0.0.1 (pypiserver, verdaccio, cargo-http-registry,
           a Maven repository folder, a Go module proxy folder; ci/release/registries.sh), the release command publishing
           dist/'s artifacts to them for real (ci/release/release.sh --publish: cargo publish
@@ -132,11 +144,13 @@ Runs the named steps, or all of them: ${STEPS[*]}
 Target dir: \$CARGO_TARGET_DIR (default \$HOME/.cache/idforge/target; now $CARGO_TARGET_DIR).
 When dist runs with other steps, its builds start in the background at nice 19 as the run begins
 (paused during the test step and ci/harness/hostile.py); IDFORGE_NO_PREBUILD=1 keeps them in the
-dist step. IDFORGE_CI_MINUTES (default 75; 0: none) is the run's budget: when the dist step finds
-less than 15 minutes of it left and the host's artifacts built but not the cross lane (the musl
-servers and the aarch64 artifacts, which a cold cache takes longest over), that lane is stopped,
-its progress kept in the cache, and the step builds and tests the x86_64 artifacts only, saying so
-in the summary.
+dist step. Their lanes, in order: the host's (x86_64 Linux), windows (the Windows artifacts),
+macos (the clippy run of the macos step) and cross (the musl servers and the aarch64 artifacts).
+IDFORGE_CI_MINUTES (default 75; 0: none) is the run's budget: when the dist step finds the host's
+lane built but not all the others (a cold cache: the later lanes compile std and every dependency
+again) and less than 15 minutes of it left (18 once the windows lane is built), the lanes not yet
+built are stopped, their progress kept in the cache, and the steps test what was built (the
+x86_64 artifacts at least), saying in the summary what was deferred.
 EOF
 }
 
@@ -226,7 +240,7 @@ step_server() {
 # The steps that test against real servers (the segment server, Redis, PostgreSQL, MariaDB):
 # ci/services.sh starts them once, on 127.0.0.1, before the first such step; they are stopped by
 # PID when this script exits. IDFORGE_REQUIRE_SERVICES makes a test fail, not skip, without them.
-SERVICE_STEPS=(test server ctest python node jvm go dist)
+SERVICE_STEPS=(test server ctest python node jvm go dist windows)
 
 # What runs at exit (the services' stop, the dist prebuild's kill), in order.
 at_exit=('rm -rf "$ci_notes"')
@@ -392,12 +406,17 @@ step_dist() {
   # The uniffi-bindgen of the jvm step, when it ran (else ci/dist/dist.sh builds it).
   local bindgen="$CARGO_TARGET_DIR/debug/uniffi-bindgen"
   [ -x "$bindgen" ] || bindgen=""
-  if [ "$dist_cross_deferred" = 1 ]; then
-    # Out of time (a cold cache): the host's artifacts only, and a line in the summary.
-    echo "deferred: the cross lane (the musl servers, the aarch64 artifacts) was not built in" \
+  # The lanes the macos and windows steps find deferred.
+  echo "$dist_deferred" >"$ci_notes/deferred"
+  if [ -n "$dist_deferred" ]; then
+    # Out of time (a cold cache; the cross lane is the last one): the host's artifacts and what
+    # else was built, and a line in the summary.
+    echo "deferred: $dist_deferred (cross: the musl servers, the aarch64 artifacts) not built in" \
       "time: neither built nor tested in this run" >"$ci_notes/dist"
+    local artifacts=(server c python node jvm pgext)
+    [[ " $dist_deferred " == *" windows "* ]] || artifacts+=(windows)
     IDFORGE_DIST_ARCHES=x86_64 UNIFFI_BINDGEN="$bindgen" CARGO_TARGET_DIR="$CARGO_TARGET_DIR/artifacts" \
-      bash ci/dist/dist.sh server c python node jvm pgext
+      bash ci/dist/dist.sh "${artifacts[@]}"
     bash ci/dist/dist-test.sh
     return
   fi
@@ -426,6 +445,33 @@ step_dist() {
   done
   rm -rf "$logs"
   return "$rc"
+}
+
+# deferred LANE: the dist step deferred LANE (its prebuild ran out of the run's time).
+deferred() { [[ " $(cat "$ci_notes/deferred" 2>/dev/null) " == *" $1 "* ]]; }
+
+# clippy of every crate for the Apple targets, into the dist builds' cross folder.
+step_macos() {
+  if deferred macos; then
+    echo "deferred with the dist step's macos lane: not checked in this run" >"$ci_notes/macos"
+    return 0
+  fi
+  CARGO_TARGET_DIR="$CARGO_TARGET_DIR/artifacts" bash ci/dist/macos-check.sh
+}
+
+# dist/'s Windows artifacts under Wine.
+step_windows() {
+  if deferred windows; then
+    echo "deferred with the dist step's windows lane: neither built nor tested in this run" >"$ci_notes/windows"
+    return 0
+  fi
+  ensure_dist
+  local version
+  version="$(sed -n 's/^#define IDFORGE_VERSION_STRING "\(.*\)"$/\1/p' include/idforge.h)"
+  # dist/ of an older checkout, without them: made again, whole.
+  [ -f "dist/idforge-c-$version-x86_64-windows-gnu.zip" ] ||
+    CARGO_TARGET_DIR="$CARGO_TARGET_DIR/artifacts" bash ci/dist/dist.sh
+  bash ci/dist/windows-test.sh
 }
 
 # dist/'s artifacts of this checkout, built first when missing (as when a step runs alone).

@@ -278,17 +278,10 @@ test_node() {
   tar -xzf "$tarball" -C "$work/npm"
   carries "$(basename "$tarball")" "$work/npm/package"
   of_machine "$work/npm/package/idforge.linux-$node_arch-gnu.node"
-  # The tests, and the shared vectors they read (../../core/testdata), outside the source tree, in
-  # a project whose version is the package's (esm.test.mjs compares them).
+  # The tests, and the shared vectors they read, outside the source tree; the peers at the
+  # versions node/package.json pins for development.
   app="$work/js/node"
-  mkdir -p "$app" "$work/js/core"
-  cp -r node/test "$app/"
-  cp -r core/testdata "$work/js/core/"
-  printf '{ "name": "app", "version": "%s", "private": true }\n' "$version" >"$app/package.json"
-  # The peers at the versions node/package.json pins for development.
-  peers="$(cd node && node -e '
-    const d = require("./package.json").devDependencies
-    console.log(["bson", "@sapphire/snowflake", "uuid", "ulid", "typescript", "@types/node"].map((n) => `${n}@${d[n]}`).join(" "))')"
+  peers="$(bash ci/dist/node-test-app.sh "$work" "$version" bson @sapphire/snowflake uuid ulid typescript @types/node)"
   local pass=() var
   for var in $(compgen -e | grep '^IDFORGE_' || true); do pass+=("$var=${!var}"); done
   # npm install and tsc here (the package has no install scripts; its loader picks the addon of

@@ -25,6 +25,11 @@
 #   pgext   idforge-postgres-VERSION-pg15-ARCH-linux-gnu.tar.gz: the PostgreSQL 15 extension
 #           (lib/idforge.so, share/extension/ control and SQL files) and an install.sh that puts
 #           them where pg_config says (packaging/postgres/)
+#   windows x86_64 only, whatever IDFORGE_DIST_ARCHES says (ci/dist/windows.sh): the command line
+#           and server (idforge-VERSION-x86_64-windows.zip), the C library
+#           (idforge-c-VERSION-x86_64-windows-gnu.zip: DLL, import library, static library,
+#           header, pkg-config files) and, with node, the addon idforge.win32-x64-msvc.node in the
+#           npm package
 # Every artifact carries a README, CHANGELOG.md and both licences (the wheel: its README as the
 # package description in METADATA, the licences in .dist-info/licenses, python/idforge/CHANGELOG.md).
 # It fails when a native object is of another machine than its name says, when a glibc one needs a
@@ -47,7 +52,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
-ARTIFACTS=(server static c python node jvm pgext)
+ARTIFACTS=(server static c python node jvm pgext windows)
 read -r -a ARCHES <<<"${IDFORGE_DIST_ARCHES:-x86_64 aarch64}"
 HOST_TRIPLE=x86_64-unknown-linux-gnu
 GLIBC=2.17
@@ -83,6 +88,7 @@ wants() { [[ " ${selected[*]} " == *" $1 "* ]]; }
 # cross_needed: an artifact of this run is built by Debian's toolchain.
 cross_needed() {
   wants static && return 0
+  wants windows && return 0
   [[ " ${ARCHES[*]} " == *" aarch64 "* ]]
 }
 
@@ -262,6 +268,9 @@ for arch in "${ARCHES[@]}"; do
   wants node && zigbuild "$triple" "$triple.$GLIBC" idforge-node
   wants jvm && zigbuild "$triple" "$triple.$GLIBC" idforge-uniffi
 done
+# shellcheck source=windows.sh
+. ci/dist/windows.sh
+wants windows && windows_build
 
 # build_wheel ARCH OUT: the abi3 wheel for ARCH, into OUT.
 build_wheel() {
@@ -350,6 +359,7 @@ for arch in "${ARCHES[@]}"; do
   wants static && server_tarball "$arch" "idforge-$version-$arch-linux-musl" "$(out "$arch" musl)/idforge"
   wants c && c_tarball "$arch"
 done
+wants windows && windows_pack
 
 # ---- Python: the abi3 wheels (manylinux2014) and the sdist ---------------------------------------
 if wants python; then
@@ -394,6 +404,7 @@ if wants node; then
     check_size "$stage/$addon.gz" "$MAX_NPM"
     addons+=("$addon")
   done
+  wants windows && windows_node_addon "$dir"
   echo "==> node: npm pack"
   tgz="$(cd "$dir" && npm pack --silent --pack-destination "$OLDPWD/dist")"
   printf '    %-40s %9d bytes\n' "$tgz" "$(stat -c %s "dist/$tgz")"

@@ -23,7 +23,7 @@
 #                                   ci/release/by-name-test.sh maven), ops
 #                                   (podman with runc, Prometheus and promtool, etcd, redis-cli:
 #                                   ci/ops/ops-test.sh), windows (Debian's Rust with its std source,
-#                                   mingw-w64, Wine 8 and redis-cli: ci/steps/windows.sh)
+#                                   mingw-w64, Wine 8, redis-cli and pkg-config: ci/dist/windows.sh and windows-test.sh)
 set -euo pipefail
 
 declare -A PACKAGES=(
@@ -39,10 +39,10 @@ declare -A PACKAGES=(
   [faketime]="faketime libfaketime"
   [http]="curl chromium python3-venv"
   [wrk]="wrk"
-  [cross]="rustc-web cargo-web rust-web-src binutils-aarch64-linux-gnu libc6-dev-arm64-cross"
+  [cross]="rustc-web cargo-web rust-web-src rust-web-clippy binutils-aarch64-linux-gnu libc6-dev-arm64-cross"
   [emulation]="qemu-user-static mmdebstrap arch-test libc6-arm64-cross"
   [maven]="maven openjdk-17-jdk-headless libjna-java libmaven-compiler-plugin-java libmaven-resources-plugin-java libmaven-jar-plugin-java libmaven-dependency-plugin-java libsurefire-java libmaven-install-plugin-java gnupg"
-  [windows]="rustc-web cargo-web rust-web-src gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64 wine64 redis-tools python3-venv"
+  [windows]="rustc-web cargo-web rust-web-src gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64 wine64 redis-tools pkg-config python3-venv"
   [ops]="podman runc prometheus iproute2 iptables etcd-server etcd-client redis-tools curl python3-venv"
 )
 

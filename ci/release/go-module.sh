@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The Go module as a module proxy serves it (GOPROXY protocol: <module>/@v/list, vX.info, vX.mod,
-# vX.zip), made from bindings/go and the C tarballs of dist/: the package's sources (no tests, no
-# bench module), the licences, include/idforge.h, and lib/linux_amd64/libidforge.a and
-# lib/linux_arm64/libidforge.a, with the link files of ci/release/go/ in place of the checkout's
-# (the carried library on linux/amd64 and linux/arm64; pkg-config elsewhere). A user's
+# vX.zip), made from bindings/go and the C tarballs and zip of dist/: the package's sources (no
+# tests, no bench module), the licences, include/idforge.h, and lib/linux_amd64/libidforge.a,
+# lib/linux_arm64/libidforge.a and lib/windows_amd64/libidforge.a, with the link files of
+# ci/release/go/ in place of the checkout's (the carried library on those three; pkg-config
+# elsewhere). A user's
 # `go get idforge.dev/idforge@vX` then builds with no C library installed and no PKG_CONFIG_PATH.
 # The zip is deterministic (fixed times, sorted entries).
 #
@@ -52,6 +53,24 @@ for pair in x86_64:linux_amd64 aarch64:linux_arm64; do
   rm -rf "$x"
   found=$((found + 1))
 done
+# windows/amd64: libidforge.a of the C zip (mingw-w64's, as cgo's gcc on Windows is).
+zip="$dist/idforge-c-$version-x86_64-windows-gnu.zip"
+if [ -f "$zip" ]; then
+  mkdir -p "$root/lib/windows_amd64"
+  python3 - "$zip" "$root" <<'EOF'
+import sys, zipfile
+src, root = sys.argv[1:3]
+with zipfile.ZipFile(src) as z:
+    top = z.namelist()[0].split("/")[0]
+    if z.read(f"{top}/include/idforge.h") != open(f"{root}/include/idforge.h", "rb").read():
+        sys.exit(f"error: {src}'s idforge.h is not this checkout's")
+    with open(f"{root}/lib/windows_amd64/libidforge.a", "wb") as out:
+        out.write(z.read(f"{top}/lib/libidforge.a"))
+EOF
+  found=$((found + 1))
+else
+  echo "    go: no $zip: the module carries no windows_amd64 library" >&2
+fi
 [ "$found" -gt 0 ] || { echo "error: no C tarball in $dist" >&2; exit 1; }
 
 dest="$proxy/$module/@v"

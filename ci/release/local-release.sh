@@ -18,6 +18,7 @@ bash ci/release/registries.sh start "$dir/reg" >"$dir/env"
 . "$dir/env"
 partial=0
 compgen -G "${IDFORGE_DIST_DIR:-dist}/idforge-c-*-aarch64-linux-gnu.tar.gz" >/dev/null || partial=1
+compgen -G "${IDFORGE_DIST_DIR:-dist}/idforge-c-*-x86_64-windows-gnu.zip" >/dev/null || partial=1
 IDFORGE_RELEASE_PARTIAL="$partial" bash ci/release/release.sh --publish --dist "${IDFORGE_DIST_DIR:-dist}" \
   --stage "$dir/stage" >&2
 published=1

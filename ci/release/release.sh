@@ -33,7 +33,7 @@
 #           IDFORGE_GPG_PASSPHRASE (the signing key; IDFORGE_GPG_THROWAWAY=1: a new one, for tests)
 #   go      IDFORGE_GO_PROXY_DIR: the files of the module host (the folder served at the URL that
 #           idforge.dev/idforge's go-import meta tag names with the `mod` protocol)
-# A release publishes every platform: --publish refuses artifacts without the aarch64 ones unless
+# A release publishes every platform: --publish refuses artifacts without the aarch64 or Windows ones unless
 # IDFORGE_RELEASE_PARTIAL=1 (CI, when its cross lane was deferred).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -82,7 +82,8 @@ else
   problems+=("no $server_tgz: build the artifacts first (ci/dist/dist.sh)")
 fi
 if [ "$publish" = 1 ] && [ "${IDFORGE_RELEASE_PARTIAL:-0}" != 1 ]; then
-  for f in "idforge-c-$version-aarch64-linux-gnu.tar.gz" "idforge-$version.tgz"; do
+  for f in "idforge-c-$version-aarch64-linux-gnu.tar.gz" "idforge-c-$version-x86_64-windows-gnu.zip" \
+    "idforge-$version-x86_64-windows.zip" "idforge-$version.tgz"; do
     [ -f "$dist/$f" ] || problems+=("no $dist/$f: a release carries every platform")
   done
   ls "$dist"/idforge-"$version"-*manylinux*aarch64*.whl >/dev/null 2>&1 ||

@@ -20,4 +20,7 @@ function holdLock(path, maxMs) {
   })
 }
 
-module.exports = { holdLock }
+/** The tests that hold a lock skip where flock(1) does not exist: Windows. */
+const lockSkip = process.platform === 'win32' && "holds a file's lock with util-linux flock(1), which Windows lacks"
+
+module.exports = { holdLock, lockSkip }

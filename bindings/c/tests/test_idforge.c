@@ -243,7 +243,7 @@ static void *generate(void *p) {
 }
 
 static void test_threads_no_duplicates(void) {
-  enum { THREADS = 2, PER_THREAD = 1000000 };
+  enum { THREADS = 4, PER_THREAD = 500000 };
   idforge_snowflake *g = NULL;
   uint64_t *ids = (uint64_t *)malloc(sizeof(uint64_t) * THREADS * PER_THREAD);
   pthread_t threads[THREADS];

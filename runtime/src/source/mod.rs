@@ -31,6 +31,7 @@ pub(crate) mod resp;
 mod sql;
 #[cfg(feature = "sql")]
 mod sqlite_alone;
+mod sqlite_url;
 mod tls;
 mod url;
 
@@ -47,6 +48,7 @@ pub(crate) use remote::transient_reply;
 pub use remote::{Flavor, RemoteSource};
 #[cfg(feature = "sql")]
 pub use sql::{SqlKind, SqlSource};
+pub use sqlite_url::sqlite_url;
 
 use crate::error::Result;
 

@@ -159,10 +159,14 @@ impl SqlSource {
         if kind == SqlKind::Sqlite && !driver.iter().any(|p| p.starts_with("mode=")) {
             driver.push("mode=rwc"); // create the file when missing
         }
-        // MariaDB is MySQL to the driver.
-        let head = head
-            .strip_prefix("mariadb:")
-            .map_or(head.to_owned(), |rest| format!("mysql:{rest}"));
+        // MariaDB is MySQL to the driver. An SQLite file as sqlx reads it on every platform
+        // (`sqlite://C:\dir\x.db` would be a host named C): super::sqlite_url.
+        let head = match &sqlite_file {
+            Some(path) if cfg!(windows) => super::sqlite_url(&path.to_string_lossy(), true),
+            _ => head
+                .strip_prefix("mariadb:")
+                .map_or(head.to_owned(), |rest| format!("mysql:{rest}")),
+        };
         let url = if driver.is_empty() {
             head
         } else {

@@ -11,7 +11,6 @@ mod declare;
 pub mod reference;
 mod settings;
 
-use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -408,82 +407,23 @@ fn read_file(path: &Path) -> Result<ServeArgs, SettingError> {
     })
 }
 
-/// What of a path is escaped in an SQLite URL: sqlx reads the path up to `?` and
-/// percent-decodes it, so `%`, `?` and `#` are written as escapes (and so is every byte that is
-/// not printable ASCII), and the file opened is the one named, whatever the name holds.
-const SQLITE_PATH_ESCAPED: &AsciiSet = &CONTROLS.add(b'%').add(b'?').add(b'#').add(b' ');
-
-/// The sqlx URL of an SQLite file, created when missing. A path that is not UTF-8 is refused
-/// (sqlx decodes the URL's path as UTF-8), never altered.
+/// The sqlx URL of an SQLite file, created when missing ([`idforge::source::sqlite_url`]: one
+/// spelling per platform). A path that is not UTF-8 is refused (sqlx decodes the URL's path as
+/// UTF-8), never altered.
 pub fn sqlite_url(path: &Path) -> Result<String, SettingError> {
     let text = path.to_str().ok_or_else(|| SettingError::Invalid {
         name: "data-dir",
         reason: format!("{} is not UTF-8", path.display()),
     })?;
-    Ok(sqlite_url_of(text, cfg!(windows)))
-}
-
-/// [`sqlite_url`] of a UTF-8 path. Windows' paths (`C:\data`, `data\x`) go as `sqlite:C:/data`:
-/// after `sqlite://` sqlx's URL parsing takes them for a host name ("invalid domain character"),
-/// and SQLite on Windows takes `/` for `\`. Elsewhere `\` is an ordinary byte of a name.
-fn sqlite_url_of(text: &str, windows: bool) -> String {
-    if windows {
-        let slashed = text.replace('\\', "/");
-        let escaped = utf8_percent_encode(&slashed, SQLITE_PATH_ESCAPED);
-        format!("sqlite:{escaped}?mode=rwc")
-    } else {
-        let escaped = utf8_percent_encode(text, SQLITE_PATH_ESCAPED);
-        format!("sqlite://{escaped}?mode=rwc")
-    }
+    Ok(format!(
+        "{}?mode=rwc",
+        idforge::source::sqlite_url(text, cfg!(windows))
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_sqlite_url_names_the_file_whatever_its_path_holds() {
-        use std::str::FromStr;
-        for dir in [
-            "idforge-data",
-            "/tmp/a%41b",
-            "/tmp/q?mode=ro",
-            "/tmp/h#x",
-            "./s p/é 1",
-            "a%2Fb",
-            // Windows' spellings (the test's Linux reads them as plain names, as sqlx does).
-            "C:\\Users\\me\\idforge data",
-            ".\\data",
-        ] {
-            let path = Path::new(dir).join("idforge.db");
-            let url = sqlite_url(&path).unwrap();
-            let opts = sqlx::sqlite::SqliteConnectOptions::from_str(&url).unwrap();
-            assert_eq!(opts.get_filename(), path, "{url}");
-        }
-    }
-
-    #[test]
-    fn windows_paths_go_as_sqlite_colon_with_slashes() {
-        use std::str::FromStr;
-        for (dir, file) in [
-            (
-                "C:\\Users\\me\\idforge data",
-                "C:/Users/me/idforge data/idforge.db",
-            ),
-            ("data dir", "data dir/idforge.db"),
-            (".\\d%41?#", "./d%41?#/idforge.db"),
-        ] {
-            let url = sqlite_url_of(&format!("{dir}\\idforge.db"), true);
-            assert!(
-                url.starts_with("sqlite:") && !url.starts_with("sqlite://"),
-                "{url}"
-            );
-            let opts = sqlx::sqlite::SqliteConnectOptions::from_str(&url).unwrap();
-            assert_eq!(opts.get_filename(), Path::new(file), "{url}");
-            // The server opens its store through sqlx's Any driver, which parses a URL first.
-            sqlx::any::AnyConnectOptions::from_str(&url).unwrap();
-        }
-    }
 
     #[cfg(unix)]
     #[test]
