@@ -38,8 +38,9 @@ start_dist_prebuild() {
     export IDFORGE_DIST_BUILD_ONLY=1 CARGO_TARGET_DIR="$1/artifacts"
     if IDFORGE_DIST_ARCHES=x86_64 nice -n 19 bash ci/dist/dist.sh server c node jvm python pgext; then
       echo host >>"$2.lanes"
-      if IDFORGE_DIST_ARCHES=x86_64 nice -n 19 bash ci/dist/dist.sh windows node; then echo windows >>"$2.lanes"; else rc=$?; fi
-      if nice -n 19 bash ci/dist/macos-check.sh; then echo macos >>"$2.lanes"; else rc=$?; fi
+      # A lane that fails is written as such: never deferred, so its step fails where it shows.
+      if IDFORGE_DIST_ARCHES=x86_64 nice -n 19 bash ci/dist/dist.sh windows node; then echo windows >>"$2.lanes"; else rc=$?; echo "windows failed" >>"$2.lanes"; fi
+      if nice -n 19 bash ci/dist/macos-check.sh; then echo macos >>"$2.lanes"; else rc=$?; echo "macos failed" >>"$2.lanes"; fi
       nice -n 19 bash ci/dist/arm64-root.sh path &
       root=$!
       if nice -n 19 bash ci/dist/dist.sh; then echo cross >>"$2.lanes"; else rc=$?; fi
@@ -88,7 +89,7 @@ wait_dist_prebuild() {
       left="$(ci_minutes_left)"
       if [ "$left" -lt 15 ] || { grep -qx windows "$log.lanes" && [ "$left" -lt 18 ]; }; then
         for lane in windows macos cross; do
-          grep -qx "$lane" "$log.lanes" || dist_deferred="$dist_deferred $lane"
+          grep -qx -e "$lane" -e "$lane failed" "$log.lanes" || dist_deferred="$dist_deferred $lane"
         done
         dist_deferred="${dist_deferred# }"
       fi
