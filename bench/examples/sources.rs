@@ -13,10 +13,7 @@ use std::time::{Duration, Instant};
 
 use idforge::{SegmentOptions, Segments};
 
-// The server tests' delaying proxy, shared rather than copied.
-#[path = "../../server/tests/common/delay_proxy.rs"]
-mod delay_proxy;
-use delay_proxy::DelayProxy;
+use idforge_testkit::delay_proxy::DelayProxy;
 
 const STEPS: [u64; 4] = [1, 100, 1000, 10_000];
 

@@ -62,6 +62,8 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$CACHE/target}"
 . ci/release/tools.sh
 
 # ---- one version ---------------------------------------------------------------------------------
+# The crates published, in order: the libraries the server stands on, then the server.
+LIBS=(idforge-core idforge idforge-resp)
 version="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"$/\1/p' Cargo.toml)"
 [ -n "$version" ] || { echo "error: no [workspace.package] version in Cargo.toml" >&2; exit 1; }
 problems=()
@@ -69,7 +71,7 @@ same() { [ "$2" = "$version" ] || problems+=("$1 says '$2', Cargo.toml '$version
 same node/package.json "$(node -p 'require("./node/package.json").version')"
 same include/idforge.h "$(sed -n 's/^#define IDFORGE_VERSION_STRING "\(.*\)"$/\1/p' include/idforge.h)"
 same extensions/postgres/idforge.control "$(sed -n "s/^default_version = '\(.*\)'$/\1/p" extensions/postgres/idforge.control)"
-for dep in idforge-core idforge; do
+for dep in "${LIBS[@]}"; do
   same "Cargo.toml's $dep dependency" "$(sed -n "s/^$dep = {.*version = \"\([^\"]*\)\".*/\1/p" Cargo.toml)"
 done
 server_tgz="$dist/idforge-$version-x86_64-linux.tar.gz"
@@ -108,8 +110,9 @@ echo "==> release $version ($([ "$publish" = 1 ] && echo publish || echo dry run
 rm -rf "$stage"
 mkdir -p "$stage"
 
-# ---- crates.io: the core, the runtime, the server, in that order ------------------------------
-CRATES=(-p idforge-core -p idforge -p idforge-server)
+# ---- crates.io: the core, the runtime, the server's libraries, the server, in that order --------
+CRATES=()
+for c in "${LIBS[@]}" idforge-server; do CRATES+=(-p "$c"); done
 if wants crates; then
   echo "==> crates: cargo publish --dry-run (${CRATES[*]})"
   # A dry run may be of a work tree with changes; a release is of a commit.
@@ -119,14 +122,14 @@ if wants crates; then
   # $CARGO_HOME/registry/src/-HASH/NAME-VERSION, and reuses a copy unpacked there before under
   # the same name and version: an earlier run's, older code. Those copies go first.
   cargo_home="${CARGO_HOME:-$HOME/.cargo}"
-  for c in idforge-core idforge idforge-server; do
+  for c in "${LIBS[@]}" idforge-server; do
     rm -rf "$cargo_home"/registry/src/-*/"$c-$version" "$cargo_home"/registry/cache/-*/"$c-$version.crate"
   done
   # What it compiled of them is reused the same way (a registry crate of one name, version and
   # source is not looked at again): the fingerprints of the builds from a registry source go
   # too, found by their dep-info, never the work tree's.
   target="${CARGO_TARGET_DIR:-target}"
-  for d in "$target"/debug/deps/idforge-*.d "$target"/debug/deps/idforge_core-*.d "$target"/debug/deps/idforge_server-*.d; do
+  for d in "$target"/debug/deps/idforge-*.d "$target"/debug/deps/idforge_*-*.d; do
     [ -f "$d" ] && grep -q "/registry/src/-" "$d" || continue
     base="$(basename "$d" .d)"
     name="${base%-*}"
@@ -145,9 +148,9 @@ if wants crates; then
     copy="$stage/crates-src"
     mkdir -p "$copy"
     git archive HEAD | tar -x -C "$copy"
-    sed -i -E 's/^(idforge(-core)? = \{ path = "[^"]*", version = "[^"]*") \}$/\1, registry = "release" }/' "$copy/Cargo.toml"
-    [ "$(grep -c 'registry = "release"' "$copy/Cargo.toml")" = 2 ] ||
-      { echo "error: Cargo.toml's idforge-core and idforge dependencies are not where the release expects them" >&2; exit 1; }
+    sed -i -E 's/^(idforge(-[a-z]+)? = \{ path = "[^"]*", version = "[^"]*") \}$/\1, registry = "release" }/' "$copy/Cargo.toml"
+    [ "$(grep -c 'registry = "release"' "$copy/Cargo.toml")" = "${#LIBS[@]}" ] ||
+      { echo "error: Cargo.toml's dependencies on ${LIBS[*]} are not where the release expects them" >&2; exit 1; }
     (
       cd "$copy"
       CARGO_REGISTRIES_RELEASE_INDEX="$IDFORGE_CARGO_INDEX" CARGO_REGISTRIES_RELEASE_TOKEN="$CARGO_REGISTRY_TOKEN" \

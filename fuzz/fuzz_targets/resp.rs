@@ -3,12 +3,7 @@
 //! the request it consumed. Replies written for any parsed argument stay well-formed.
 #![no_main]
 
-// The parser is one self-contained file; including it keeps the fuzz build free of the server's
-// runtime dependencies (tokio, sqlx).
-#[path = "../../server/src/serve/net/resp.rs"]
-#[allow(dead_code)]
-mod resp;
-
+use idforge_resp as resp;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

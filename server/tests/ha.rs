@@ -2,7 +2,7 @@
 //! the fenced store, redirects from standbys, and the three ways a leader goes away (kill -9,
 //! a pause past its lease, a handover). Each test uses its own key prefix.
 
-mod common;
+use idforge_testkit as common;
 
 use std::time::{Duration, Instant};
 

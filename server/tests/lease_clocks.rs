@@ -11,7 +11,7 @@
 //! library the test is skipped with a message (it fails instead when `IDFORGE_REQUIRE_SERVICES`
 //! is set, as in CI, where `ci/install/install-deps.sh faketime` installs it).
 
-mod common;
+use idforge_testkit as common;
 
 use std::collections::HashSet;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! still reach goes on only while its reservation holds, and nobody else gets its id meanwhile;
 //! a file that is damaged, cut, another's, or ahead of the clock is refused.
 
-mod common;
+use idforge_testkit as common;
 
 use std::collections::HashSet;
 use std::path::Path;

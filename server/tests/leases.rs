@@ -1,7 +1,7 @@
 //! The runtime's leased snowflake generators (`SnowflakeBuilder::lease`) against a real
 //! `idforge serve`.
 
-mod common;
+use idforge_testkit as common;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! The server's limits (docs/server.md "Limits"): what happens past each. `ci/harness/hostile.py`
 //! attacks the same bounds at scale and measures memory and latency; these check the behaviour.
 
-mod common;
+use idforge_testkit as common;
 
 use std::io::Write;
 use std::net::TcpStream;

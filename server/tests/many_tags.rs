@@ -5,7 +5,7 @@
 //! The only test of this binary, the flavours one after another: the thread and memory figures
 //! are the process's, which a test running beside would blur.
 
-mod common;
+use idforge_testkit as common;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! and SIGTERM, auth, and the SQL stores (PostgreSQL and MariaDB when `ci/services.sh` started
 //! them and exported their URLs).
 
-mod common;
+use idforge_testkit as common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -4,7 +4,7 @@
 //! The few stand-ins here are fault injectors on loopback (a peer that never answers, one that
 //! always redirects, a proxy that delays), not replacements for a server.
 
-mod common;
+use idforge_testkit as common;
 
 use std::collections::HashSet;
 use std::io::{Read, Write};

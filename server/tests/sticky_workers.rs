@@ -3,7 +3,7 @@
 //! PostgreSQL and MariaDB when ci/services.sh exported them), through a restart of the server,
 //! and through the runtime's generators (`lease_holder`, the URL's `holder`).
 
-mod common;
+use idforge_testkit as common;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};

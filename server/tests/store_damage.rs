@@ -3,7 +3,7 @@
 //! `idforge store repair` makes the server continue above every id it handed out. Each case runs
 //! the real server process on a throwaway data dir.
 
-mod common;
+use idforge_testkit as common;
 
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;

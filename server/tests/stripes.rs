@@ -1,7 +1,7 @@
 //! Striped servers (`--stripe K/N`), each on its own store, and clients that use any live one
 //! (`idforge://a,b?mode=any`): disjoint ids with no election, through `kill -9`s of either.
 
-mod common;
+use idforge_testkit as common;
 
 use std::collections::HashSet;
 use std::path::Path;

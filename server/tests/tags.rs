@@ -3,7 +3,7 @@
 //! `--tag-idle-secs` takes idle tags out of memory (ids keep increasing across it). On the
 //! embedded SQLite, and on PostgreSQL, MariaDB and etcd when their URLs are exported.
 
-mod common;
+use idforge_testkit as common;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! TLS on the client and metrics ports: plain and mutual TLS, what is refused, the handshake's
 //! time bound, and reloading the certificate on SIGHUP.
 
-mod common;
+use idforge_testkit as common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

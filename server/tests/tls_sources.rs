@@ -4,7 +4,7 @@
 //! PostgreSQL, MariaDB and etcd are those of `ci/services.sh`, which serve TLS with the
 //! certificates in `IDFORGE_TEST_TLS_DIR` and export the `…_TLS_URL`s.
 
-mod common;
+use idforge_testkit as common;
 
 use std::path::Path;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! their URLs are exported (the same code runs on etcd; see
 //! server/tests/clients/worker_leases.py for 50 processes through a failover).
 
-mod common;
+use idforge_testkit as common;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Barrier};

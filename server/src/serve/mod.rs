@@ -30,7 +30,8 @@ pub(crate) mod setting_error;
 pub(crate) mod shared;
 mod signals;
 mod start_error;
-pub mod store;
+/// The stores and the guard: the `idforge-store` crate.
+pub use idforge_store as store;
 
 use std::io::Write;
 use std::sync::Arc;

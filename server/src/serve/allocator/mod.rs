@@ -15,11 +15,11 @@
 //!
 //! Each holds its own state, which the persister writes together; those four modules import
 //! each other, and no other module of `serve` is in a cycle. [`stripe`] cuts ids into the
-//! stripes of active-active servers, and [`guard`] keeps, outside the store, the least mark
+//! stripes of active-active servers, and [`guard`] (from the `idforge-store` crate) keeps, outside the store, the least mark
 //! the store must hold.
 
 pub mod clocks;
-pub mod guard;
+pub use idforge_store::guard;
 mod lease_table;
 pub mod stripe;
 pub mod tags;

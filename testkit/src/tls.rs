@@ -18,17 +18,21 @@ use super::{Client, Duplex};
 
 /// A certificate authority that signs server and client certificates.
 pub struct Ca {
+    /// Its self-signed certificate.
     pub cert: Certificate,
     key: KeyPair,
 }
 
 /// A certificate and its key, as PEM.
 pub struct Pair {
+    /// The certificate (PEM).
     pub cert: String,
+    /// Its private key (PEM).
     pub key: String,
 }
 
 impl Ca {
+    /// A new authority named `name`.
     pub fn new(name: &str) -> Ca {
         let key = KeyPair::generate().unwrap();
         let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
@@ -38,6 +42,7 @@ impl Ca {
         Ca { cert, key }
     }
 
+    /// Its certificate as PEM.
     pub fn pem(&self) -> String {
         self.cert.pem()
     }

@@ -1,5 +1,9 @@
-//! What the server's integration tests share: a RESP test client and a spawned `idforge serve`.
-#![allow(dead_code)] // each test binary uses its own part
+//! What the black-box tests of the server share (its own suites, the store's, and the benches
+//! that need a proxy): a RESP test client, a spawned `idforge serve`, loopback proxies that
+//! delay or cut, test certificates, a small tmpfs, and the CI services' URLs.
+//!
+//! A test-support crate rather than files included by `#[path]`: one copy, compiled once, with
+//! its own dependencies. Not published.
 
 pub mod cut_proxy;
 pub mod delay_proxy;
@@ -15,15 +19,22 @@ use std::time::{Duration, Instant};
 /// A reply, as far as these tests need to tell replies apart.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Value {
+    /// `+text`.
     Simple(String),
+    /// `-text`.
     Error(String),
+    /// `:n`.
     Int(i64),
+    /// `$n` and its bytes.
     Bulk(Vec<u8>),
+    /// `$-1`, `*-1` or RESP3's `_`.
     Nil,
+    /// `*n` and its elements.
     Array(Vec<Value>),
 }
 
 impl Value {
+    /// The integer; panics on any other reply.
     pub fn int(&self) -> i64 {
         match self {
             Value::Int(n) => *n,
@@ -31,6 +42,7 @@ impl Value {
         }
     }
 
+    /// The error's text; panics on any other reply.
     pub fn error(&self) -> &str {
         match self {
             Value::Error(e) => e,
@@ -43,11 +55,13 @@ impl Value {
 pub trait Duplex: Read + Write + Send {}
 impl<T: Read + Write + Send> Duplex for T {}
 
+/// A RESP client that sends one command and reads its reply.
 pub struct Client {
     reader: BufReader<Box<dyn Duplex>>,
 }
 
 impl Client {
+    /// Connects to 127.0.0.1:`port` (reads time out after 20 s).
     pub fn connect(port: u16) -> Client {
         let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
         stream
@@ -63,10 +77,12 @@ impl Client {
         }
     }
 
+    /// Writes bytes as they are (a half request, a bad frame).
     pub fn send_raw(&mut self, bytes: &[u8]) {
         self.reader.get_mut().write_all(bytes).unwrap();
     }
 
+    /// Sends a command as an array of bulk strings and reads its reply.
     pub fn cmd(&mut self, args: &[&str]) -> Value {
         let mut req = format!("*{}\r\n", args.len()).into_bytes();
         for a in args {
@@ -76,6 +92,7 @@ impl Client {
         self.read()
     }
 
+    /// Reads one reply.
     pub fn read(&mut self) -> Value {
         let mut line = String::new();
         self.reader.read_line(&mut line).expect("a reply");
@@ -109,19 +126,25 @@ impl Client {
     }
 }
 
+/// An `idforge serve` started by a test on a port of its own; killed when dropped.
 pub struct Server {
+    /// The process.
     pub child: Child,
+    /// The RESP port it listens on.
     pub port: u16,
     dir: PathBuf,
     extra: Vec<String>,
 }
 
 impl Server {
+    /// Starts the server with its data in `dir/data` and `extra` arguments, and waits for its
+    /// port.
     pub fn start(dir: &Path, extra: &[&str]) -> Server {
         let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
         Server::spawn(dir.to_path_buf(), extra)
     }
 
+    /// [`Server::start`] with owned arguments.
     pub fn spawn(dir: PathBuf, extra: Vec<String>) -> Server {
         let port_file = dir.join("port");
         let _ = std::fs::remove_file(&port_file);
@@ -131,7 +154,7 @@ impl Server {
         } else {
             Some("--port=0")
         };
-        let child = Command::new(env!("CARGO_BIN_EXE_idforge"))
+        let child = Command::new(server_bin())
             .arg("serve")
             .args(any_port)
             .arg(format!("--port-file={}", port_file.display()))
@@ -160,6 +183,7 @@ impl Server {
         }
     }
 
+    /// A new client connection to it.
     pub fn client(&self) -> Client {
         Client::connect(self.port)
     }
@@ -169,6 +193,7 @@ impl Server {
         format!("idforge://127.0.0.1:{}", self.port)
     }
 
+    /// Sends `sig` (as `kill -SIG` names it) and waits for the exit; SIGTERM must exit cleanly.
     pub fn signal(&mut self, sig: &str) {
         self.signal_only(sig);
         let status = self.child.wait().unwrap();
@@ -201,6 +226,28 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The `idforge` binary of the build running this test: cargo puts a test binary in
+/// `target/PROFILE/deps/` and the package's binaries in `target/PROFILE/` (what
+/// `CARGO_BIN_EXE_idforge` names in the server's own tests). `IDFORGE_TEST_SERVER_BIN`
+/// overrides it.
+pub fn server_bin() -> PathBuf {
+    if let Some(bin) = std::env::var_os("IDFORGE_TEST_SERVER_BIN") {
+        return PathBuf::from(bin);
+    }
+    let exe = std::env::current_exe().expect("the test's own path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("a test binary in target/PROFILE/deps");
+    let bin = profile_dir.join(format!("idforge{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.exists(),
+        "{} is not built: build idforge-server first (cargo test -p idforge-server builds it)",
+        bin.display()
+    );
+    bin
 }
 
 /// A loopback port nothing listens on right now (bound, then released).

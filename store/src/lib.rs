@@ -1,12 +1,17 @@
 //! Durable storage of high-water marks, users and snowflake clocks: SQL databases ([`sql`]:
 //! SQLite, PostgreSQL, MySQL/MariaDB on Meituan Leaf's table) or etcd ([`etcd`]: keys moved by
-//! compare-and-swap transactions, fenced by the leader key of `serve::ha`).
+//! compare-and-swap transactions, fenced by the leader key of the server's `serve::ha`).
 //!
 //! Whatever the store, every id below a tag's `max_id` may have been handed out and none at or
 //! above it has been.
+//!
+//! The [`guard`] is here too: the record kept beside the server of what its store must at least
+//! hold, and the checks that compare the two ([`integrity`]). This crate has no network front;
+//! the server (`idforge-server`) serves from it, and `idforge store` inspects and repairs it.
 
 pub mod etcd;
 mod etcd_integrity;
+pub mod guard;
 pub mod integrity;
 pub mod sql;
 

@@ -6,7 +6,7 @@
 //! - `clock/{name}`: a snowflake clock's persisted time, 20 zero-padded digits (so etcd's byte
 //!   comparison is the numeric one and "only forward" is a compare).
 //! - `user/{name}`: `{"hash":…,"perms":…}`.
-//! - `leader`: the elected server (see `serve::ha`), on that server's lease.
+//! - `leader`: the elected server (see the server's `serve::ha`), on that server's lease.
 //!
 //! Every [`EtcdStore::persist`] is fenced: its transaction requires the leader key to still be
 //! the one this server created (same create revision), so a server that lost its lease, or a

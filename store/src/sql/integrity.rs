@@ -1,11 +1,11 @@
-//! What the guard needs of a SQL store ([`crate::serve::allocator::guard`]): the store's identity and stripe
+//! What the guard needs of a SQL store ([`crate::guard`]): the store's identity and stripe
 //! (rows of `idforge_meta`), every clock, an integrity check (SQLite), unfenced raises of marks for
 //! `idforge store repair`, and opening with the real cause of a failure.
 
 use sqlx::{Connection, Row};
 
 use super::SqlStore;
-use crate::serve::store::{Kind, StoreError, StoreResult};
+use crate::{Kind, StoreError, StoreResult};
 
 const META_DDL: &str = "CREATE TABLE IF NOT EXISTS idforge_meta (
     name VARCHAR(64) NOT NULL PRIMARY KEY,
@@ -15,7 +15,7 @@ const META_DDL: &str = "CREATE TABLE IF NOT EXISTS idforge_meta (
 /// used (a missing directory, a read-only or damaged file, a refused login) is reported with
 /// its own cause at once, not as the pool's "timed out" after seconds.
 pub(super) async fn first_connection(url: &str, pragmas: &[&str]) -> StoreResult<()> {
-    let shown = super::super::redacted(url);
+    let shown = crate::redacted(url);
     let mut conn = sqlx::AnyConnection::connect(url)
         .await
         .map_err(|e| StoreError(format!("cannot open {shown}: {e}")))?;

@@ -1,9 +1,7 @@
 //! The guard file through its [`Log`]: reopening, damage, failed appends, salvage, compaction.
 
 use super::*;
-use crate::serve::allocator::guard::lines::{
-    HEADER, LINES_PARSED, SALVAGE_TRIES, line, partial_line,
-};
+use crate::guard::lines::{HEADER, LINES_PARSED, SALVAGE_TRIES, line, partial_line};
 use std::collections::HashMap;
 
 fn marks_of(log: &Log) -> Vec<(String, i64)> {

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 
 pub use log::{Fix, Found, Log, LogError, Mark, Marks};
 
-use crate::serve::store::{Store, StoreError, StoreResult};
+use crate::{Store, StoreError, StoreResult};
 
 /// A difference between the store and its guard.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -342,7 +342,7 @@ impl Guard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::store::{TagMove, TagRow};
+    use crate::{TagMove, TagRow};
 
     async fn sqlite(dir: &Path) -> Store {
         let url = format!("sqlite://{}?mode=rwc", dir.join("s.db").display());

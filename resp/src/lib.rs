@@ -3,7 +3,7 @@
 //! Hand-written rather than taken from a RESP crate: the server only ever reads one shape (an
 //! array of bulk strings, or an inline line) and must bound every length before it buffers it,
 //! and the parser hands back offsets into the connection's buffer so a pipelined `INCR` costs no
-//! allocation. Fuzzed by `fuzz/fuzz_targets/resp.rs`.
+//! allocation. Fuzzed by `fuzz/fuzz_targets/resp.rs`; the server (`idforge-server`) is its user.
 
 use std::ops::Range;
 
@@ -34,7 +34,6 @@ impl std::error::Error for ProtocolError {}
 /// On success returns how many bytes it took, with `args` holding each argument's range in
 /// `buf` (empty for a blank inline line or `*0`, which are skipped); `Ok(None)` when `buf` holds
 /// only part of a request.
-#[allow(dead_code)] // the tests' and the fuzz target's entry (fuzz/fuzz_targets/resp.rs)
 pub fn parse(buf: &[u8], args: &mut Vec<Range<usize>>) -> Result<Option<usize>, ProtocolError> {
     parse_limited(buf, args, MAX_REQUEST)
 }

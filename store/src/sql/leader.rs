@@ -6,7 +6,7 @@
 use sqlx::Row;
 
 use super::SqlStore;
-use crate::serve::store::{Kind, StoreResult};
+use crate::{Kind, StoreResult};
 
 /// The leader row, the members' rows, and the fence column the leader's writes bump.
 pub(super) const DDL: [&str; 2] = [

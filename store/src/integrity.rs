@@ -1,4 +1,4 @@
-//! What the guard (`serve::allocator::guard`) and `idforge store` need of every store: its
+//! What the guard ([`crate::guard`]) and `idforge store` need of every store: its
 //! identity, every clock, an integrity check, and unfenced raises of marks for a repair.
 
 use super::{Store, StoreError, StoreResult, TagRow};
