@@ -1,7 +1,8 @@
-# Sourced by ci/test.sh: the dist step's builds in the background, so that they use the CPU the
-# other steps leave idle. Needs `at_exit` (the array ci/test.sh runs at exit) and
-# CARGO_TARGET_DIR. Functions: start_dist_prebuild, without_prebuild CMD..., wait_dist_prebuild,
-# dist_deps.
+# The build scheduling of a CI run: the dist step's builds in the background, so that they use the
+# CPU the other steps leave idle. Sourced by ci/test.sh (start_dist_prebuild; it needs `at_exit`,
+# the array ci/test.sh runs at exit) and by ci/steps/dist.sh (wait_dist_prebuild, dist_deps), with
+# ci/lib.sh (ci_minutes_left; without_prebuild CMD... pauses the builds). The session's id is
+# IDFORGE_PREBUILD_PID, exported to the steps.
 
 # The dist step's builds (every architecture's, with the host's and Debian's toolchains) and the
 # aarch64 root its tests run in, started in the background at nice 19 when the run begins: they
@@ -49,25 +50,15 @@ start_dist_prebuild() {
       rc=$?
     fi
     echo "$rc" >"$2.rc"' prebuild "$CARGO_TARGET_DIR" "$log" >"$log.log" 2>&1 &
-  dist_prebuild_pid=$!
-  at_exit+=('kill -TERM -- "-$dist_prebuild_pid" 2>/dev/null')
+  export IDFORGE_PREBUILD_PID=$!
+  at_exit+=('kill -TERM -- "-$IDFORGE_PREBUILD_PID" 2>/dev/null')
   echo "==> dist prebuild started in the background (nice 19; log $log.log)"
-}
-# without_prebuild CMD...: CMD with the dist prebuild paused (the hostile clients' check that a
-# real AUTH is answered within 500 ms under a flood of argon2 work failed once beside a build, and
-# a stripes test twice).
-without_prebuild() {
-  local rc=0
-  [ -z "${dist_prebuild_pid:-}" ] || kill -STOP -- "-$dist_prebuild_pid" 2>/dev/null || true
-  "$@" || rc=$?
-  [ -z "${dist_prebuild_pid:-}" ] || kill -CONT -- "-$dist_prebuild_pid" 2>/dev/null || true
-  return "$rc"
 }
 # stop_dist_prebuild: stops the prebuild's whole session (what cargo finished stays cached).
 stop_dist_prebuild() {
-  kill -TERM -- "-$dist_prebuild_pid" 2>/dev/null || true
+  kill -TERM -- "-$IDFORGE_PREBUILD_PID" 2>/dev/null || true
   sleep 5
-  kill -KILL -- "-$dist_prebuild_pid" 2>/dev/null || true
+  kill -KILL -- "-$IDFORGE_PREBUILD_PID" 2>/dev/null || true
 }
 # wait_dist_prebuild: until the prebuild ends (its failures are the dist step's own to report:
 # ci/dist/dist.sh builds again what it did not). Sets dist_deferred to the lanes not built when
@@ -78,10 +69,10 @@ stop_dist_prebuild() {
 wait_dist_prebuild() {
   local log="$CARGO_TARGET_DIR/artifacts/prebuild" start=$SECONDS lane left
   dist_deferred=""
-  [ -n "${dist_prebuild_pid:-}" ] || return 0
+  [ -n "${IDFORGE_PREBUILD_PID:-}" ] || return 0
   # A step killed inside without_prebuild would leave it stopped.
-  kill -CONT -- "-$dist_prebuild_pid" 2>/dev/null || true
-  while kill -0 "$dist_prebuild_pid" 2>/dev/null; do
+  kill -CONT -- "-$IDFORGE_PREBUILD_PID" 2>/dev/null || true
+  while kill -0 "$IDFORGE_PREBUILD_PID" 2>/dev/null; do
     # The x86_64 dist tests, the registries, the image and the docs take about 15 minutes after
     # this, the windows step about 3 more: the windows lane may take until 15 minutes are left,
     # the later ones until 18 (when the windows lane is built).

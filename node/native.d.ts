@@ -215,23 +215,30 @@ export declare function batchLen(n: number): number
 export declare function describeId(text: string, kind?: string | undefined | null, form?: string | undefined | null, layout?: string | LayoutSpec | undefined | null): Record<string, string | number | bigint>
 
 /**
- * Figures of the refill engine a generator shares with every generator of the process on
- * the same source.
+ * Figures of the refill engine a generator shares with every generator of the process
+ * on the same source.
  */
 export interface EngineStats {
-  /** Generators the process's refill engine for this source serves. */
+  /** Generators the engine serves (each a tag; the same tag twice counts twice). */
   generators: number
-  /** Threads that engine runs now. */
+  /**
+   * Threads the engine runs now: at most the source's lanes (1 for `idforge://`
+   * and `redis://`, 1 for SQLite, the URL's `pool` for PostgreSQL and MySQL, 2
+   * for `file://`).
+   */
   threads: number
   /** Connections the source holds open in this process now. */
   connections: number
-  /** Requests made to the source, one under way included. */
+  /**
+   * Requests made to the source (one under way included): a pipelined round
+   * trip, a transaction, one fetch.
+   */
   roundTrips: number
-  /** Ranges the engine asked for, in all (failed ones included). */
+  /** Ranges asked for, in all (failed ones included). */
   refills: number
   /** Ranges asked for in a round trip shared with other tags' ranges. */
   batchedRefills: number
-  /** Tags waiting for a range now, retries included. */
+  /** Tags waiting for a range now, those waiting to be tried again included. */
   queued: number
 }
 
@@ -390,11 +397,11 @@ export interface SegmentStats {
   fetchMicrosTotal: number
   /** The last fetch's duration, in microseconds. */
   fetchMicrosLast: number
-  /** Calls that found no id buffered and waited. */
+  /** Calls that found both buffers empty and had to wait. */
   waits: number
-  /** The current step. */
+  /** The step the next fetch will ask for. */
   step: number
-  /** Ids buffered now. */
+  /** Ids buffered right now. */
   buffered: number
   /** The process-wide figures of the refill engine serving this generator's source. */
   engine: EngineStats

@@ -8,7 +8,7 @@
 #   cli     idforge.exe gen and decode, whose output must be the Linux server tarball's
 #   server  idforge.exe serve with --data-dir as C:\... and as a relative folder, answering
 #           redis-cli from Linux, killed (kill -9) and started again on its guard: the next id is
-#           past every earlier one; then ci/harness/crash_harness.py: 8 Linux clients, KILL_CYCLES
+#           past every earlier one; then server/tests/harness/crash_harness.py: 8 Linux clients, KILL_CYCLES
 #           (10) kills and restarts, at least 100,000 acknowledged INCR/INCRBY, no id twice
 #   node    the npm package's addon (idforge.win32-x64-msvc.node) under the official node.exe: the
 #           package's test suite, installed from dist/'s tarball with its peers and drizzle-orm;
@@ -183,7 +183,7 @@ test_server() {
   done
   rm -rf "$WINEPREFIX/drive_c/idforge-ci-data"
 
-  echo "--- ci/harness/crash_harness.py: 8 Linux clients, ${KILL_CYCLES:-10} kills of idforge.exe"
+  echo "--- server/tests/harness/crash_harness.py: 8 Linux clients, ${KILL_CYCLES:-10} kills of idforge.exe"
   venv="${IDFORGE_VENV:-$CACHE/venv}"
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/python" -c 'import redis' 2>/dev/null || "$venv/bin/python" -m pip install --quiet "redis==8.1.0"
@@ -191,7 +191,7 @@ test_server() {
   # the harness's SIGKILL reaches the Wine process itself).
   printf '#!/bin/sh\ncd "%s" && exec %s idforge.exe "$@"\n' "$exe_dir" "$wine" >"$work/idforge-wine"
   chmod +x "$work/idforge-wine"
-  "$venv/bin/python" ci/harness/crash_harness.py "$work/idforge-wine" "$work/crash" \
+  "$venv/bin/python" server/tests/harness/crash_harness.py "$work/idforge-wine" "$work/crash" \
     --cycles "${KILL_CYCLES:-10}" --signal KILL --final-signal KILL --min-replies 100000
 }
 

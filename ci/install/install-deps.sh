@@ -8,11 +8,11 @@
 #                                   jvm (JDK, JNA, Gson and the PostgreSQL and SQLite JDBC drivers, for ci/steps/jvm.sh), dist (objdump and
 #                                   strip, a C compiler, pkg-config, redis-cli and venv: ci/dist/dist.sh
 #                                   and ci/dist/dist-test.sh), etcd (etcd server and etcdctl, for the
-#                                   HA tests and ci/harness/failover-harness.sh), pgext (PostgreSQL 15's
+#                                   HA tests and server/tests/harness/failover-harness.sh), pgext (PostgreSQL 15's
 #                                   server headers and libclang, for the extension's pgrx build),
-#                                   chaos (ip, iptables, ping and libfaketime: ci/harness/chaos.sh),
+#                                   chaos (ip, iptables, ping and libfaketime: server/tests/harness/chaos.sh),
 #                                   faketime (libfaketime alone: server/tests/lease_clocks.rs),
-#                                   http (curl and headless Chromium: ci/harness/http-harness.sh),
+#                                   http (curl and headless Chromium: server/tests/harness/http-harness.sh),
 #                                   wrk (the HTTP load generator of ci/bench/http.sh), cross (Debian's
 #                                   Rust 1.96 with its std source, for -Zbuild-std of the aarch64 and
 #                                   musl artifacts; aarch64 binutils and glibc headers), emulation

@@ -23,7 +23,7 @@ import threading
 import time
 import urllib.request
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "server", "tests", "harness"))
 from cluster import (Client, Etcd, check_history, first_reply_after, free_ports,  # noqa: E402
                      wait_leader, wait_port)
 

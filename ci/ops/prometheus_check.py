@@ -22,7 +22,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "server", "tests", "harness"))
 from cluster import free_ports, read_reply, resp, wait_port  # noqa: E402
 from containers import PREFIX, Container, cleanup, podman  # noqa: E402
 

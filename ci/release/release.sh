@@ -12,7 +12,7 @@
 #
 # Checks (every run): one version everywhere (Cargo.toml, node/package.json, include/idforge.h,
 # the PostgreSQL control file, the artifacts' names, the server's `idforge --version`);
-#   crates  `cargo publish --dry-run` of idforge-core, idforge, idforge-server (each packaged and
+#   crates  `cargo publish --dry-run` of idforge-core, idforge, idforge-resp, idforge-store, idforge-server (each packaged and
 #           built from its package, against the others as packaged)
 #   pypi    `twine check --strict` of the wheels and the sdist
 #   npm     the package split napi-rs's way (ci/release/npm-split.mjs), `npm publish --dry-run`

@@ -15,6 +15,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 CACHE="${IDFORGE_CACHE:-$HOME/.cache/idforge}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$CACHE/target}"
+# shellcheck source=ci/lib.sh
+. ci/lib.sh
+# The library in the debug profile, as the other bindings' steps build theirs.
+binding_debug
 
 bash ci/install/install-deps.sh c
 bash ci/install/install-go.sh --peers >/dev/null

@@ -155,3 +155,22 @@ def test_next_is_a_checked_method():
     b = ids.next()
     assert b > a and ids.decode(b).node == 5
 
+
+
+def test_segment_stats_keys_are_the_stubs_typed_dicts():
+    # The dicts come from the runtime's one declaration of the records; the stub's TypedDicts
+    # are written by hand, so they are checked against them here.
+    import ast
+    import pathlib
+
+    stub = pathlib.Path(idforge.__file__).with_name("_idforge.pyi")
+    tree = ast.parse(stub.read_text())
+    declared = {
+        node.name: [item.target.id for item in node.body if isinstance(item, ast.AnnAssign)]
+        for node in tree.body
+        if isinstance(node, ast.ClassDef) and node.name in ("_SegmentStats", "_EngineStats")
+    }
+    stats = idforge.Segments("memory:", "stub-keys").stats()
+    assert list(stats) == declared["_SegmentStats"]
+    assert list(stats["engine"]) == declared["_EngineStats"]
+    assert all(isinstance(v, int) for k, v in stats.items() if k != "engine")

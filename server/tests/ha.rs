@@ -7,7 +7,7 @@ use idforge_testkit as common;
 use std::time::{Duration, Instant};
 
 use common::{Server, Value};
-use idforge_server::serve::store::{EtcdStore, Store, TagMove, TagRow};
+use idforge_store::{EtcdStore, Store, TagMove, TagRow};
 
 fn etcd_url() -> Option<String> {
     match std::env::var("IDFORGE_TEST_ETCD_URL") {
@@ -188,7 +188,7 @@ fn the_etcd_store_keeps_users() {
     let Some(base) = etcd_url() else { return };
     rt().block_on(async {
         let store = Store::open(&store_url(&base, "users")).await.unwrap();
-        let user = idforge_server::serve::store::UserRow {
+        let user = idforge_store::UserRow {
             name: "u".into(),
             hash: "h".into(),
             perms: "admin".into(),

@@ -1,4 +1,4 @@
-//! The server's limits (docs/server.md "Limits"): what happens past each. `ci/harness/hostile.py`
+//! The server's limits (docs/server.md "Limits"): what happens past each. `server/tests/harness/hostile.py`
 //! attacks the same bounds at scale and measures memory and latency; these check the behaviour.
 
 use idforge_testkit as common;

@@ -74,6 +74,31 @@ pub struct idforge_engine_stats {
     pub queued: u64,
 }
 
+/// The conversions from the runtime's records, made from their one declaration
+/// (`idforge::with_stats_records!`): a counter that one of the structs above lacks, or has
+/// beyond the runtime's, fails to compile here. (The structs stay written out for cbindgen, which
+/// reads source, not macro output.)
+macro_rules! c_stats {
+    (
+        segment { $( $(#[doc = $sd:tt])* $sf:ident, )* }
+        engine { $( $(#[doc = $ed:tt])* $ef:ident, )* }
+    ) => {
+        impl From<&runtime::SegmentStats> for idforge_segment_stats {
+            fn from(s: &runtime::SegmentStats) -> Self {
+                idforge_segment_stats { $( $sf: s.$sf, )* }
+            }
+        }
+
+        impl From<&runtime::EngineStats> for idforge_engine_stats {
+            fn from(e: &runtime::EngineStats) -> Self {
+                idforge_engine_stats { $( $ef: e.$ef, )* }
+            }
+        }
+    };
+}
+
+runtime::with_stats_records!(c_stats);
+
 /// Ids of one tag from a segment source. Thread-safe: every call but `idforge_segments_free`
 /// may run concurrently on one handle. In a forked child the parent's ranges are dropped and
 /// fresh ones fetched, so parent and child never return the same id.
@@ -221,15 +246,7 @@ pub unsafe extern "C" fn idforge_segments_stats(
         // SAFETY: the caller's guarantees.
         let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out, "out")?) };
         let s = h.inner.stats();
-        out.write(idforge_segment_stats {
-            ranges_fetched: s.ranges_fetched,
-            fetch_errors: s.fetch_errors,
-            fetch_micros_total: s.fetch_micros_total,
-            fetch_micros_last: s.fetch_micros_last,
-            waits: s.waits,
-            step: s.step,
-            buffered: s.buffered,
-        });
+        out.write(idforge_segment_stats::from(&s));
         Ok(())
     })
 }
@@ -267,15 +284,7 @@ pub unsafe extern "C" fn idforge_segments_engine_stats(
         // SAFETY: the caller's guarantees.
         let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out, "out")?) };
         let e = h.inner.engine_stats();
-        out.write(idforge_engine_stats {
-            generators: e.generators,
-            threads: e.threads,
-            connections: e.connections,
-            round_trips: e.round_trips,
-            refills: e.refills,
-            batched_refills: e.batched_refills,
-            queued: e.queued,
-        });
+        out.write(idforge_engine_stats::from(&e));
         Ok(())
     })
 }

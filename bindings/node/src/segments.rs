@@ -49,46 +49,46 @@ pub struct SegmentOptionsInEffect {
     pub timeout_ms: f64,
 }
 
-/// Counters of a `Segments` generator.
-#[napi(object, object_from_js = false)]
-pub struct SegmentStats {
-    /// Ranges fetched from the source.
-    pub ranges_fetched: f64,
-    /// Fetches that failed.
-    pub fetch_errors: f64,
-    /// Total time spent fetching, in microseconds.
-    pub fetch_micros_total: f64,
-    /// The last fetch's duration, in microseconds.
-    pub fetch_micros_last: f64,
-    /// Calls that found no id buffered and waited.
-    pub waits: f64,
-    /// The current step.
-    pub step: f64,
-    /// Ids buffered now.
-    pub buffered: f64,
-    /// The process-wide figures of the refill engine serving this generator's source.
-    pub engine: EngineStats,
+/// The stats records from the runtime's one declaration (`idforge::with_stats_records!`), as
+/// JavaScript objects of numbers (counters stay far below 2^53).
+macro_rules! node_stats {
+    (
+        segment { $( $(#[doc = $sd:tt])* $sf:ident, )* }
+        engine { $( $(#[doc = $ed:tt])* $ef:ident, )* }
+    ) => {
+        /// Counters of a `Segments` generator.
+        #[napi(object, object_from_js = false)]
+        pub struct SegmentStats {
+            $( $(#[doc = $sd])* pub $sf: f64, )*
+            /// The process-wide figures of the refill engine serving this generator's source.
+            pub engine: EngineStats,
+        }
+
+        /// Figures of the refill engine a generator shares with every generator of the process
+        /// on the same source.
+        #[napi(object)]
+        pub struct EngineStats {
+            $( $(#[doc = $ed])* pub $ef: f64, )*
+        }
+
+        impl From<idforge::SegmentStats> for SegmentStats {
+            fn from(s: idforge::SegmentStats) -> Self {
+                SegmentStats {
+                    $( $sf: s.$sf as f64, )*
+                    engine: s.engine.into(),
+                }
+            }
+        }
+
+        impl From<idforge::EngineStats> for EngineStats {
+            fn from(e: idforge::EngineStats) -> Self {
+                EngineStats { $( $ef: e.$ef as f64, )* }
+            }
+        }
+    };
 }
 
-/// Figures of the refill engine a generator shares with every generator of the process on
-/// the same source.
-#[napi(object)]
-pub struct EngineStats {
-    /// Generators the process's refill engine for this source serves.
-    pub generators: f64,
-    /// Threads that engine runs now.
-    pub threads: f64,
-    /// Connections the source holds open in this process now.
-    pub connections: f64,
-    /// Requests made to the source, one under way included.
-    pub round_trips: f64,
-    /// Ranges the engine asked for, in all (failed ones included).
-    pub refills: f64,
-    /// Ranges asked for in a round trip shared with other tags' ranges.
-    pub batched_refills: f64,
-    /// Tags waiting for a range now, retries included.
-    pub queued: f64,
-}
+idforge::with_stats_records!(node_stats);
 
 /// A `number` option as the runtime takes it: a negative integer is 0 and one past 2^64 the
 /// largest value, both out of every bound, so the runtime refuses them with its message for the
@@ -221,25 +221,6 @@ impl Segments {
     /// The generator's counters.
     #[napi]
     pub fn stats(&self) -> SegmentStats {
-        let s = self.inner.stats();
-        let e = s.engine;
-        SegmentStats {
-            ranges_fetched: s.ranges_fetched as f64,
-            fetch_errors: s.fetch_errors as f64,
-            fetch_micros_total: s.fetch_micros_total as f64,
-            fetch_micros_last: s.fetch_micros_last as f64,
-            waits: s.waits as f64,
-            step: s.step as f64,
-            buffered: s.buffered as f64,
-            engine: EngineStats {
-                generators: e.generators as f64,
-                threads: e.threads as f64,
-                connections: e.connections as f64,
-                round_trips: e.round_trips as f64,
-                refills: e.refills as f64,
-                batched_refills: e.batched_refills as f64,
-                queued: e.queued as f64,
-            },
-        }
+        self.inner.stats().into()
     }
 }

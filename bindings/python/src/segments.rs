@@ -103,24 +103,17 @@ impl Segments {
 
     /// The generator's counters.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        // By name, from the runtime's one declaration of the records (`idforge::SegmentStats`).
         let s = self.inner.stats();
         let d = PyDict::new(py);
-        d.set_item("ranges_fetched", s.ranges_fetched)?;
-        d.set_item("fetch_errors", s.fetch_errors)?;
-        d.set_item("fetch_micros_total", s.fetch_micros_total)?;
-        d.set_item("fetch_micros_last", s.fetch_micros_last)?;
-        d.set_item("waits", s.waits)?;
-        d.set_item("step", s.step)?;
-        d.set_item("buffered", s.buffered)?;
+        for (name, value) in s.fields() {
+            d.set_item(name, value)?;
+        }
         // The process-wide figures of the refill engine serving this source.
         let engine = PyDict::new(py);
-        engine.set_item("generators", s.engine.generators)?;
-        engine.set_item("threads", s.engine.threads)?;
-        engine.set_item("connections", s.engine.connections)?;
-        engine.set_item("round_trips", s.engine.round_trips)?;
-        engine.set_item("refills", s.engine.refills)?;
-        engine.set_item("batched_refills", s.engine.batched_refills)?;
-        engine.set_item("queued", s.engine.queued)?;
+        for (name, value) in s.engine.fields() {
+            engine.set_item(name, value)?;
+        }
         d.set_item("engine", engine)?;
         Ok(d)
     }

@@ -7,46 +7,46 @@ use idforge::{SegmentOptions as RtOptions, SegmentOptionsInput, Segments as RtSe
 use crate::error::Result;
 use crate::snowflake::count;
 
-/// Counters of a `Segments` generator.
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct SegmentStats {
-    /// Ranges fetched from the source.
-    pub ranges_fetched: i64,
-    /// Fetches that failed.
-    pub fetch_errors: i64,
-    /// Total time spent fetching, in microseconds.
-    pub fetch_micros_total: i64,
-    /// The last fetch's duration, in microseconds.
-    pub fetch_micros_last: i64,
-    /// Calls that found both buffers empty and had to wait.
-    pub waits: i64,
-    /// The step the next fetch will ask for.
-    pub step: i64,
-    /// Ids buffered right now.
-    pub buffered: i64,
-    /// The process-wide figures of the refill engine serving this generator's source.
-    pub engine: EngineStats,
+/// The stats records from the runtime's one declaration (`idforge::with_stats_records!`), as
+/// uniffi records (Kotlin's `Long`: counters stay far below 2^63).
+macro_rules! uniffi_stats {
+    (
+        segment { $( $(#[doc = $sd:tt])* $sf:ident, )* }
+        engine { $( $(#[doc = $ed:tt])* $ef:ident, )* }
+    ) => {
+        /// Counters of a `Segments` generator.
+        #[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+        pub struct SegmentStats {
+            $( $(#[doc = $sd])* pub $sf: i64, )*
+            /// The process-wide figures of the refill engine serving this generator's source.
+            pub engine: EngineStats,
+        }
+
+        /// Figures of the refill engine a generator shares with every generator of the process
+        /// on the same source.
+        #[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+        pub struct EngineStats {
+            $( $(#[doc = $ed])* pub $ef: i64, )*
+        }
+
+        impl From<idforge::SegmentStats> for SegmentStats {
+            fn from(s: idforge::SegmentStats) -> Self {
+                SegmentStats {
+                    $( $sf: s.$sf as i64, )*
+                    engine: s.engine.into(),
+                }
+            }
+        }
+
+        impl From<idforge::EngineStats> for EngineStats {
+            fn from(e: idforge::EngineStats) -> Self {
+                EngineStats { $( $ef: e.$ef as i64, )* }
+            }
+        }
+    };
 }
 
-/// Figures of the refill engine a generator shares with every generator of the process on
-/// the same source.
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct EngineStats {
-    /// Generators the process's refill engine for this source serves.
-    pub generators: i64,
-    /// Threads that engine runs now.
-    pub threads: i64,
-    /// Connections the source holds open in this process now.
-    pub connections: i64,
-    /// Requests made to the source, one under way included.
-    pub round_trips: i64,
-    /// Ranges the engine asked for, in all (failed ones included).
-    pub refills: i64,
-    /// Ranges asked for in a round trip shared with other tags' ranges.
-    pub batched_refills: i64,
-    /// Tags waiting for a range now, retries included.
-    pub queued: i64,
-}
+idforge::with_stats_records!(uniffi_stats);
 
 /// Ids of one tag from a segment source (`memory:`, `file:`, `sqlite:`, `postgres://`,
 /// `mysql://`, `redis://`, `idforge://`), increasing, never repeated across processes that
@@ -161,25 +161,6 @@ impl Segments {
 
     /// The counters.
     pub fn stats(&self) -> SegmentStats {
-        let s = self.inner.stats();
-        let e = s.engine;
-        SegmentStats {
-            ranges_fetched: s.ranges_fetched as i64,
-            fetch_errors: s.fetch_errors as i64,
-            fetch_micros_total: s.fetch_micros_total as i64,
-            fetch_micros_last: s.fetch_micros_last as i64,
-            waits: s.waits as i64,
-            step: s.step as i64,
-            buffered: s.buffered as i64,
-            engine: EngineStats {
-                generators: e.generators as i64,
-                threads: e.threads as i64,
-                connections: e.connections as i64,
-                round_trips: e.round_trips as i64,
-                refills: e.refills as i64,
-                batched_refills: e.batched_refills as i64,
-                queued: e.queued as i64,
-            },
-        }
+        self.inner.stats().into()
     }
 }

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use idforge_core::Error as CoreError;
 
 use super::Shared;
+use super::stats::EngineStats;
 use crate::error::Result;
 use crate::fork;
 use crate::source::SegmentSource;
@@ -34,28 +35,6 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(10);
 /// The longest pause between tries, so a caller waiting out a server's restart gets its range
 /// soon after.
 pub(super) const MAX_BACKOFF: Duration = Duration::from_millis(500);
-
-/// Figures of the refill engine that serves a generator: every generator of the process on the
-/// same source shares them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct EngineStats {
-    /// Generators the engine serves (each a tag; the same tag twice counts twice).
-    pub generators: u64,
-    /// Threads the engine runs now: at most the source's lanes (1 for `idforge://` and
-    /// `redis://`, 1 for SQLite, the URL's `pool` for PostgreSQL and MySQL, 2 for `file://`).
-    pub threads: u64,
-    /// Connections the source holds open in this process now.
-    pub connections: u64,
-    /// Requests made to the source (one under way included): a pipelined round trip, a
-    /// transaction, one fetch.
-    pub round_trips: u64,
-    /// Ranges asked for, in all (failed ones included).
-    pub refills: u64,
-    /// Ranges asked for in a round trip shared with other tags' ranges.
-    pub batched_refills: u64,
-    /// Tags waiting for a range now, those waiting to be tried again included.
-    pub queued: u64,
-}
 
 /// A process's refill engine for one source.
 pub(super) struct Engine {

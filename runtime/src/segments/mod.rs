@@ -10,6 +10,7 @@
 
 mod engine;
 pub mod options;
+mod stats;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering, fence};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -24,29 +25,8 @@ use crate::marks::{self, Mark, Ticket};
 use crate::reseed::ForkGuard;
 use crate::source::{self, SegmentSource};
 use engine::Engine;
-pub use engine::EngineStats;
 pub use options::{SegmentOptions, SegmentOptionsInput};
-
-/// Counters of a [`Segments`] generator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SegmentStats {
-    /// Ranges fetched from the source.
-    pub ranges_fetched: u64,
-    /// Fetches that failed.
-    pub fetch_errors: u64,
-    /// Total time spent fetching, in microseconds.
-    pub fetch_micros_total: u64,
-    /// The last fetch's duration, in microseconds.
-    pub fetch_micros_last: u64,
-    /// Calls that found both buffers empty and had to wait.
-    pub waits: u64,
-    /// The step the next fetch will ask for.
-    pub step: u64,
-    /// Ids buffered right now.
-    pub buffered: u64,
-    /// The process-wide figures of the refill engine serving this generator's source.
-    pub engine: EngineStats,
-}
+pub use stats::{EngineStats, SegmentStats};
 
 #[derive(Debug, Default)]
 struct Counters {

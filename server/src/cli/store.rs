@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::serve::allocator::guard::{self, Finding, Fix, Log, LogError};
-use crate::serve::store::{Store, StoreError};
 use crate::serve::{Config, ServeArgs};
+use idforge_store::guard::{self, Finding, Fix, Log, LogError};
+use idforge_store::{Store, StoreError};
 
 /// `idforge store`.
 #[derive(Debug, Args)]

@@ -5,11 +5,13 @@
 //! The rooms, each a folder with its own module doc:
 //!
 //! - [`config`]: the settings, declared once (flags, environment, TOML, docs).
-//! - `net`: one client connection: the socket or TLS stream, the Redis protocol, the loop.
-//! - `commands`: the command table, the dispatcher and the handlers.
-//! - `allocator`: the allocator: tags, snowflake clocks, worker-id leases, stripes, the
-//!   guard and the persister.
-//! - [`store`]: the durable stores (SQLite, PostgreSQL, MySQL, etcd).
+//! - `net`: bytes: the socket or TLS stream, polling, the HTTP ports' connection slots (the
+//!   Redis protocol's codec is the `idforge-resp` crate).
+//! - `commands`: the RESP session, the command table, the dispatcher and the handlers.
+//! - `allocator`: the allocator: tags, snowflake clocks, worker-id leases, stripes and the
+//!   persister.
+//! - The durable stores (SQLite, PostgreSQL, MySQL, etcd) and the guard are the
+//!   `idforge-store` crate, below every room here.
 //! - `ha`: leader election among servers sharing a store.
 //! - `auth`: users, passwords and permissions.
 //! - `metrics`: counters, `/metrics` and `/healthz`.
@@ -30,8 +32,6 @@ pub(crate) mod setting_error;
 pub(crate) mod shared;
 mod signals;
 mod start_error;
-/// The stores and the guard: the `idforge-store` crate.
-pub use idforge_store as store;
 
 use std::io::Write;
 use std::sync::Arc;
@@ -49,7 +49,7 @@ pub use shared::Shared;
 pub use start_error::StartError;
 
 use auth::Auth;
-use store::Store;
+use idforge_store::Store;
 
 /// Runs `idforge serve` until SIGTERM or SIGINT; returns the exit status.
 pub fn run(args: ServeArgs, err: &mut dyn Write) -> u8 {
@@ -116,7 +116,7 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
         Some(path) => {
             let alone = store.etcd().is_none() && !config.ha;
             Some(Arc::new(
-                allocator::guard::Guard::attach(&store, path, alone).await?,
+                idforge_store::guard::Guard::attach(&store, path, alone).await?,
             ))
         }
         None => {

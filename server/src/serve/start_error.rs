@@ -3,11 +3,11 @@
 
 use std::path::PathBuf;
 
-use super::allocator::guard::GuardError;
 use super::allocator::stripe::StripeError;
 use super::config::SettingError;
 use super::net::tls::TlsError;
-use super::store::StoreError;
+use idforge_store::StoreError;
+use idforge_store::guard::GuardError;
 
 /// A start of the server that failed, and where.
 #[derive(Debug, thiserror::Error)]

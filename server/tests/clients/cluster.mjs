@@ -1,5 +1,5 @@
 // ioredis's Cluster following a failover of `idforge serve` on etcd (run by
-// ci/harness/server-clients.sh: 3 servers, ports in IDFORGE_CLUSTER_PORTS, pids in IDFORGE_CLUSTER_PIDS).
+// server/tests/harness/server-clients.sh: 3 servers, ports in IDFORGE_CLUSTER_PORTS, pids in IDFORGE_CLUSTER_PIDS).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Redis from 'ioredis';

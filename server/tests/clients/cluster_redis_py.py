@@ -1,5 +1,5 @@
 """redis-py's RedisCluster following a failover of `idforge serve` on etcd (run by
-ci/harness/server-clients.sh: 3 servers, their ports in IDFORGE_CLUSTER_PORTS and their pids in
+server/tests/harness/server-clients.sh: 3 servers, their ports in IDFORGE_CLUSTER_PORTS and their pids in
 IDFORGE_CLUSTER_PIDS, both comma-separated in the same order)."""
 
 import os

@@ -1,4 +1,4 @@
-// ioredis against `idforge serve` (started by ci/harness/server-clients.sh; its port in IDFORGE_PORT).
+// ioredis against `idforge serve` (started by server/tests/harness/server-clients.sh; its port in IDFORGE_PORT).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Redis from 'ioredis';

@@ -1,4 +1,4 @@
-"""redis-py against `idforge serve` (started by ci/harness/server-clients.sh; its port in IDFORGE_PORT)."""
+"""redis-py against `idforge serve` (started by server/tests/harness/server-clients.sh; its port in IDFORGE_PORT)."""
 
 import os
 import threading

@@ -1,5 +1,5 @@
 """redis-py against two striped servers (`--stripe 0/2` and `--stripe 1/2`, blocks of 1000 ids,
-started by ci/harness/server-clients.sh; their ports in IDFORGE_STRIPE_PORTS): a plain client that goes
+started by server/tests/harness/server-clients.sh; their ports in IDFORGE_STRIPE_PORTS): a plain client that goes
 round-robin over them, as Flickr's ticket-server clients do, gets disjoint ids, each from its
 server's stripe; and keeps going when one server is gone."""
 

@@ -1,4 +1,4 @@
-"""redis-py over TLS against `idforge serve` (started by ci/harness/server-clients.sh): IDFORGE_TLS_PORT
+"""redis-py over TLS against `idforge serve` (started by server/tests/harness/server-clients.sh): IDFORGE_TLS_PORT
 serves TLS, IDFORGE_MTLS_PORT mutual TLS; certificates from ci/install/tls-certs.sh in IDFORGE_TLS_DIR."""
 
 import os

@@ -1,4 +1,4 @@
-"""Worker-id leases under churn (run by ci/harness/server-clients.sh against three servers on etcd; their
+"""Worker-id leases under churn (run by server/tests/harness/server-clients.sh against three servers on etcd; their
 ports in IDFORGE_CLUSTER_PORTS).
 
 50 processes each acquire a worker id of one service (IDF.WORKER ACQUIRE, TTL 400 ms, ids below

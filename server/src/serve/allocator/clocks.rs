@@ -24,10 +24,10 @@ use idforge_core::snowflake::SnowflakeGen;
 use idforge_core::tick::Next;
 
 use super::Allocator;
-use super::guard::Mark;
 use super::tags::AllocError;
 use crate::serve::lock::lock;
-use crate::serve::store::ClockMove;
+use idforge_store::ClockMove;
+use idforge_store::guard::Mark;
 
 /// How far (ms) a generator may run ahead of the clock when a tick's sequence is used up.
 const LEAD_MS: u64 = 1000;

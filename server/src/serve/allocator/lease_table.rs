@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::oneshot;
 
-use crate::serve::store::{StoreError, WorkerRow};
+use idforge_store::{StoreError, WorkerRow};
 
 /// The leader's wall clock, in Unix ms (leases are wall-clock times: they outlive a process).
 pub(super) fn now_ms() -> i64 {

@@ -15,11 +15,10 @@
 //!
 //! Each holds its own state, which the persister writes together; those four modules import
 //! each other, and no other module of `serve` is in a cycle. [`stripe`] cuts ids into the
-//! stripes of active-active servers, and [`guard`] (from the `idforge-store` crate) keeps, outside the store, the least mark
-//! the store must hold.
+//! stripes of active-active servers, and the store's guard ([`idforge_store::guard`]) keeps,
+//! outside the store, the least mark the store must hold.
 
 pub mod clocks;
-pub use idforge_store::guard;
 mod lease_table;
 pub mod stripe;
 pub mod tags;
@@ -35,9 +34,9 @@ use tokio::sync::Notify;
 use super::leadership::Leadership;
 use super::lock::lock;
 use super::metrics::Metrics;
-use super::store::{Store, StoreError, TagMove};
 use clocks::ClockState;
-use guard::{Guard, GuardError, Mark};
+use idforge_store::guard::{Guard, GuardError, Mark};
+use idforge_store::{Store, StoreError, TagMove};
 use stripe::Stripe;
 use tags::Tag;
 

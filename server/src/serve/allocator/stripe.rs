@@ -15,7 +15,7 @@
 use crate::serve::setting_error::SettingError;
 use std::fmt;
 
-use crate::serve::store::Store;
+use idforge_store::Store;
 
 /// The default `--stripe-block`: ten million ids, so ids of stripe K start at `K·10^7 + 1`.
 pub const DEFAULT_BLOCK: i64 = 10_000_000;
@@ -198,7 +198,7 @@ pub async fn check_store(store: &Store, stripe: Stripe, takeover: bool) -> Resul
 pub enum StripeError {
     /// The store's stripe could not be read or written.
     #[error("cannot read the store's stripe: {0}")]
-    Store(#[from] crate::serve::store::StoreError),
+    Store(#[from] idforge_store::StoreError),
     /// Another server changed the store's stripe during a takeover.
     #[error("the store's stripe changed while this server took it over: start it again")]
     Changed,

@@ -5,8 +5,8 @@ use std::time::Instant;
 use super::Allocator;
 use crate::serve::lock::lock;
 use crate::serve::metrics::ErrorKind;
-use crate::serve::store::{StoreError, TagMove, TagRow};
 use crate::text::glob::glob_match;
+use idforge_store::{StoreError, TagMove, TagRow};
 
 /// One loaded tag.
 #[derive(Debug, Clone)]
@@ -402,7 +402,7 @@ impl Allocator {
         // Out of the guard first: a crash between the two leaves a tag the guard no longer
         // checks, never a guard that refuses a store an administrator changed on purpose.
         if let Some(g) = &self.guard {
-            g.record(vec![super::guard::Mark::Dropped(tag.to_owned())])
+            g.record(vec![idforge_store::guard::Mark::Dropped(tag.to_owned())])
                 .await?;
         }
         Ok(self.store.drop_tag(tag).await?)

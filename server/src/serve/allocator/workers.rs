@@ -44,7 +44,7 @@ use tokio::sync::oneshot;
 use super::Allocator;
 use super::lease_table::*;
 use crate::serve::lock::lock;
-use crate::serve::store::{StoreError, WorkerRow};
+use idforge_store::{StoreError, WorkerRow};
 
 /// Why a lease call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -126,7 +126,7 @@ pub const LIST_MAX: usize = 1000;
 pub const LIST_DEFAULT: usize = 100;
 
 impl Allocator {
-    /// Compare-and-sets one lease (see [`crate::serve::store::Store::put_worker`]), committed with
+    /// Compare-and-sets one lease (see [`idforge_store::Store::put_worker`]), committed with
     /// the other writes waiting at the time.
     async fn put_lease(&self, service: &str, row: &WorkerRow) -> Result<bool, StoreError> {
         let (done, mut result) = oneshot::channel();

@@ -57,12 +57,12 @@ use std::time::Instant;
 use argon2::Block;
 
 use super::lock::lock;
-use super::store::{Store, StoreError, UserRow};
 pub use admins::UserChangeError;
 use admins::check_admin_left;
 use credential::constant_time_eq;
 use gate::{Gate, Lane};
 use hash::{dummy_hash, hash_password, verify_with};
+use idforge_store::{Store, StoreError, UserRow};
 use limiter::{FailLimiter, source_key};
 pub use perms::{Perms, Right};
 use verified::Verified;

@@ -5,8 +5,8 @@
 
 use crate::serve::ha::Peer;
 use crate::serve::metrics::ErrorKind;
-use crate::serve::net::resp::Reply;
 use crate::serve::shared::Shared;
+use idforge_resp::Reply;
 
 /// The number of hash slots.
 pub const SLOTS: u16 = 16384;

@@ -3,7 +3,7 @@
 //! them); `COMMAND DOCS` gives summaries and arguments (redis-cli's hints and `help`).
 
 use super::spec::{Cmd, Flag, SPECS, Spec};
-use crate::serve::net::resp::Reply;
+use idforge_resp::Reply;
 
 /// `COMMAND`, `COMMAND COUNT`, `COMMAND INFO name…`, `COMMAND DOCS [name…]`.
 pub(super) fn command(args: &[&[u8]], out: &mut Reply) {

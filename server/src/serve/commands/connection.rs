@@ -5,8 +5,8 @@ use super::request::{Outcome, Session, int, text, usage};
 use super::spec::Cmd;
 use crate::serve::auth::{Checked, DEFAULT_USER};
 use crate::serve::metrics::ErrorKind;
-use crate::serve::net::resp::Reply;
 use crate::serve::shared::Shared;
+use idforge_resp::Reply;
 
 /// `AUTH [user] password`.
 pub(super) async fn auth(

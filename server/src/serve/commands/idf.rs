@@ -6,10 +6,10 @@ use super::spec::{Cmd, MAX_SNOWFLAKE_COUNT};
 use crate::serve::allocator::tags::AllocError;
 use crate::serve::auth::{Perms, Right, UserChangeError};
 use crate::serve::metrics::ErrorKind;
-use crate::serve::net::resp::Reply;
 use crate::serve::shared::Shared;
 use crate::text::layout::parse_layout;
 use idforge::text::id::describe;
+use idforge_resp::Reply;
 
 type Failure = (ErrorKind, String);
 
@@ -471,7 +471,7 @@ pub(super) async fn worker(
             if !rest.is_empty() {
                 return Err(syntax());
             }
-            let row = |out: &mut Reply, r: &crate::serve::store::WorkerRow| {
+            let row = |out: &mut Reply, r: &idforge_store::WorkerRow| {
                 out.array(6);
                 out.int(r.id);
                 out.int(i64::from(!r.token.is_empty()));

@@ -27,7 +27,7 @@ use super::auth::Right;
 use super::metrics::ErrorKind;
 use super::metrics::family::Family;
 use super::shared::Shared;
-use crate::serve::net::resp::Reply;
+use idforge_resp::Reply;
 use request::{Outcome, Session, alloc_error, int, require, tag, usage};
 use spec::{Cmd, Flag};
 

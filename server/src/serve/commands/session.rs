@@ -20,9 +20,9 @@ use super::execute;
 use super::request::Session;
 use crate::serve::auth::{DEFAULT_USER, Perms};
 use crate::serve::metrics::ErrorKind;
-use crate::serve::net::resp::{Reply, parse_limited};
 use crate::serve::net::stream::Stream;
 use crate::serve::shared::Shared;
+use idforge_resp::{Reply, parse_limited};
 
 /// What one read asks the socket for.
 const READ_CHUNK: usize = 16 * 1024;

@@ -24,7 +24,7 @@ type Result<T> = std::result::Result<T, etcd_client::Error>;
 use super::ElectionConfig;
 use super::Peer;
 use crate::serve::shared::Shared;
-use crate::serve::store::EtcdStore;
+use idforge_store::EtcdStore;
 
 /// One granted lease and its keep-alive stream.
 struct Lease {

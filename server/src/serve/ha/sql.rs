@@ -13,7 +13,7 @@ use tokio::sync::watch;
 use super::ElectionConfig;
 use super::Peer;
 use crate::serve::shared::Shared;
-use crate::serve::store::SqlStore;
+use idforge_store::SqlStore;
 
 struct Election {
     shared: Arc<Shared>,

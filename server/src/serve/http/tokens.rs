@@ -198,7 +198,7 @@ mod tests {
     async fn open_auth() -> (tempfile::TempDir, Auth) {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}?mode=rwc", dir.path().join("s.db").display());
-        let store = crate::serve::store::Store::open(&url).await.unwrap();
+        let store = idforge_store::Store::open(&url).await.unwrap();
         let limits = crate::serve::config::Limits::default().auth();
         let auth = Auth::load(&store, None, limits).await.unwrap();
         (dir, auth)

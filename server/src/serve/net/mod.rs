@@ -2,15 +2,12 @@
 //! `commands::session`).
 //!
 //! - [`stream`], [`tls`]: the byte stream, plain or TLS (rustls), with the record timeout.
-//! - [`resp`]: the Redis protocol (RESP2 and RESP3), parsing bounded in size and depth: the
-//!   `idforge-resp` crate, which the fuzz target shares.
 //! - [`busy_poll`]: the single-threaded event loop polls briefly after requests instead of
 //!   sleeping.
 //! - [`slots`]: the bounded table of an HTTP port's connections (metrics, HTTP API).
 
 pub mod busy_poll;
 pub(crate) mod cert_expiry;
-pub use idforge_resp as resp;
 pub(crate) mod slots;
 pub mod stream;
 pub mod tls;

@@ -2,8 +2,8 @@
 and the recording client that sends INCR/INCRBY through whichever server serves.
 
 Every process is started with its PID kept and stopped by that PID. Addresses are (host, port)
-pairs, so the same code runs on loopback ports (ci/harness/failover_harness.py) and on one port
-per network namespace (ci/harness/chaos.py, whose processes start through `ip netns exec`).
+pairs, so the same code runs on loopback ports (server/tests/harness/failover_harness.py) and on one port
+per network namespace (server/tests/harness/chaos.py, whose processes start through `ip netns exec`).
 """
 
 import os

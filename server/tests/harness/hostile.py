@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Adversarial suite for `idforge serve`: hostile clients must not sink the server.
 
-Usage: python3 ci/harness/hostile.py PATH/TO/idforge [CASE ...]   (default: every case, in order)
+Usage: python3 server/tests/harness/hostile.py PATH/TO/idforge [CASE ...]   (default: every case, in order)
 
 Starts its own server (port 0, a temporary data dir), runs one case per finding, and for each
 measures the server's peak RSS (/proc/PID/status) and the INCR latency of another, well-behaved

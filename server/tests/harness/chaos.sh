@@ -2,11 +2,11 @@
 # The partition harness (Jepsen-style, bounded, in network namespaces of this machine only):
 # 3 etcd members and 3 `idforge serve` on one etcd store, each in a network namespace of its
 # own, joined by veth pairs to a bridge in a switch namespace; clients in another namespace.
-# ci/harness/chaos.py then runs every nemesis RUNS times (default 5) under recording clients and checks
+# server/tests/harness/chaos.py then runs every nemesis RUNS times (default 5) under recording clients and checks
 # the history: 0 duplicate ids, every client's ids increasing per tag, no id from a leader past
 # its lease; it prints the outage of each nemesis.
 #
-#   ci/harness/chaos.sh [path/to/idforge] [--json FILE]     (RUNS=5, HOLD=3 seconds per nemesis;
+#   server/tests/harness/chaos.sh [path/to/idforge] [--json FILE]     (RUNS=5, HOLD=3 seconds per nemesis;
 #                                                    CHAOS_WORK=DIR keeps the logs there)
 #
 # Needs root (ip netns, iptables, tc); installs etcd, iptables and faketime (ci/install/install-deps.sh
@@ -14,12 +14,12 @@
 # every process started in them are removed at exit, also after a failure.
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 target=${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}
 bin=$(realpath "${1:-$target/debug/idforge}")
 shift || true
 if [ "$(id -u)" -ne 0 ]; then
-  echo "ci/harness/chaos.sh needs root (network namespaces, iptables)" >&2
+  echo "server/tests/harness/chaos.sh needs root (network namespaces, iptables)" >&2
   exit 1
 fi
 bash ci/install/install-deps.sh etcd chaos
@@ -69,7 +69,7 @@ for h in "${hosts[@]}"; do
   ip netns exec idf-c ping -c 1 -W 2 "${addr[$h]}" >/dev/null
 done
 
-ip netns exec idf-c python3 ci/harness/chaos.py "$bin" "$work" --runs "${RUNS:-5}" \
+ip netns exec idf-c python3 server/tests/harness/chaos.py "$bin" "$work" --runs "${RUNS:-5}" \
   --hold "${HOLD:-3}" "$@" || {
   tail -n 20 "$work"/*.log >&2 || true
   exit 1

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The HTTP API of `idforge serve` (--http-port) against Leaf's and tinyid's formats.
 
-Usage: python3 ci/harness/http_api.py PATH/TO/idforge
+Usage: python3 server/tests/harness/http_api.py PATH/TO/idforge
 
 Starts its own servers (free ports, temporary data dirs; stopped by PID) and checks, with Python
 `requests` and `curl`, every Leaf and tinyid endpoint's answer for success and each error against
@@ -27,7 +27,7 @@ import requests
 
 from cluster import free_ports, read_reply, resp, serve_on_port_file
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
 FIXTURES = json.load(open(os.path.join(ROOT, "server", "tests", "http", "fixtures.json")))
 
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The server's crash harness (bounded: CYCLES restarts each, loopback only): ci/harness/crash_harness.py
+# The server's crash harness (bounded: CYCLES restarts each, loopback only): server/tests/harness/crash_harness.py
 # with SIGKILL, then with SIGTERM, on a throwaway data dir each. Exit status non-zero on any
 # duplicate, out-of-order reply, or (SIGTERM) lost acknowledged id.
 #
-#   ci/harness/crash-harness.sh [path/to/idforge]   (CYCLES=50 by default)
+#   server/tests/harness/crash-harness.sh [path/to/idforge]   (CYCLES=50 by default)
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 target=${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}
 bin=${1:-$target/debug/idforge}
 venv=${IDFORGE_VENV:-$HOME/.cache/idforge/venv}
@@ -19,6 +19,6 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
 for sig in KILL TERM; do
-  "$venv/bin/python" ci/harness/crash_harness.py "$bin" "$work/$sig" --cycles "$cycles" --signal "$sig" || status=1
+  "$venv/bin/python" server/tests/harness/crash_harness.py "$bin" "$work/$sig" --cycles "$cycles" --signal "$sig" || status=1
 done
 exit $status

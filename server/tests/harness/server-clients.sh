@@ -11,10 +11,10 @@
 # cluster clients (redis-cli -c, redis-py RedisCluster, ioredis Cluster) each follow a kill -9
 # of the leader; the killed server is started again before the next client.
 #
-#   ci/harness/server-clients.sh [path/to/idforge]   (default: $CARGO_TARGET_DIR/debug/idforge)
+#   server/tests/harness/server-clients.sh [path/to/idforge]   (default: $CARGO_TARGET_DIR/debug/idforge)
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 target=${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}
 bin=${1:-$target/debug/idforge}
 venv=${IDFORGE_VENV:-$HOME/.cache/idforge/venv}

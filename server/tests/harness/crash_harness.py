@@ -1,4 +1,4 @@
-"""Crash harness for `idforge serve` (run by ci/harness/crash-harness.sh; bounded, loopback only).
+"""Crash harness for `idforge serve` (run by server/tests/harness/crash-harness.sh; bounded, loopback only).
 
 8 clients call INCR and INCRBY on a few tags and record every reply they receive, while the
 server is stopped CYCLES times at random moments (SIGKILL or SIGTERM) and started again on the

@@ -2,7 +2,7 @@
 """HTTP ids mixed with RESP INCR on the same tags, across kill -9 and an HA failover: never a
 duplicate (bounded, loopback only; everything it starts is stopped by PID).
 
-Usage: python3 ci/harness/http_ids.py PATH/TO/idforge [--clients 8] [--requests 10000]
+Usage: python3 server/tests/harness/http_ids.py PATH/TO/idforge [--clients 8] [--requests 10000]
        [--only crash|failover]
 
 Each of CLIENTS HTTP clients (keep-alive, Python's http.client) takes REQUESTS answers from the

@@ -1,4 +1,4 @@
-"""Failover harness for `idforge serve` on etcd (run by ci/harness/failover-harness.sh; bounded,
+"""Failover harness for `idforge serve` on etcd (run by server/tests/harness/failover-harness.sh; bounded,
 loopback only, everything it starts is stopped by PID).
 
 A 3-member etcd cluster and 3 idforge servers sharing it run on 127.0.0.1. CLIENTS client

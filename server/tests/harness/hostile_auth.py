@@ -1,6 +1,6 @@
 """The hostile.py cases against AUTH: floods of wrong passwords (from one address and from many),
 the user-name oracle, the per-address allowance, the AUTH timeout, and a real user's AUTH during
-a flood (ci/harness/hostile.py runs them)."""
+a flood (server/tests/harness/hostile.py runs them)."""
 
 import threading
 import time

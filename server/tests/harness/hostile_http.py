@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Hostile clients against the HTTP port of `idforge serve` (--http-port), measured as
-ci/harness/hostile.py measures the client port: for each case the server's peak RSS (under
+server/tests/harness/hostile.py measures the client port: for each case the server's peak RSS (under
 300 MB) and the latency of another, well-behaved HTTP client (a child process taking ids over a
 keep-alive connection throughout: p99 under 50 ms, no errors).
 
-Usage: python3 ci/harness/hostile_http.py PATH/TO/idforge [CASE ...]   (default: every case)
+Usage: python3 server/tests/harness/hostile_http.py PATH/TO/idforge [CASE ...]   (default: every case)
 
 Cases: 10,000 idle connections; 1 MB request heads; slow bodies and slow heads (slow loris);
 10,000 requests with wrong tokens; the status page with 100,000 tags loaded while two clients

@@ -1,5 +1,5 @@
 """The hostile.py cases against the TLS port: clients that stop inside a record, one and 10,000 of
-them, each on a server of its own with TLS on (ci/harness/hostile.py runs them)."""
+them, each on a server of its own with TLS on (server/tests/harness/hostile.py runs them)."""
 
 import os
 import subprocess

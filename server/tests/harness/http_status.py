@@ -5,7 +5,7 @@ per tag with its chart, and the tag's own page; a screenshot goes to
 $CARGO_TARGET_DIR/http-status/status.png (not committed). With --metrics-token set, the page loaded
 without it (or with a wrong one) shows nothing of the server.
 
-Usage: python3 ci/harness/http_status.py PATH/TO/idforge
+Usage: python3 server/tests/harness/http_status.py PATH/TO/idforge
 """
 
 import os

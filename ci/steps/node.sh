@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The node step: cd node && npm ci && npm run build:debug (napi CLI: the addon, native.js,
+# native.d.ts; errors.js/.d.ts from errors.json), committed generated files unchanged, npm test
+# (node --test, tsc on test/types), the SQLite Drizzle test on Node 22, then ci/dist/node-pack.sh:
+# the npm pack tarball in an empty project, with require() and import, and tsc --strict on
+# test/types/usage.ts (TypeScript 5.9, 6.0 and 7.0).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+# shellcheck source=ci/lib.sh
+. ci/lib.sh
+
+binding_debug
+ensure_node
+(cd node && npm ci --no-audit --no-fund && npm run build:debug)
+# The napi CLI regenerates the loader and its declarations, gen-errors.mjs the error codes.
+git diff --exit-code -- node/native.js node/native.d.ts node/errors.js node/errors.d.ts || {
+  echo "error: node/ generated files differ from the committed ones (commit the rebuilt files)" >&2
+  exit 1
+}
+# IDFORGE_REQUIRE_FRAMEWORKS: the Drizzle test must run here (drizzle-orm and pg are dev
+# dependencies), against the services' PostgreSQL.
+(cd node && IDFORGE_REQUIRE_FRAMEWORKS=1 npm test)
+# Drizzle on SQLite through node:sqlite, which Node 20 lacks: that file again on Node 22.
+node22="$(bash ci/install/install-node22.sh)"
+(cd node && IDFORGE_REQUIRE_FRAMEWORKS=1 IDFORGE_REQUIRE_NODE_SQLITE=1 \
+  "$node22" --no-warnings --test test/drizzle_sqlite.test.js)
+bash ci/dist/node-pack.sh
