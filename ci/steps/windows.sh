@@ -2,7 +2,7 @@
 # The windows step: ci/dist/windows-test.sh, dist/'s Windows artifacts under Wine 8: the C zip's
 # README lines and the C tests against idforge.dll and libidforge.a, idforge.exe gen and decode
 # against the Linux binary, idforge.exe serve on C:\ and relative data dirs with kill -9 and
-# restarts (ci/harness/crash_harness.py: 8 Linux clients, 100,000 replies, no id twice), the npm
+# restarts (server/tests/harness/crash_harness.py: 8 Linux clients, 100,000 replies, no id twice), the npm
 # package's suite under the official node.exe, and a Go program cross-built for windows/amd64.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."

@@ -10,7 +10,6 @@
 //! the server (`idforge-server`) serves from it, and `idforge store` inspects and repairs it.
 
 pub mod etcd;
-mod etcd_integrity;
 pub mod guard;
 pub mod integrity;
 pub mod sql;

@@ -31,15 +31,15 @@ pub(crate) mod net;
 pub(crate) mod setting_error;
 pub(crate) mod shared;
 mod signals;
+mod start;
 mod start_error;
 
 use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 pub use allocator::Allocator;
@@ -47,9 +47,6 @@ pub use commands::cluster::key_slot;
 pub use config::{Config, ServeArgs};
 pub use shared::Shared;
 pub use start_error::StartError;
-
-use auth::Auth;
-use idforge_store::Store;
 
 /// Runs `idforge serve` until SIGTERM or SIGINT; returns the exit status.
 pub fn run(args: ServeArgs, err: &mut dyn Write) -> u8 {
@@ -100,159 +97,31 @@ pub fn run(args: ServeArgs, err: &mut dyn Write) -> u8 {
 }
 
 /// Serves until SIGTERM or SIGINT, then stops accepting, answers what was already read, gives
-/// back unused cached ids and returns.
+/// back unused cached ids and returns. Its start steps are in `start.rs`, in this order.
 pub async fn serve(config: Config) -> Result<(), StartError> {
-    if let Some(dir) = &config.data_dir {
-        std::fs::create_dir_all(dir).map_err(|source| StartError::DataDir {
-            path: dir.clone(),
-            source,
-        })?;
-    }
-    let store = Store::open(&config.store)
-        .await
-        .map_err(StartError::Store)?;
-    allocator::stripe::check_store(&store, config.stripe, config.stripe_takeover).await?;
-    let guard = match &config.guard {
-        Some(path) => {
-            let alone = store.etcd().is_none() && !config.ha;
-            Some(Arc::new(
-                idforge_store::guard::Guard::attach(&store, path, alone).await?,
-            ))
-        }
-        None => {
-            tracing::warn!(
-                "no guard file (give --data-dir or --guard): a store that goes back (a restored \
-                 backup, a replaced database) cannot be detected"
-            );
-            None
-        }
-    };
-    let tls = config
-        .tls
-        .clone()
-        .map(net::tls::Tls::load)
-        .transpose()
-        .map_err(StartError::Tls)?;
-    let auth = Auth::load(&store, config.requirepass.clone(), config.limits.auth())
-        .await
-        .map_err(StartError::Users)?;
-    let listener = TcpListener::bind((config.bind.as_str(), config.port))
-        .await
-        .map_err(|source| StartError::Listen {
-            addr: format!("{}:{}", config.bind, config.port),
-            source,
-        })?;
-    let addr = listener.local_addr().map_err(|source| StartError::Listen {
-        addr: format!("{}:{}", config.bind, config.port),
-        source,
-    })?;
+    let (store, guard) = start::open_store(&config).await?;
+    let (tls, auth) = start::load_tls_and_users(&config, &store).await?;
+    let (listener, addr) = start::bind(&config).await?;
     let kind = store.kind();
-    let (host, port) = config
-        .advertise
-        .clone()
-        .unwrap_or_else(|| (config.bind.clone(), addr.port()));
-    let me = ha::Peer::new(&host, port);
-    let etcd = store.etcd().cloned();
-    let sql_ha = store.sql().filter(|_| config.ha).cloned();
-    let leadership = Arc::new(if etcd.is_some() || sql_ha.is_some() {
-        ha::Leadership::elected(me)
-    } else {
-        ha::Leadership::alone(me)
-    });
-    let engine = Arc::new(
-        Allocator::new(
-            store,
-            config.policy.clone(),
-            config.layout,
-            config.node_id,
-            leadership,
-        )
-        .with_guard(guard)
-        .with_stripe(config.stripe),
-    );
-    let shared = Arc::new(Shared {
-        allocator: engine.clone(),
-        auth,
-        port: addr.port(),
-        next_client: AtomicU64::new(1),
-        // Only on the one-thread event loop: on the work-stealing scheduler the polling task
-        // holds a worker that the connections and the client need (measured: -c 50 -P 16 fell
-        // from 1.1-1.4 M to 0.9 M requests/s on 2 cores).
-        busy_poll: net::busy_poll::BusyPoll::new(if config.threads == Some(1) {
-            config.busy_poll
-        } else {
-            Duration::ZERO
-        }),
-        limits: config.limits.clone(),
-        tls,
-        requests: commands::request_counters(),
-    });
-    let poller = tokio::spawn({
-        let shared = shared.clone();
-        async move { shared.busy_poll.run().await }
-    });
-    // The metrics port answers until the very end (it is aborted last): its stop never turns.
-    let (_metrics_stop, metrics_stop_rx) = watch::channel(false);
-    let metrics_task = match config.metrics_port {
-        Some(port) => {
-            let l = listen_extra(&config.bind, port, "metrics").await?;
-            let site = http::Site::Metrics;
-            Some(tokio::spawn(http::serve(
-                l,
-                shared.clone(),
-                site,
-                metrics_stop_rx,
-            )))
-        }
-        None => None,
-    };
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let http_task = match config.http_port {
-        Some(port) => {
-            let state =
-                http::Http::new(config.http.clone()).map_err(|e| StartError::HttpTokens {
-                    path: config.http.tokens.clone().unwrap_or_default(),
-                    reason: e.to_string(),
-                })?;
-            let l = listen_extra(&config.bind, port, "HTTP").await?;
-            let site = http::Site::Api(Arc::new(state));
-            Some(tokio::spawn(http::serve(
-                l,
-                shared.clone(),
-                site,
-                stop_rx.clone(),
-            )))
-        }
-        None => None,
-    };
-    let stop_persister = Arc::new(Notify::new());
-    let persister = tokio::spawn(engine.clone().persister(stop_persister.clone()));
-    let (stop_election_tx, stop_election) = watch::channel(false);
-    let election = match (etcd, sql_ha) {
-        (Some(etcd), _) => Some(tokio::spawn(ha::etcd::run(
-            shared.clone(),
-            etcd,
-            config.election.clone(),
-            stop_election,
-        ))),
-        (None, Some(sql)) => Some(tokio::spawn(ha::sql::run(
-            shared.clone(),
-            sql,
-            config.election.clone(),
-            stop_election,
-        ))),
-        (None, None) => None,
-    };
-    if let Some(path) = &config.port_file {
-        std::fs::write(path, format!("{}\n", addr.port())).map_err(|source| {
-            StartError::PortFile {
-                path: path.clone(),
-                source,
-            }
-        })?;
-    }
+    let (shared, election) = start::assemble(&config, store, guard, tls, auth, addr);
+    let background = start::start_background(&config, &shared, election).await?;
+    start::write_port_file(&config, addr)?;
     tracing::info!(%addr, store = kind.name(), "idforge listening");
+    let conns = accept_until_stopped(&config, &shared, &listener, background.stop_signal()).await?;
+    drop(listener);
+    background.stop(&shared, conns).await;
+    tracing::info!("stopped");
+    Ok(())
+}
 
+/// Accepts RESP connections (at most `maxclients`) until SIGTERM or SIGINT, reloading TLS on
+/// SIGHUP; returns the connections still open.
+async fn accept_until_stopped(
+    config: &Config,
+    shared: &Arc<Shared>,
+    listener: &TcpListener,
+    stop: watch::Receiver<bool>,
+) -> Result<JoinSet<()>, StartError> {
     let mut conns = JoinSet::new();
     let mut signals = signals::Signals::new()?;
     loop {
@@ -268,7 +137,7 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
                         shared.allocator.metrics().error(metrics::ErrorKind::Limit);
                         continue;
                     }
-                    conns.spawn(accept(shared.clone(), stream, stop_rx.clone()));
+                    conns.spawn(accept(shared.clone(), stream, stop.clone()));
                 }
                 Err(e) => {
                     // Out of file descriptors and the like: back off instead of spinning.
@@ -289,51 +158,11 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
                 }
                 signals::Asked::Stop(signal) => {
                     tracing::info!(signal, "shutting down");
-                    break;
+                    return Ok(conns);
                 }
             }
         }
     }
-    drop(listener);
-    poller.abort();
-    let _ = stop_tx.send(true);
-    let drained = tokio::time::timeout(Duration::from_secs(10), async {
-        while conns.join_next().await.is_some() {}
-    })
-    .await;
-    if drained.is_err() {
-        tracing::warn!("connections did not finish in 10 s; closing them");
-        conns.abort_all();
-    }
-    if let Some(task) = http_task {
-        let _ = task.await;
-    }
-    stop_persister.notify_one();
-    let _ = persister.await;
-    engine.release().await;
-    // Resign last, so the leader keeps its lease while it answers what it had read.
-    let _ = stop_election_tx.send(true);
-    if let Some(task) = election {
-        let _ = task.await;
-    }
-    if let Some(task) = metrics_task {
-        task.abort();
-    }
-    engine.store().close().await;
-    tracing::info!("stopped");
-    Ok(())
-}
-
-/// Listens on the `what` port (metrics, HTTP) at `bind`, and logs where.
-async fn listen_extra(bind: &str, port: u16, what: &str) -> Result<TcpListener, StartError> {
-    let failed = |source| StartError::Listen {
-        addr: format!("{what} port {port}"),
-        source,
-    };
-    let l = TcpListener::bind((bind, port)).await.map_err(failed)?;
-    let at = l.local_addr().map_err(failed)?;
-    tracing::info!(addr = %at, "{what} listening");
-    Ok(l)
 }
 
 /// Serves one accepted connection: the TLS handshake first when TLS is on (it must end within

@@ -13,46 +13,27 @@
 //! paused one that resumed, cannot move a mark or a clock.
 
 use std::future::Future;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use etcd_client::{
-    Certificate, Client, Compare, CompareOp, ConnectOptions, DeleteOptions, GetOptions, Identity,
-    TlsOptions, Txn, TxnOp, TxnOpResponse,
+    Client, Compare, CompareOp, ConnectOptions, DeleteOptions, GetOptions, Txn, TxnOp,
+    TxnOpResponse,
 };
 use serde::{Deserialize, Serialize};
 
-use super::{ClockMove, Kind, StoreError, StoreResult, TagMove, TagRow, UserRow, WorkerRow};
+use crate::{ClockMove, Kind, StoreError, StoreResult, TagMove, TagRow, UserRow, WorkerRow};
+
+mod integrity;
+mod url;
+
+pub use url::{EtcdTls, EtcdUrl};
 
 impl From<etcd_client::Error> for StoreError {
     fn from(e: etcd_client::Error) -> StoreError {
         StoreError(format!("etcd: {e}"))
     }
-}
-
-/// The parts of an `etcd://` (or `etcds://`) URL.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EtcdUrl {
-    /// `http://host:port` (`https://` with TLS) of each member.
-    pub endpoints: Vec<String>,
-    /// The key prefix, without slashes.
-    pub prefix: String,
-    /// TLS settings, for `etcds://`.
-    pub tls: Option<EtcdTls>,
-}
-
-/// What an `etcds://` store trusts and shows (its URL's `tls_*` parameters).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct EtcdTls {
-    /// `tls_ca`: the CA certificates (PEM) that sign the members' certificates (default: the
-    /// system's store).
-    pub ca: Option<PathBuf>,
-    /// `tls_cert` and `tls_key`: a client certificate (PEM), for members that ask for one.
-    pub client: Option<(PathBuf, PathBuf)>,
-    /// `tls_server_name`: the name the members' certificates carry, when not their host.
-    pub server_name: Option<String>,
 }
 
 /// Whether `e` is an answer from an etcd member (not a timeout, a connection failure or a
@@ -66,116 +47,6 @@ fn answered(e: &etcd_client::Error) -> bool {
             Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled | Code::Unknown
         ),
         _ => true,
-    }
-}
-
-/// The largest PEM file read for etcd's TLS.
-const MAX_PEM_BYTES: u64 = 4 * 1024 * 1024;
-
-fn read_pem(path: &Path, what: &str) -> StoreResult<Vec<u8>> {
-    use std::io::Read;
-    let fail = |e: std::io::Error| StoreError(format!("etcd {what} {}: {e}", path.display()));
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .map_err(fail)?
-        .take(MAX_PEM_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(fail)?;
-    if bytes.len() as u64 > MAX_PEM_BYTES || !bytes.starts_with(b"-----BEGIN") {
-        return Err(StoreError(format!(
-            "etcd {what} {}: not a PEM file of at most {MAX_PEM_BYTES} bytes",
-            path.display()
-        )));
-    }
-    Ok(bytes)
-}
-
-impl EtcdTls {
-    /// tonic's TLS settings, from the files as they are now.
-    fn options(&self) -> StoreResult<TlsOptions> {
-        let mut tls = TlsOptions::new();
-        tls = match &self.ca {
-            Some(ca) => tls.ca_certificate(Certificate::from_pem(read_pem(ca, "tls_ca")?)),
-            None => tls.with_native_roots(),
-        };
-        if let Some((cert, key)) = &self.client {
-            tls = tls.identity(Identity::from_pem(
-                read_pem(cert, "tls_cert")?,
-                read_pem(key, "tls_key")?,
-            ));
-        }
-        if let Some(name) = &self.server_name {
-            tls = tls.domain_name(name.clone());
-        }
-        Ok(tls)
-    }
-}
-
-impl EtcdUrl {
-    /// Parses `etcd://h1:p1[,h2:p2…][/prefix]`, or `etcds://…[?tls_ca=…&tls_cert=…&tls_key=…
-    /// &tls_server_name=…]` for TLS.
-    pub fn parse(url: &str) -> StoreResult<EtcdUrl> {
-        let bad = |why: &str| StoreError(format!("bad etcd URL {url:?}: {why}"));
-        let (rest, secure) = match (url.strip_prefix("etcd://"), url.strip_prefix("etcds://")) {
-            (Some(rest), _) => (rest, false),
-            (_, Some(rest)) => (rest, true),
-            _ => return Err(bad("it must start with etcd:// or etcds://")),
-        };
-        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
-        let tls = if secure {
-            let mut tls = EtcdTls::default();
-            let (mut cert, mut key) = (None, None);
-            for pair in query.split('&').filter(|p| !p.is_empty()) {
-                // Taken as written: file paths and host names need no escapes.
-                let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-                let v = v.to_owned();
-                match k {
-                    "tls_ca" => tls.ca = Some(PathBuf::from(v)),
-                    "tls_cert" => cert = Some(PathBuf::from(v)),
-                    "tls_key" => key = Some(PathBuf::from(v)),
-                    "tls_server_name" => tls.server_name = Some(v),
-                    _ => return Err(bad(&format!("unknown parameter {k:?}"))),
-                }
-            }
-            tls.client = match (cert, key) {
-                (Some(c), Some(k)) => Some((c, k)),
-                (None, None) => None,
-                _ => return Err(bad("tls_cert and tls_key go together")),
-            };
-            Some(tls)
-        } else {
-            if !query.is_empty() {
-                return Err(bad("parameters (tls_*) are for etcds:// URLs"));
-            }
-            None
-        };
-        let (hosts, prefix) = match rest.split_once('/') {
-            Some((h, p)) => (h, p.trim_matches('/')),
-            None => (rest, ""),
-        };
-        let prefix = if prefix.is_empty() { "idforge" } else { prefix };
-        if !prefix
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./".contains(&b))
-        {
-            return Err(bad("the prefix may hold only letters, digits and - _ . /"));
-        }
-        let mut endpoints = Vec::new();
-        for host in hosts.split(',') {
-            let (h, port) = host
-                .rsplit_once(':')
-                .ok_or_else(|| bad("each member needs host:port"))?;
-            if h.is_empty() || port.parse::<u16>().is_err() {
-                return Err(bad(&format!("bad member {host:?}")));
-            }
-            let scheme = if secure { "https" } else { "http" };
-            endpoints.push(format!("{scheme}://{host}"));
-        }
-        Ok(EtcdUrl {
-            endpoints,
-            prefix: prefix.to_owned(),
-            tls,
-        })
     }
 }
 
@@ -767,23 +638,6 @@ impl EtcdStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls() {
-        let u = EtcdUrl::parse("etcd://127.0.0.1:2379,[::1]:2380/app/ids").unwrap();
-        assert_eq!(u.endpoints, ["http://127.0.0.1:2379", "http://[::1]:2380"]);
-        assert_eq!(u.prefix, "app/ids");
-        assert_eq!(EtcdUrl::parse("etcd://h:1").unwrap().prefix, "idforge");
-        for bad in [
-            "etcd://",
-            "etcd://h",
-            "etcd://h:x",
-            "redis://h:1",
-            "etcd://h:1/a b",
-        ] {
-            assert!(EtcdUrl::parse(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn clocks_compare_as_numbers() {

@@ -1,10 +1,10 @@
-//! The etcd side of [`super::integrity`]: the identity and stripe under `meta/`, clocks under `clock/`,
+//! The etcd side of [`crate::integrity`]: the identity and stripe under `meta/`, clocks under `clock/`,
 //! and unfenced compare-and-swap raises for a repair.
 
 use etcd_client::{Compare, CompareOp, Txn, TxnOp};
 
-use super::etcd::EtcdStore;
-use super::{StoreError, StoreResult};
+use super::EtcdStore;
+use crate::{StoreError, StoreResult};
 
 impl EtcdStore {
     /// The value of `meta/<name>`, if it has one.
