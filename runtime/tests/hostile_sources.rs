@@ -11,17 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use idforge::{Error, ErrorCode, SegmentOptions, Segments};
-
-fn fixed(step: u64) -> SegmentOptions {
-    SegmentOptions {
-        step,
-        max_step: step,
-        dynamic_step: false,
-        timeout: Duration::from_secs(5),
-        ..Default::default()
-    }
-}
+use idforge::{Error, ErrorCode, Segments};
+use idforge_testkit::fixed_step;
 
 /// A fake server's behaviour.
 #[derive(Clone)]
@@ -162,7 +153,7 @@ fn a_source_that_repeats_or_goes_back_is_refused_and_no_id_repeats() {
             }
         }));
         let url = format!("{scheme}://127.0.0.1:{}?timeout_ms=2000", server.port);
-        let s = Segments::open(&url, "liar", fixed(10)).unwrap();
+        let s = Segments::open(&url, "liar", fixed_step(10)).unwrap();
         let mut ids = Vec::new();
         let e = draw_until_error(&s, &mut ids, 100);
         assert_eq!(e.code(), ErrorCode::InvalidSegment, "{scheme}: {e}");
@@ -188,7 +179,7 @@ fn generators_of_one_tag_share_the_mark_whatever_the_credentials() {
     // Every request, AUTH included, is answered 10: ids 1..=10 again and again.
     let server = fake(Script::new(|_| int(10)));
     let url = format!("redis://127.0.0.1:{}?timeout_ms=2000", server.port);
-    let a = Segments::open(&url, "shared", fixed(10)).unwrap();
+    let a = Segments::open(&url, "shared", fixed_step(10)).unwrap();
     let ids: Vec<u64> = (0..10).map(|_| a.next().unwrap()).collect();
     assert_eq!(ids, (1..=10).collect::<Vec<_>>());
     assert_eq!(a.next().unwrap_err().code(), ErrorCode::InvalidSegment);
@@ -196,17 +187,17 @@ fn generators_of_one_tag_share_the_mark_whatever_the_credentials() {
         url.clone(),
         format!("redis://app:secret@127.0.0.1:{}/0", server.port),
     ] {
-        let b = Segments::open(&other, "shared", fixed(10)).unwrap();
+        let b = Segments::open(&other, "shared", fixed_step(10)).unwrap();
         let e = b.next().unwrap_err();
         assert_eq!(e.code(), ErrorCode::InvalidSegment, "{other}: {e}");
     }
     // Another tag, or another database, is another counter.
-    let c = Segments::open(&url, "other", fixed(10)).unwrap();
+    let c = Segments::open(&url, "other", fixed_step(10)).unwrap();
     assert_eq!(c.next().unwrap(), 1);
     let d = Segments::open(
         &format!("redis://127.0.0.1:{}/1", server.port),
         "shared",
-        fixed(10),
+        fixed_step(10),
     )
     .unwrap();
     assert_eq!(d.next().unwrap(), 1);
@@ -237,7 +228,7 @@ fn a_hostile_reply_is_a_protocol_error_not_a_crash() {
             assert_eq!(e.code(), ErrorCode::SourceUnavailable, "{url}: {e}");
             assert!(e.to_string().contains("protocol error"), "{e}");
             assert!(e.to_string().contains(why), "{e} / {why}");
-            let s = Segments::open(&url, "t", fixed(10)).unwrap();
+            let s = Segments::open(&url, "t", fixed_step(10)).unwrap();
             assert_eq!(s.next().unwrap_err().code(), ErrorCode::SourceUnavailable);
         }
     }
@@ -349,7 +340,7 @@ fn a_real_redis_moved_back_is_refused() {
         .as_nanos();
     let tag = format!("moved-back-{}-{nanos}", std::process::id());
     assert_eq!(redis_cmd(&url, &["SET", &tag, "1000000"]), "+OK\r\n");
-    let s = Segments::open(&url, &tag, fixed(10)).unwrap();
+    let s = Segments::open(&url, &tag, fixed_step(10)).unwrap();
     let mut ids: Vec<u64> = (0..15).map(|_| s.next().unwrap()).collect();
     assert!(ids[0] > 1_000_000, "{ids:?}");
     // The restart that lost the writes: the counter is back at 0.

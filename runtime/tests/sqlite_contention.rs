@@ -42,22 +42,7 @@ fn contend(url: &str, out: &str) -> ! {
             })
         })
         .collect();
-    let (mut all, mut failed) = (Vec::new(), Vec::new());
-    for drawer in drawers {
-        let (ids, errors) = drawer.join().unwrap();
-        assert!(
-            ids.windows(2).all(|w| w[0] < w[1]),
-            "a thread's ids went back"
-        );
-        all.extend(ids);
-        failed.extend(errors);
-    }
-    let text: Vec<String> = all.iter().map(u64::to_string).collect();
-    std::fs::write(out, text.join("\n")).unwrap();
-    for e in &failed {
-        eprintln!("failed call: {e}");
-    }
-    std::process::exit(i32::from(!failed.is_empty()));
+    idforge_testkit::finish_drawing_child(drawers, out, true)
 }
 
 #[test]

@@ -44,11 +44,8 @@ fn many_tags_on(what: &str, url: &str, info: &mut Client) {
     let rss_before = status("VmRSS");
     let run = std::process::id();
     let options = SegmentOptions {
-        step: 10,
-        max_step: 10,
-        dynamic_step: false,
         timeout: Duration::from_secs(20),
-        ..Default::default()
+        ..common::fixed_step(10)
     };
     let started = Instant::now();
     let all: Vec<Segments> = (0..TAGS)

@@ -15,18 +15,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::delay_proxy::DelayProxy;
-use common::{Client, Server, Value, free_port, service_url};
+use common::{Client, Server, Value, fixed_step, free_port, service_url};
 use idforge::{ErrorCode, SegmentOptions, SegmentSource, Segments, SqlSource};
-
-fn fixed(step: u64) -> SegmentOptions {
-    SegmentOptions {
-        step,
-        max_step: step,
-        dynamic_step: false,
-        timeout: Duration::from_secs(5),
-        ..Default::default()
-    }
-}
 
 /// A tag of its own per test run: the services outlive the tests.
 fn unique_tag(name: &str) -> String {
@@ -85,7 +75,7 @@ fn idforge_source_hands_out_unique_increasing_ids_across_a_kill_9() {
     let port_arg = format!("--port={port}");
     let server = Server::start(dir.path(), &[&port_arg]);
     let url = format!("idforge://127.0.0.1:{port}");
-    let segments = Segments::open(&url, "orders", fixed(100)).unwrap();
+    let segments = Segments::open(&url, "orders", fixed_step(100)).unwrap();
     let before: Vec<u64> = (0..1000).map(|_| segments.next().unwrap()).collect();
     assert_eq!(before, (1..=1000).collect::<Vec<_>>());
     // The server dies and comes back on the same port: the kept connection is dead, the
@@ -112,14 +102,14 @@ fn idforge_source_authenticates_and_a_refusal_is_typed() {
         format!("idforge://:s3cret@127.0.0.1:{port}"),
         format!("idforge://default:s3cret@127.0.0.1:{port}"),
     ] {
-        let segments = Segments::open(&url, "paid", fixed(10)).unwrap();
+        let segments = Segments::open(&url, "paid", fixed_step(10)).unwrap();
         assert!(segments.next().unwrap() >= 1, "{url}");
     }
     for url in [
         format!("idforge://:wrong@127.0.0.1:{port}"),
         format!("idforge://127.0.0.1:{port}"),
     ] {
-        let segments = Segments::open(&url, "paid", fixed(10)).unwrap();
+        let segments = Segments::open(&url, "paid", fixed_step(10)).unwrap();
         let e = first_error(&segments, 0);
         assert_eq!(e.code(), ErrorCode::SourceUnavailable, "{url}: {e}");
     }
@@ -130,18 +120,18 @@ fn unknown_tags_silent_and_absent_servers_are_typed_errors() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path(), &["--auto-create=false"]);
     let url = format!("idforge://127.0.0.1:{}", server.port);
-    let e = first_error(&Segments::open(&url, "nope", fixed(10)).unwrap(), 0);
+    let e = first_error(&Segments::open(&url, "nope", fixed_step(10)).unwrap(), 0);
     assert_eq!(e.code(), ErrorCode::InvalidArgument, "{e}");
     assert!(e.to_string().contains("no such tag"), "{e}");
 
     let (silent, stop) = fake_peer(None);
     let url = format!("idforge://127.0.0.1:{silent}?timeout_ms=200");
-    let e = first_error(&Segments::open(&url, "t", fixed(10)).unwrap(), 0);
+    let e = first_error(&Segments::open(&url, "t", fixed_step(10)).unwrap(), 0);
     assert_eq!(e.code(), ErrorCode::Timeout, "{e}");
     stop.store(true, Ordering::Relaxed);
 
     let url = format!("idforge://127.0.0.1:{}", free_port());
-    let e = first_error(&Segments::open(&url, "t", fixed(10)).unwrap(), 0);
+    let e = first_error(&Segments::open(&url, "t", fixed_step(10)).unwrap(), 0);
     assert_eq!(e.code(), ErrorCode::SourceUnavailable, "{e}");
 }
 
@@ -152,14 +142,7 @@ fn draws_wait_out_a_server_killed_and_restarted() {
     let mut server = Server::start(dir.path(), &[&port_arg]);
     let url = format!("idforge://127.0.0.1:{}", server.port);
     let tag = unique_tag("restarted");
-    let options = SegmentOptions {
-        step: 20,
-        max_step: 20,
-        dynamic_step: false,
-        timeout: Duration::from_secs(5),
-        ..Default::default()
-    };
-    let segments = Arc::new(Segments::open(&url, &tag, options).unwrap());
+    let segments = Arc::new(Segments::open(&url, &tag, fixed_step(20)).unwrap());
     let drawing = common::Drawing::start(&segments, 4);
     for _ in 0..3 {
         std::thread::sleep(Duration::from_millis(400));
@@ -253,7 +236,7 @@ fn redis_source_auth_databases_and_foreign_keys() {
     };
     let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
     let tag = unique_tag("redis");
-    let segments = Segments::open(&url, &tag, fixed(100)).unwrap();
+    let segments = Segments::open(&url, &tag, fixed_step(100)).unwrap();
     let ids: Vec<u64> = (0..2500).map(|_| segments.next().unwrap()).collect();
     assert_eq!(ids, (1..=2500).collect::<Vec<_>>());
     let mut redis = Client::connect(port);
@@ -361,7 +344,7 @@ fn leaf_table_as_leaf_made_it(var: &str, mysql: bool) {
     let segments = Segments::open(
         &format!("{url}{sep}table={table}&auto_create=false"),
         "leaf-segment-test",
-        fixed(1000),
+        fixed_step(1000),
     )
     .unwrap();
     let ids: Vec<u64> = (0..3000).map(|_| segments.next().unwrap()).collect();
@@ -386,8 +369,8 @@ fn mariadb_leaf_table() {
 fn sqlite_leaf_table_shared_by_two_generators() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}/ids.db", dir.path().display());
-    let a = Segments::open(&url, "orders", fixed(50)).unwrap();
-    let b = Segments::open(&url, "orders", fixed(50)).unwrap();
+    let a = Segments::open(&url, "orders", fixed_step(50)).unwrap();
+    let b = Segments::open(&url, "orders", fixed_step(50)).unwrap();
     let mut seen = HashSet::new();
     for _ in 0..2000 {
         assert!(seen.insert(a.next().unwrap()));
@@ -511,7 +494,7 @@ fn a_new_table_is_created_once_by_connections_racing_to_create_it() {
         let table = format!("race_{}_{}_{round}", std::process::id(), free_port());
         let url = format!("{url}?table={table}");
         let all: Vec<Arc<Segments>> = (0..8)
-            .map(|i| Arc::new(Segments::open(&url, &format!("t{i}"), fixed(10)).unwrap()))
+            .map(|i| Arc::new(Segments::open(&url, &format!("t{i}"), fixed_step(10)).unwrap()))
             .collect();
         let drawers: Vec<_> = all
             .iter()
@@ -537,7 +520,7 @@ fn a_new_tag_is_created_once_by_generators_racing_to_create_it(var: &str) {
     for round in 0..20 {
         let tag = unique_tag(&format!("race{round}"));
         let all: Vec<Arc<Segments>> = (0..8)
-            .map(|_| Arc::new(Segments::open(&url, &tag, fixed(10)).unwrap()))
+            .map(|_| Arc::new(Segments::open(&url, &tag, fixed_step(10)).unwrap()))
             .collect();
         let start = Arc::new(std::sync::Barrier::new(all.len()));
         let drawers: Vec<_> = all

@@ -10,18 +10,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::tls::Ca;
-use common::{Server, Value, service_url, unique};
-use idforge::{ErrorCode, SegmentOptions, Segments};
-
-fn fixed(step: u64) -> SegmentOptions {
-    SegmentOptions {
-        step,
-        max_step: step,
-        dynamic_step: false,
-        timeout: Duration::from_secs(5),
-        ..Default::default()
-    }
-}
+use common::{Server, Value, fixed_step, service_url, unique};
+use idforge::{ErrorCode, Segments};
 
 /// `ca.pem`, a server certificate and a client certificate in `dir`.
 struct Certs {
@@ -58,7 +48,7 @@ fn idforges_draws_ids_over_tls_and_across_a_restart() {
     let port = common::free_port();
     let server = tls_server(dir.path(), &ca, &[format!("--port={port}")]);
     let url = format!("idforges://127.0.0.1:{port}?tls_ca={}", c.ca);
-    let segments = Segments::open(&url, "orders", fixed(100)).unwrap();
+    let segments = Segments::open(&url, "orders", fixed_step(100)).unwrap();
     let before: Vec<u64> = (0..1000).map(|_| segments.next().unwrap()).collect();
     assert_eq!(before, (1..=1000).collect::<Vec<_>>());
     // A kill -9 and a restart: the source reconnects (a new handshake), nothing repeats.
@@ -93,7 +83,7 @@ fn idforges_with_a_client_certificate_and_what_is_refused() {
         "idforges://127.0.0.1:{port}?tls_ca={}&tls_cert={}&tls_key={}",
         c.ca, c.client_cert, c.client_key
     );
-    let segments = Segments::open(&good, "paid", fixed(10)).unwrap();
+    let segments = Segments::open(&good, "paid", fixed_step(10)).unwrap();
     assert_eq!(segments.next().unwrap(), 1);
 
     // No client certificate; a server the client's CA did not sign; plain TCP to a TLS port.
@@ -171,7 +161,7 @@ fn idforges_any_mode_over_striped_tls_servers() {
         "idforges://127.0.0.1:{},127.0.0.1:{}?mode=any&tls_ca={}",
         servers[0].port, servers[1].port, c.ca
     );
-    let segments = Segments::open(&url, "striped", fixed(100)).unwrap();
+    let segments = Segments::open(&url, "striped", fixed_step(100)).unwrap();
     let ids: Vec<u64> = (0..3000).map(|_| segments.next().unwrap()).collect();
     let distinct: std::collections::HashSet<u64> = ids.iter().copied().collect();
     assert_eq!(distinct.len(), ids.len());
@@ -190,7 +180,7 @@ fn rediss_source_with_a_client_certificate() {
         return;
     };
     let tag = unique("rediss");
-    let segments = Segments::open(&url, &tag, fixed(100)).unwrap();
+    let segments = Segments::open(&url, &tag, fixed_step(100)).unwrap();
     let ids: Vec<u64> = (0..500).map(|_| segments.next().unwrap()).collect();
     assert_eq!(ids, (1..=500).collect::<Vec<_>>());
     // This Redis asks every client for a certificate: without one, the source is refused.

@@ -295,6 +295,43 @@ pub fn unique(what: &str) -> String {
     format!("{what}-{}-{nanos}", std::process::id())
 }
 
+/// Segment options with a fixed step (no dynamic step) and a 5 s timeout.
+pub fn fixed_step(step: u64) -> idforge::SegmentOptions {
+    idforge::SegmentOptions {
+        step,
+        max_step: step,
+        dynamic_step: false,
+        timeout: Duration::from_secs(5),
+        ..Default::default()
+    }
+}
+
+/// The end of a child process that drew ids on `threads` (each gives its ids and its failed
+/// calls): each thread's ids checked to go up when `increasing`, every id written to `out` one a
+/// line, each failed call to stderr; exits with 1 when a call failed, else 0.
+pub fn finish_drawing_child(
+    threads: Vec<std::thread::JoinHandle<(Vec<u64>, Vec<String>)>>,
+    out: &str,
+    increasing: bool,
+) -> ! {
+    let (mut all, mut failed) = (Vec::new(), Vec::new());
+    for t in threads {
+        let (ids, errors) = t.join().unwrap();
+        assert!(
+            !increasing || ids.windows(2).all(|w| w[0] < w[1]),
+            "a thread's ids went back"
+        );
+        all.extend(ids);
+        failed.extend(errors);
+    }
+    let text: Vec<String> = all.iter().map(u64::to_string).collect();
+    std::fs::write(out, text.join("\n")).unwrap();
+    for e in &failed {
+        eprintln!("failed call: {e}");
+    }
+    std::process::exit(i32::from(!failed.is_empty()));
+}
+
 /// Threads drawing from one `Segments` until stopped, keeping every id and every error.
 pub struct Drawing {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
