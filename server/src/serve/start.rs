@@ -13,8 +13,12 @@ use tokio::net::TcpListener;
 use tokio::sync::{Notify, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
+use super::allocator::Allocator;
 use super::auth::Auth;
-use super::{Allocator, Config, Shared, StartError, commands, ha, http, net};
+use super::config::Config;
+use super::shared::Shared;
+use super::start_error::StartError;
+use super::{commands, ha, http, net};
 
 /// Step 1: the data dir, the store (on its stripe) and the guard beside it.
 pub(super) async fn open_store(config: &Config) -> Result<(Store, Option<Arc<Guard>>), StartError> {
