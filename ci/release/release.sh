@@ -63,7 +63,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$CACHE/target}"
 
 # ---- one version ---------------------------------------------------------------------------------
 # The crates published, in order: the libraries the server stands on, then the server.
-LIBS=(idforge-core idforge idforge-resp)
+LIBS=(idforge-core idforge idforge-resp idforge-store)
 version="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"$/\1/p' Cargo.toml)"
 [ -n "$version" ] || { echo "error: no [workspace.package] version in Cargo.toml" >&2; exit 1; }
 problems=()
