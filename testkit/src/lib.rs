@@ -7,6 +7,7 @@
 
 pub mod cut_proxy;
 pub mod delay_proxy;
+#[cfg(feature = "tls")]
 pub mod tls;
 pub mod tmpfs;
 
@@ -388,6 +389,7 @@ impl Drawing {
 
 /// A new database on the PostgreSQL or MariaDB of ci/services.sh (`var` names its URL), for a
 /// test whose store must be its own (a leader row, a stripe); `None` to skip the test.
+#[cfg(feature = "services")]
 pub fn fresh_database(var: &str, name: &str) -> Option<String> {
     let base = service_url(var)?;
     let db = format!(
