@@ -13,6 +13,13 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-auto}"
 export IDFORGE_CI_MINUTES="${IDFORGE_CI_MINUTES:-75}"
 export IDFORGE_CI_STARTED="${IDFORGE_CI_STARTED:-$(date +%s)}"
 
+# disk_free_gb: the gigabytes free where the builds go (the summary prints it after each step: a
+# full disk fails a build halfway, with a message about a temp dir).
+disk_free_gb() {
+  mkdir -p "$CARGO_TARGET_DIR"
+  df -Pk "$CARGO_TARGET_DIR" | awk 'NR == 2 { printf "%.1f", $4 / 1048576 }'
+}
+
 # A step run alone gets a notes folder of its own (removed with the machine's temp files).
 if [ -z "${IDFORGE_CI_NOTES:-}" ]; then
   IDFORGE_CI_NOTES="$(mktemp -d)"

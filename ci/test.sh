@@ -77,6 +77,8 @@ lane built but not all the others (a cold cache: the later lanes compile std and
 again) and less than 15 minutes of it left (18 once the windows lane is built), the lanes not yet
 built are stopped, their progress kept in the cache, and the steps test what was built (the
 x86_64 artifacts at least), saying in the summary what was deferred.
+Each step's summary line says the disk left; below IDFORGE_CI_MIN_DISK_GB (default 6) before a
+step, the incremental caches are removed first. .ci/run turns incremental compilation off.
 EOF
 }
 
@@ -192,13 +194,21 @@ for step in "${STEPS[@]}"; do
     results+=("skipped $step ($reason)")
     continue
   fi
+  free=$(disk_free_gb)
+  if [ "${free%.*}" -lt "${IDFORGE_CI_MIN_DISK_GB:-6}" ]; then
+    # Builds that run out of disk fail halfway with messages about temp dirs: say why first, and
+    # give back what only speeds up rebuilds.
+    echo "    warning: ${free}G free in $CARGO_TARGET_DIR; removing incremental caches"
+    rm -rf "$CARGO_TARGET_DIR"/*/incremental "$CARGO_TARGET_DIR"/*/*/incremental
+    echo "    now $(disk_free_gb)G free"
+  fi
   start=$SECONDS
   children_cpu
   cpu_start=$cpu
   rc=0
   IDFORGE_CI_STEP="$step" bash "${STEP_SCRIPT[$step]}" || rc=$?
   children_cpu
-  took="$((SECONDS - start))s, cpu $((cpu - cpu_start))s"
+  took="$((SECONDS - start))s, cpu $((cpu - cpu_start))s, disk free $(disk_free_gb)G"
   note=""
   [ ! -f "$IDFORGE_CI_NOTES/$step" ] || note="; $(cat "$IDFORGE_CI_NOTES/$step")"
   if [ "$rc" -eq 0 ]; then

@@ -35,6 +35,7 @@ def test_migrations_8_threads_json_and_column_types(kind, tmp_path):
             c.execute(f"CREATE DATABASE {name}")
         args.append(url.rsplit("/", 1)[0] + "/" + name)
     shutil.copytree(PROJECT, tmp_path / "project", ignore=shutil.ignore_patterns("__pycache__", "migrations"))
+    shutil.copy(Path(__file__).parent / "creation_order.py", tmp_path / "project")
     try:
         done = subprocess.run(
             [sys.executable, "check.py", *args], cwd=tmp_path / "project", capture_output=True, text=True, timeout=600
