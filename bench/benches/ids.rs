@@ -1,5 +1,5 @@
 //! Single-thread cost of one id: idforge's generators, their peers, and the physical floors (a
-//! clock read, an atomic add), in one run. `ci/bench/bench.sh` turns the results into ratios.
+//! clock read, an atomic add), in one run. `bench/bench.sh` turns the results into ratios.
 //!
 //! Snowflake generators (ours, ferroid, snowflaked) and ObjectIds are measured below their
 //! sequence limit: a tight loop makes ids far faster than a 12-bit sequence per millisecond

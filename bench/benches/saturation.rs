@@ -4,7 +4,7 @@
 //! `D` seconds can return up to `(D + 1) × 4.096 M` ids, while `Wait` stays under 4.096 M/s.
 //!
 //! Prints a table; with `IDFORGE_SATURATION_JSON=path` also writes the results there as JSON
-//! (read by `ci/bench/bench.sh`). `IDFORGE_SATURATION_SECS` changes the run length (default 2).
+//! (read by `bench/bench.sh`). `IDFORGE_SATURATION_SECS` changes the run length (default 2).
 
 #![allow(missing_docs)]
 

@@ -2,9 +2,9 @@
  *   clock_gettime(CLOCK_REALTIME)       the floor of a millisecond id (snowflake)
  *   CLOCK_MONOTONIC_COARSE, time(NULL)  the second clocks of our ObjectId and of libbson's
  *   idforge_objectid_generate           vs bson_oid_init with its own bson_context_t
- *   idforge_snowflake_next              vs the Rust figure (criterion), in bench/report.py
+ *   idforge_snowflake_next              vs the Rust figure (criterion), in bench/report/rust.py
  * Prints one JSON array: [{"name", "ns", "runs"}], ns the median of the runs.
- * Built and run by ci/bench/bench.sh (or bench/c/run.sh alone). */
+ * Built and run by bench/bench.sh (or bench/c/run.sh alone). */
 #define _POSIX_C_SOURCE 200809L
 #include <bson/bson.h>
 #include <stdint.h>

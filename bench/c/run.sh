@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds bench/c/bench.c against the release libidforge.a and libbson (pkg-config), runs it and
-# writes its JSON to the path given (default: stdout only). Called by ci/bench/bench.sh.
+# writes its JSON to the path given (default: stdout only). Called by bench/bench.sh.
 #
 #   bench/c/run.sh [OUT.json]
 set -euo pipefail

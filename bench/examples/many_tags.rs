@@ -1,4 +1,4 @@
-//! Many tags, a few ids each, from one process (run by `ci/bench/bench-many-tags.sh`): `TAGS`
+//! Many tags, a few ids each, from one process (run by `bench/many-tags.sh`): `TAGS`
 //! generators on one URL, drawn round-robin at a steady total rate for `SECONDS`, with a small
 //! fixed step so refills keep happening. Reports what the process spent and held: CPU time,
 //! threads, open sockets, RSS, and the latency of `next()` (p50/p99/p999/max), measured by the

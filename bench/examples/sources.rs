@@ -1,4 +1,4 @@
-//! Segment sources, measured from one client thread (run by `ci/bench/bench-sources.sh`):
+//! Segment sources, measured from one client thread (run by `bench/sources.sh`):
 //!
 //! 1. ids/s through `Segments::next` for fixed steps 1, 100, 1000 and 10000 against each URL
 //!    given (our server, Redis, …): how much of the allocator's round trip the double buffer

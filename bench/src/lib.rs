@@ -1,1 +1,1 @@
-//! Benchmarks of idforge against its peers and the floors; see `benches/` and `ci/bench/bench.sh`.
+//! Benchmarks of idforge against its peers and the floors; see `benches/` and `bench/bench.sh`.

@@ -322,9 +322,8 @@ test_go() {
   go_dir="$(bash ci/install/install-go.sh)"
   mkdir -p "$work/go/src/bindings"
   cp "$dist/$name.tar.gz" "$work/go/"
-  # The module as a user has it: the folder, outside any checkout (its benchmarks left out).
+  # The module as a user has it: the folder, outside any checkout.
   cp -r bindings/go "$work/go/src/bindings/"
-  rm -rf "$work/go/src/bindings/go/bench"
   doc_block docs/go.md '# Use from Go' go >"$work/go/main.go"
   # The program's segment source: memory: (the README's server is the docs step's).
   doc_block docs/install.md '**Go from the files**' sh |

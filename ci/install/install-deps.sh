@@ -13,7 +13,7 @@
 #                                   chaos (ip, iptables, ping and libfaketime: server/tests/harness/chaos.sh),
 #                                   faketime (libfaketime alone: server/tests/lease_clocks.rs),
 #                                   http (curl and headless Chromium: server/tests/harness/http-harness.sh),
-#                                   wrk (the HTTP load generator of ci/bench/http.sh), cross (Debian's
+#                                   wrk (the HTTP load generator of bench/http.sh), cross (Debian's
 #                                   Rust 1.96 with its std source, for -Zbuild-std of the aarch64 and
 #                                   musl artifacts; aarch64 binutils and glibc headers), emulation
 #                                   (qemu-user-static, mmdebstrap and the arch-test it checks emulation

@@ -7,7 +7,7 @@
 #   ci/services.sh and through kill -9 of a server of its own: IDFORGE_BIN), the vectors again
 #   linked statically (-tags idforge_static), the ids through database/sql in PostgreSQL and
 #   SQLite (bindings/go/sqltest, with Debian's lib/pq and go-sqlite3), and the benchmarks run once
-#   each (bindings/go/bench, with the Debian peers) so they keep building. The program in an empty folder against the
+#   each (bench/go, with the Debian peers) so they keep building. The program in an empty folder against the
 #   release tarball is ci/dist/dist-test.sh's (the dist step), as it needs dist/.
 #
 #   ci/steps/go.sh      (ci/test.sh go, with the services started)
@@ -45,7 +45,9 @@ go test -count=1 -tags idforge_static -run 'Vectors|Layout|Compose|Typed' ./...
   go vet ./...
   go test -count=1 ./...
 )
-cd bench
+cd ../../bench/go
+unformatted="$(gofmt -l .)"
+[ -z "$unformatted" ] || { echo "error: not gofmt'd: $unformatted" >&2; exit 1; }
 go vet ./...
 go test -count=1 -run '^$' -bench . -benchtime=1x ./... >/dev/null
 echo "go: vet, tests (race), static link, database/sql in PostgreSQL and SQLite, benchmarks build and run"

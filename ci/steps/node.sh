@@ -3,7 +3,8 @@
 # native.d.ts; errors.js/.d.ts from errors.json), committed generated files unchanged, npm test
 # (node --test, tsc on test/types), the SQLite Drizzle test on Node 22, then ci/dist/node-pack.sh:
 # the npm pack tarball in an empty project, with require() and import, and tsc --strict on
-# test/types/usage.ts (TypeScript 5.9, 6.0 and 7.0).
+# test/types/usage.ts (TypeScript 5.9, 6.0 and 7.0). Last, the bench pipeline kept working: the
+# report writer's self-test, and the Node benches' short loops (no timing asserted) through it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 # shellcheck source=ci/lib.sh
@@ -25,3 +26,13 @@ node22="$(bash ci/install/install-node22.sh)"
 (cd node && IDFORGE_REQUIRE_FRAMEWORKS=1 IDFORGE_REQUIRE_NODE_SQLITE=1 \
   "$node22" --no-warnings --test test/drizzle_sqlite.test.js)
 bash ci/dist/node-pack.sh
+python3 bench/report self-test
+bench_out="$(mktemp -d)"
+for suite in ids uuid7; do
+  script=bench.mjs
+  [ "$suite" = ids ] || script=bench_uuid7.mjs
+  IDFORGE_BENCH_LOOP_N=2000 node "bench/node/$script" --loops-only --json "$bench_out/$suite.json" >/dev/null
+  python3 bench/report node "$bench_out/$suite.json" --suite "$suite" | grep -q "speed-up, plain loop" ||
+    { echo "error: bench/report node wrote no plain-loop targets for $suite" >&2; exit 1; }
+done
+rm -rf "$bench_out"

@@ -5,7 +5,7 @@
 # pytest (in a venv), and stops the cluster by its PID.
 #
 #   ci/steps/pg-extension.sh [--bench|--installed]
-#     --bench      the release build, then ci/bench/bench-pg-extension.sh on the cluster, not the tests
+#     --bench      the release build, then bench/pg-extension.sh on the cluster, not the tests
 #     --installed  no build or install: test the extension already installed (ci/dist/dist-test.sh,
 #                  after the release tarball's install.sh)
 #
@@ -69,7 +69,7 @@ export IDFORGE_PGEXT_BIN="$bin" IDFORGE_PGEXT_DATA="$dir/data" IDFORGE_PGEXT_POR
   IDFORGE_PGEXT_NODE=7
 
 if [ "$profile" = release ]; then
-  bash ci/bench/bench-pg-extension.sh
+  bash bench/pg-extension.sh
   exit 0
 fi
 

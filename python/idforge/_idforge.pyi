@@ -61,7 +61,7 @@ class _SegmentOptions(TypedDict):
     timeout: float
 
 def error_codes() -> List[Tuple[int, str]]: ...
-def _noop() -> None: ...  # the floor of a native call, for python/bench
+def _noop() -> None: ...  # the floor of a native call, for bench/python
 
 _shortcuts: bool  # the speed tricks are on (IDFORGE_PYTHON_SHORTCUTS, bindings/python/src/shortcuts.rs)
 @final

@@ -2,7 +2,7 @@
 own UUID type), uuid_utils.compat.uuid7() (a uuid.UUID, like ours) and the standard library's
 uuid.uuid4(), with ULIDs beside them.
 
-    python/bench/run.sh uuid7     # installs the peers into a venv, runs both modes, reports
+    bench/python/run.sh uuid7     # installs the peers into a venv, runs both modes, reports
 
 Two measurements of the same calls:
     bench_uuid7.py -o out.json         pyperf (one id per call, the id dropped at once)

@@ -6,11 +6,11 @@
 # runs the same load first: the "before" rows. Servers stopped by PID. Writes the table to
 # BENCHMARKS.md between <!-- manytagsbench:begin/end -->.
 #
-#   ci/bench/bench-many-tags.sh                       (TAGS=10000 SECONDS=30 RATE=10000 STEP=10)
-#   BEFORE=f27d988 ci/bench/bench-many-tags.sh
+#   bench/many-tags.sh                       (TAGS=10000 SECONDS=30 RATE=10000 STEP=10)
+#   BEFORE=f27d988 bench/many-tags.sh
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
 TAGS=${TAGS:-10000}
 SECONDS_RUN=${SECONDS_RUN:-30}
@@ -21,8 +21,8 @@ cargo build --release --locked -p idforge-server --bin idforge
 cargo build --release --locked -p idforge-bench --example many_tags
 bin="$CARGO_TARGET_DIR/release/idforge"
 
-# shellcheck source=ci/bench/bench-common.sh
-. ci/bench/bench-common.sh
+# shellcheck source=bench/common.sh
+. bench/common.sh
 
 # One socket per tag before the engine: room for them on both ends.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -51,7 +51,7 @@ for p in "$p_idf" "$p_mem"; do wait_port "$p"; done
 
 report="$work/report.md"
 {
-  echo "Run: \`BEFORE=${BEFORE:-} bash ci/bench/bench-many-tags.sh\` at $(git rev-parse --short HEAD)," \
+  echo "Run: \`BEFORE=${BEFORE:-} bash bench/many-tags.sh\` at $(git rev-parse --short HEAD)," \
     "$(date -u +%Y-%m-%d), $(nproc) cores: $TAGS \`Segments\` in one process, 1 id/s each" \
     "($RATE ids/s round-robin, paced) for $SECONDS_RUN s, fixed step $STEP (a refill per tag" \
     "every ~$STEP s); CPU is the process's user + system time over the run, threads and" \
@@ -75,4 +75,4 @@ report="$work/report.md"
   done
 } | tee "$report"
 
-write_section manytagsbench "Many tags from one process (ci/bench/bench-many-tags.sh)" "$report"
+write_section manytagsbench "Many tags from one process (bench/many-tags.sh)" "$report"

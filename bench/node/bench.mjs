@@ -2,8 +2,8 @@
 // the per-call comparisons with a peer again in a plain loop that keeps every id (the figures the
 // verdicts use: what a user's loop sees).
 //
-//   node bench/bench.mjs [--json out.json]     (npm run bench; node/bench/run.sh also reports)
-//   IDFORGE_BENCH_LOOP_N=20000 node bench/bench.mjs --loops-only     (smoke test: no mitata,
+//   node bench/node/bench.mjs [--json out.json]     (npm run bench in node/, or bench/node/run.sh, which also reports)
+//   IDFORGE_BENCH_LOOP_N=20000 node bench/node/bench.mjs --loops-only     (smoke test: no mitata,
 //                                                                     short loops)
 //
 // Each case makes one id per call (or one batch for nextMany), as a user would. Snowflake
@@ -11,14 +11,18 @@
 // generator is capped at 4.096 M ids/s, and a tight loop makes ids faster than that, so the
 // loop would time the clock's pace (and exhaust the policy's lead) rather than the call.
 import { createRequire } from 'node:module'
-import { bench, do_not_optimize, run } from 'mitata'
-import { ObjectId as BsonObjectId } from 'bson'
-import { Snowflake as SapphireSnowflake } from '@sapphire/snowflake'
-import { v7 as uuidv7 } from 'uuid'
+import { pathToFileURL } from 'node:url'
 import { runLoopsAndWrite } from './loops.mjs'
 
-const require = createRequire(import.meta.url)
-const idforge = require('../index.js')
+// The addon and the peers (node/'s devDependencies) are node/'s: resolved from there, and the
+// peers published only as ES modules imported from where they resolve.
+const require = createRequire(new URL('../../node/package.json', import.meta.url))
+const esm = (name) => import(pathToFileURL(require.resolve(name)).href)
+const idforge = require('./index.js')
+const { bench, do_not_optimize, run } = await esm('mitata')
+const { v7: uuidv7 } = await esm('uuid')
+const { ObjectId: BsonObjectId } = require('bson')
+const { Snowflake: SapphireSnowflake } = require('@sapphire/snowflake')
 const FlakeId = require('flake-idgen')
 const { Snowflake: NodejsSnowflake } = require('nodejs-snowflake')
 

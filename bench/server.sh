@@ -7,19 +7,19 @@
 # redis-benchmark's p50/p99 latency: CPU microseconds per request is the machine-independent
 # comparison (on a shared 2-core machine the client's CPU, not the server, can set the rate).
 # Writes the tables and ratios to BENCHMARKS.md between <!-- serverbench:begin/end -->
-# (ci/bench/bench_server_report.py; a target is met when this run and the previous one both pass).
+# (bench/report/server.py; a target is met when this run and the previous one both pass).
 #
 # A second in-memory Redis, identical to the first, is measured alongside as a control: how far
 # Redis differs from itself in the same run is the resolution of every comparison with it (both
 # servers stand on the same kernel floor, so a plain "≥ 1.0×" would fail Redis against Redis
 # half the time). A target passes when idforge is on its side of 1.0 or within that resolution.
 #
-#   ci/bench/bench-server.sh            (BENCH_N=50000 requests per run, times -P; ROUNDS=5 runs of
+#   bench/server.sh            (BENCH_N=50000 requests per run, times -P; ROUNDS=5 runs of
 #                                 each configuration, interleaved; IDFORGE_ARGS: more flags for
 #                                 `idforge serve`, e.g. "--busy-poll-us 0")
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
 bash ci/install/install-deps.sh services
 cargo build --release --locked -p idforge-server
@@ -27,10 +27,10 @@ bin="$CARGO_TARGET_DIR/release/idforge"
 n=${BENCH_N:-50000}
 rounds=${ROUNDS:-5}
 
-# shellcheck source=ci/bench/bench-common.sh
-. ci/bench/bench-common.sh
+# shellcheck source=bench/common.sh
+. bench/common.sh
 
-# Every server on the last CPU, redis-benchmark on the first (bench-common.sh).
+# Every server on the last CPU, redis-benchmark on the first (bench/common.sh).
 pin_cpus
 # Below, ${a[@]+"${a[@]}"} expands an empty array to nothing under `set -u` on every bash.
 read -ra idforge_args <<<"${IDFORGE_ARGS:-}"
@@ -105,5 +105,5 @@ for round in $(seq "$rounds"); do
 done
 
 # The tables and targets (with the previous run's verdicts, read back from BENCHMARKS.md).
-python3 ci/bench/bench_server_report.py "$results" BENCHMARKS.md "$(redis-server --version | cut -d' ' -f3)" \
+python3 bench/report server "$results" BENCHMARKS.md "$(redis-server --version | cut -d' ' -f3)" \
   "$(nproc)" "$rounds" "$n"

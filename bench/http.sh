@@ -7,10 +7,10 @@
 # interleaved rounds (the median kept) of BENCH_SECS seconds each; the server's CPU per request
 # from /proc/PID/stat. Writes the table to BENCHMARKS.md between <!-- httpbench:begin/end -->.
 #
-#   ci/bench/bench-http.sh          (ROUNDS=3, BENCH_SECS=5)
+#   bench/http.sh          (ROUNDS=3, BENCH_SECS=5)
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
 bash ci/install/install-deps.sh services wrk
 cargo build --release --locked -p idforge-server
@@ -18,8 +18,8 @@ bin="$CARGO_TARGET_DIR/release/idforge"
 rounds=${ROUNDS:-3}
 secs=${BENCH_SECS:-5}
 
-# shellcheck source=ci/bench/bench-common.sh
-. ci/bench/bench-common.sh
+# shellcheck source=bench/common.sh
+. bench/common.sh
 
 pin_cpus
 
@@ -68,39 +68,4 @@ for round in $(seq "$rounds"); do
   done
 done
 
-python3 - "$work/results" "$tps" "$rounds" "$secs" >"$work/report" <<'PY'
-import collections, statistics, subprocess, sys, datetime
-path, tps, rounds, secs = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-runs = collections.defaultdict(list)
-for line in open(path):
-    name, c, ids, _, rps, p99, ticks, n = line.split()
-    runs[(name, int(c), int(ids))].append((float(rps), float(p99), int(ticks), int(n)))
-def summary(key):
-    v = runs[key]
-    rps = statistics.median(r[0] for r in v)
-    p99 = statistics.median(r[1] for r in v)
-    cpu_us = sum(r[2] for r in v) / tps * 1e6 / max(1, sum(r[3] for r in v))
-    return rps, p99, cpu_us
-pairs = {1: "RESP_INCR", 100: "RESP_INCRBY_100"}
-out = ["| workload | -c | requests/s | ids/s | p99 ms | server CPU µs/request | ids/s ÷ RESP's (same -c, same ids per request) |",
-       "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-for key in sorted(runs, key=lambda k: (k[2], k[1], not k[0].startswith("RESP"), k[0])):
-    name, c, ids = key
-    rps, p99, cpu = summary(key)
-    resp = summary((pairs[ids], c, ids))[0]
-    ratio = "—" if name.startswith("RESP") else f"{rps / resp:.2f}×"
-    label = name.replace("_", " ").replace("HTTP ", "HTTP ").replace("RESP ", "RESP ")
-    out.append(f"| {label} | {c} | {rps:,.0f} | {rps * ids:,.0f} | {p99:.3f} | {cpu:.1f} | {ratio} |")
-commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-out.append("")
-out.append(f"One `idforge serve --threads 1 --http-rate-limit 0` (release build, embedded SQLite store) with "
-           f"its RESP and HTTP ports open; wrk 4 (`-t1`, keep-alive, one request in flight per connection) "
-           f"and redis-benchmark (`-P 1`, also one in flight) as the clients; server pinned to the last CPU, "
-           f"client to the first; the median of {rounds} interleaved rounds of {secs} s (redis-benchmark: a "
-           f"request count of about that length); CPU µs/request: the server's utime + stime over all "
-           f"rounds ÷ their requests. Command: `bash ci/bench/bench-http.sh`, on {date}, at commit {commit}.")
-print("\n".join(out))
-PY
-cat "$work/report"
-write_section httpbench "HTTP API (\`ci/bench/bench-http.sh\`)" "$work/report"
+python3 bench/report http "$work/results" "$tps" "$rounds" "$secs" --markdown BENCHMARKS.md

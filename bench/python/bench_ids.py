@@ -1,6 +1,6 @@
 """Python benchmarks: idforge against its peers and a no-op native call, in one pyperf run.
 
-    python/bench/run.sh            # installs the peers into a venv, runs this, prints ratios
+    bench/python/run.sh            # installs the peers into a venv, runs this, prints ratios
 
 Each benchmark makes one id per call (or one batch for next_many), as a user would.
 """

@@ -38,7 +38,7 @@ export function plainLoops(cases, n, rounds) {
 
 /**
  * Runs the plain loops after mitata's `rows` ([{ name, ns }]), prints them, and writes both to
- * `jsonPath` when given (what bench/report.py reads).
+ * `jsonPath` when given (what bench/report/rust.py reads).
  */
 export function runLoopsAndWrite(rows, cases, n, rounds, jsonPath) {
   const loops = plainLoops(cases, n, rounds)

@@ -13,22 +13,10 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 wait_port() { for _ in $(seq 100); do redis-cli -p "$1" PING >/dev/null 2>&1 && return 0; sleep 0.1; done; return 1; }
 
 # write_section MARKER TITLE REPORT: puts REPORT's text in BENCHMARKS.md between
-# <!-- MARKER:begin --> and <!-- MARKER:end -->, or in a new "## TITLE" section at the end.
+# <!-- MARKER:begin --> and <!-- MARKER:end -->, or in a new "## TITLE" section at the end
+# (through bench/report, the one writer of BENCHMARKS.md's sections).
 write_section() {
-  python3 - "$1" "$2" "$3" <<'PY'
-import pathlib, sys
-marker, title, report = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3]).read_text().strip()
-path = pathlib.Path("BENCHMARKS.md")
-text = path.read_text()
-begin, end = f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->"
-block = f"{begin}\n{report}\n{end}"
-if begin in text:
-    head, rest = text.split(begin, 1)
-    text = head + block + rest.split(end, 1)[1]
-else:
-    text = text.rstrip() + f"\n\n## {title}\n\n" + block + "\n"
-path.write_text(text)
-PY
+  python3 bench/report section "$1" "$2" "$3"
 }
 
 # pin_cpus: sets on_server and on_client, the command prefixes that put every server on the last

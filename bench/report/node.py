@@ -1,28 +1,25 @@
-#!/usr/bin/env python3
 """Ratios and targets of a bench.mjs (or, with --suite uuid7, bench_uuid7.mjs) --json run;
 rewrites the bench's section of BENCHMARKS.md (between <!-- nodebench:begin --> and
 <!-- nodebench:end -->, or the nodeuuid7bench markers), keeping the previous run's verdicts beside
-this run's (a target is met when both pass; the pass/fail rule is ci/bench/bench_verdicts.py's,
+this run's (a target is met when both pass; the pass/fail rule is bench/report/record.py's,
 shared by every bench report, so bench.mjs writes numbers only).
 
-    python3 bench/report.py results.json [--suite ids|uuid7] [--markdown ../BENCHMARKS.md] [--command "..."]
+    python3 bench/report node results.json [--suite ids|uuid7] [--markdown ../BENCHMARKS.md] [--command "..."]
 """
 
 import argparse
 import json
 import os
 import re
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ci", "bench"))
-import bench_verdicts  # noqa: E402  (the pass/fail rule every bench report shares)
+import record  # the pass/fail rule and the sections every bench report shares
 
 # Each bench (run.sh's argument) writes its own section. Speed against a peer: (measure, the
 # peer's benchmark, ours, target text, lower bound).
 SUITES = {
     "ids": {
         "markers": ("<!-- nodebench:begin -->", "<!-- nodebench:end -->"),
-        "heading": "Node (`node/bench`)",
+        "heading": "Node (`bench/node`)",
         "peers": [
             ("@sapphire/snowflake generate() / our Snowflake.next()", "peer/@sapphire/snowflake generate()",
              "idforge/Snowflake.next()", "≥ 2×", 2),
@@ -32,7 +29,7 @@ SUITES = {
     },
     "uuid7": {
         "markers": ("<!-- nodeuuid7bench:begin -->", "<!-- nodeuuid7bench:end -->"),
-        "heading": "Node UUIDv7 (`node/bench`)",
+        "heading": "Node UUIDv7 (`bench/node`)",
         "peers": [
             ("uuid v7() / our uuid7()", "peer/uuid v7()", "idforge/uuid7()", "≥ 2×", 2),
             ("ulid monotonicFactory()() / our ulid()", "peer/ulid monotonicFactory()()", "idforge/ulid()",
@@ -55,13 +52,13 @@ def cpu_model():
         return "unknown"
 
 
-def main():
+def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("json")
     ap.add_argument("--markdown")
-    ap.add_argument("--command", default="node/bench/run.sh")
+    ap.add_argument("--command", default="bench/node/run.sh")
     ap.add_argument("--suite", choices=sorted(SUITES), default="ids")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     suite = SUITES[args.suite]
     begin, end = suite["markers"]
     peers = suite["peers"]
@@ -80,7 +77,7 @@ def main():
     if args.markdown:
         with open(args.markdown) as f:
             text = f.read()
-    previous = bench_verdicts.previous_run(bench_verdicts.old_section(text, begin, end))
+    previous = record.previous_run(record.old_section(text, begin, end))
 
     # The plain loop's figures when the run has them ("what a user's loop sees"), else mitata's;
     # the measure's name says which, so a run is only paired with a run measured the same way.
@@ -93,9 +90,9 @@ def main():
     if args.suite == "ids":
         targets.append(("Snowflake.nextMany(100000)", rate, None if rate is None else f"{rate / 1e6:.1f} M ids/s",
                         "≥ 50 M ids/s", 50e6))
-    lines, verdicts = bench_verdicts.targets_table(
+    lines, verdicts = record.targets_table(
         ["measure", "result", "target"],
-        [([label, shown or "—", target], bench_verdicts.verdict(value, at_least=least))
+        [([label, shown or "—", target], record.verdict(value, at_least=least))
          for label, value, shown, target, least in targets],
         previous)
 
@@ -121,8 +118,8 @@ def main():
         cell = "error" if r["ns"] is None else f"{r['ns']:.1f}"
         rel = "" if r["ns"] is None or not floor else f"{r['ns'] / floor:.2f}"
         lines.append(f"| `{r['name']}` | {cell} | {rel} |")
-    commit, now = bench_verdicts.git_commit(), bench_verdicts.utc_now()
-    lines += ["", bench_verdicts.comment(commit, now, verdicts)]
+    commit, now = record.git_commit(), record.utc_now()
+    lines += ["", record.comment(commit, now, verdicts)]
 
     method = (f"verdicts on speed against a peer from a plain loop, {loop_desc}; mitata's mean ns per "
               "call, one run, beside it" if by_loop else "mitata, one run; mean ns per call")
@@ -131,8 +128,4 @@ def main():
     section = "\n".join([head, "", *lines])
     print(section)
     if args.markdown:
-        bench_verdicts.write_section(args.markdown, text, begin, end, section, heading=suite["heading"])
-
-
-if __name__ == "__main__":
-    main()
+        record.write_section(args.markdown, text, begin, end, section, heading=suite["heading"])

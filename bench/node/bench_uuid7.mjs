@@ -2,15 +2,19 @@
 // lower-case hyphenated text), with the 16-byte forms and ULIDs beside them; one mitata run,
 // then a plain loop that keeps every id (the figures the verdicts use: what a user's loop sees).
 //
-//   node bench/bench_uuid7.mjs [--json out.json]      (node/bench/run.sh uuid7 also reports)
+//   node bench/node/bench_uuid7.mjs [--json out.json]      (bench/node/run.sh uuid7 also reports)
 import { createRequire } from 'node:module'
-import { bench, do_not_optimize, run } from 'mitata'
-import { v7 as uuidv7 } from 'uuid'
-import { ulid as npmUlid, monotonicFactory } from 'ulid'
+import { pathToFileURL } from 'node:url'
 import { runLoopsAndWrite } from './loops.mjs'
 
-const require = createRequire(import.meta.url)
-const idforge = require('../index.js')
+// The addon and the peers (node/'s devDependencies) are node/'s: resolved from there, and the
+// peers published only as ES modules imported from where they resolve.
+const require = createRequire(new URL('../../node/package.json', import.meta.url))
+const esm = (name) => import(pathToFileURL(require.resolve(name)).href)
+const idforge = require('./index.js')
+const { bench, do_not_optimize, run } = await esm('mitata')
+const { v7: uuidv7 } = await esm('uuid')
+const { ulid: npmUlid, monotonicFactory } = require('ulid')
 
 const ours = new idforge.Uuid7s()
 const ulids = new idforge.Ulids()

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs a Python bench in a venv with idforge and its peers, then its report: ratios and targets,
 # and its section of BENCHMARKS.md.
-#   python/bench/run.sh [--fast]          bench_ids.py (pyperf, one run), report.py: "Python"
-#   python/bench/run.sh uuid7 [--fast]    bench_uuid7.py (pyperf, one run, then a plain loop
-#                                         keeping every id), report_uuid7.py: "Python UUIDv7"
+#   bench/python/run.sh [--fast]          bench_ids.py (pyperf, one run), bench/report python: "Python"
+#   bench/python/run.sh uuid7 [--fast]    bench_uuid7.py (pyperf, one run, then a plain loop
+#                                         keeping every id), bench/report python-uuid7: "Python UUIDv7"
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 suite=ids
@@ -21,14 +21,14 @@ out="$CARGO_TARGET_DIR/idforge-bench"
 mkdir -p "$out"
 if [ "$suite" = ids ]; then
   rm -f "$out/python.json"
-  "$venv/bin/python" python/bench/bench_ids.py --quiet ${1:+"$1"} -o "$out/python.json"
-  "$venv/bin/python" python/bench/report.py "$out/python.json" --markdown BENCHMARKS.md \
-    --command "python/bench/run.sh${1:+ $1}"
+  "$venv/bin/python" bench/python/bench_ids.py --quiet ${1:+"$1"} -o "$out/python.json"
+  "$venv/bin/python" bench/report python "$out/python.json" --markdown BENCHMARKS.md \
+    --command "bench/python/run.sh${1:+ $1}"
 else
   rm -f "$out/python-uuid7.json" "$out/python-uuid7-loops.json"
   # Away from python/, so the installed package is what runs.
-  (cd "$out" && "$venv/bin/python" "$OLDPWD/python/bench/bench_uuid7.py" --quiet ${1:+"$1"} -o python-uuid7.json)
-  (cd "$out" && "$venv/bin/python" "$OLDPWD/python/bench/bench_uuid7.py" --loops python-uuid7-loops.json)
-  "$venv/bin/python" python/bench/report_uuid7.py "$out/python-uuid7.json" "$out/python-uuid7-loops.json" \
-    --markdown BENCHMARKS.md --command "python/bench/run.sh uuid7${1:+ $1}"
+  (cd "$out" && "$venv/bin/python" "$OLDPWD/bench/python/bench_uuid7.py" --quiet ${1:+"$1"} -o python-uuid7.json)
+  (cd "$out" && "$venv/bin/python" "$OLDPWD/bench/python/bench_uuid7.py" --loops python-uuid7-loops.json)
+  "$venv/bin/python" bench/report python-uuid7 "$out/python-uuid7.json" "$out/python-uuid7-loops.json" \
+    --markdown BENCHMARKS.md --command "bench/python/run.sh uuid7${1:+ $1}"
 fi

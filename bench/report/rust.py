@@ -1,13 +1,12 @@
-#!/usr/bin/env python3
 """Turns one run of the idforge benchmarks into ratios, checks the targets, and rewrites the
-generated section of BENCHMARKS.md. Called by ci/bench/bench.sh; reads:
+generated section of BENCHMARKS.md. Called by bench/bench.sh; reads:
 
   - criterion's results: <criterion dir>/**/new/{benchmark,estimates}.json (mean point estimate);
     only those written since --since (the run's start), so stale results are never reported;
   - the saturation bench's JSON (IDFORGE_SATURATION_JSON).
 
 Keeps the previous run's verdicts (read from the section it replaces) beside this run's: a
-target counts as met when both runs pass; the pass/fail rule is ci/bench/bench_verdicts.py's.
+target counts as met when both runs pass; the pass/fail rule is bench/report/record.py's.
 
 Prints the table; exits 0 whether targets pass or miss (timings are reported, not enforced).
 """
@@ -18,11 +17,9 @@ import os
 import platform
 import re
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ci", "bench"))
-import bench_verdicts  # noqa: E402  (the pass/fail rule every bench report shares)
-from bench_verdicts import verdict  # noqa: E402
+import record  # the pass/fail rule and the sections every bench report shares
+from record import verdict
 
 BEGIN = "<!-- bench:begin -->"
 END = "<!-- bench:end -->"
@@ -116,7 +113,7 @@ def fmt_ratio(x):
     return "—" if x is None else f"{x:.2f}×"
 
 
-def main():
+def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--criterion", required=True)
     ap.add_argument("--saturation", required=True)
@@ -127,7 +124,7 @@ def main():
     ap.add_argument("--commit", default="")
     ap.add_argument("--load-before", default="")
     ap.add_argument("--c-bench", default="", help="JSON of bench/c/run.sh (the C API), optional")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
 
     b = load_criterion(args.criterion, args.since)
     try:
@@ -262,14 +259,14 @@ def main():
     base = ns("clock/Instant::now")
 
     m = machine()
-    now = bench_verdicts.utc_now()
+    now = record.utc_now()
     commit = args.commit or git_state()
     text = read(args.markdown)
-    previous = bench_verdicts.previous_run(bench_verdicts.old_section(text, BEGIN, END))
-    table, verdicts = bench_verdicts.targets_table(
+    previous = record.previous_run(record.old_section(text, BEGIN, END))
+    table, verdicts = record.targets_table(
         ["measure", "result", "target"], [([label, value, target], v) for label, value, target, v in rows],
         previous)
-    extra = [bench_verdicts.cells(label, v, previous) for label, _, _, v in rows]
+    extra = [record.cells(label, v, previous) for label, _, _, v in rows]
     md = []
     steps = ", then ".join(f"`{x}`" for x in args.steps)
     md.append(
@@ -323,7 +320,7 @@ def main():
             f"{r['ids_per_sec'] / 1e6:.3f} | {r['last_second_ids_per_sec'] / 1e6:.3f} | {r['errors']} |"
         )
     md.append("")
-    md.append(bench_verdicts.comment(commit, now, verdicts))
+    md.append(record.comment(commit, now, verdicts))
     section = "\n".join(md)
 
     # Print for the terminal.
@@ -339,13 +336,6 @@ def main():
         if k in b:
             print(f"  {k:<52} {fmt_ns(b[k]['ns']):>12}")
 
-    bench_verdicts.write_section(args.markdown, text, BEGIN, END, section)
+    record.write_section(args.markdown, text, BEGIN, END, section)
     print(f"\nwrote {args.markdown}")
     return 0
-
-
-if __name__ == "__main__":
-    if sys.argv[1:] == ["--git-state"]:
-        print(git_state())
-        sys.exit(0)
-    sys.exit(main())

@@ -5,18 +5,18 @@
 # 100,000 ids/s, with next()'s latency percentiles. Loopback only; servers stopped by PID.
 # Writes the tables to BENCHMARKS.md between <!-- sourcesbench:begin/end -->.
 #
-#   ci/bench/bench-sources.sh            (BENCH_WINDOW_MS=1000 per cell)
+#   bench/sources.sh            (BENCH_WINDOW_MS=1000 per cell)
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
 bash ci/install/install-deps.sh services
 cargo build --release --locked -p idforge-server --bin idforge
 cargo build --release --locked -p idforge-bench --example sources
 bin="$CARGO_TARGET_DIR/release/idforge"
 
-# shellcheck source=ci/bench/bench-common.sh
-. ci/bench/bench-common.sh
+# shellcheck source=bench/common.sh
+. bench/common.sh
 
 p_idf=$(free_port)
 "$bin" serve --port "$p_idf" --data-dir "$work/idforge" --log warn &
@@ -34,7 +34,7 @@ for p in "$p_idf" "$p_mem" "$p_fsync"; do wait_port "$p"; done
 
 report="$work/report.md"
 {
-  echo "Run: \`bash ci/bench/bench-sources.sh\` at $(git rev-parse --short HEAD), $(date -u +%Y-%m-%d)," \
+  echo "Run: \`bash bench/sources.sh\` at $(git rev-parse --short HEAD), $(date -u +%Y-%m-%d)," \
     "$(nproc) cores; one client thread, \`Segments::next\` with a fixed step (a refill is one" \
     "\`INCRBY tag step\`); redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')."
   echo
@@ -44,4 +44,4 @@ report="$work/report.md"
     "Redis, appendfsync always=redis://127.0.0.1:$p_fsync"
 } | tee "$report"
 
-write_section sourcesbench "Segment sources (ci/bench/bench-sources.sh)" "$report"
+write_section sourcesbench "Segment sources (bench/sources.sh)" "$report"

@@ -14,5 +14,5 @@ require (
 replace (
 	github.com/oklog/ulid/v2 => /usr/share/gocode/src/github.com/oklog/ulid
 	github.com/rs/xid => /usr/share/gocode/src/github.com/rs/xid
-	idforge.dev/idforge => ../
+	idforge.dev/idforge => ../../bindings/go
 )

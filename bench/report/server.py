@@ -1,16 +1,14 @@
-#!/usr/bin/env python3
-"""The report of ci/bench/bench-server.sh: medians of its results CSV (one row a run:
+"""The report of bench/server.sh: medians of its results CSV (one row a run:
 server,cmd,c,p,rps,client cpu%,server µs/request,p50 ms,p99 ms), the tables, the targets, and the
 section of BENCHMARKS.md between <!-- serverbench:begin/end -->. A target is met when this run and
 the previous one (read back from that section) both pass; the pass/fail rule is
-ci/bench/bench_verdicts.py's.
+bench/report/record.py's.
 
-    python3 ci/bench/bench_server_report.py RESULTS.csv BENCHMARKS.md REDIS_VERSION CPUS ROUNDS N
+    python3 bench/report server RESULTS.csv BENCHMARKS.md REDIS_VERSION CPUS ROUNDS N
 """
 import statistics
-import sys
 
-import bench_verdicts  # ci/, this script's own directory
+import record  # the pass/fail rule and the sections every bench report shares
 
 BEGIN, END = "<!-- serverbench:begin -->", "<!-- serverbench:end -->"
 # The most a comparison with Redis is allowed to lean on the control's spread.
@@ -21,8 +19,8 @@ def label(cmd):
     return "INCRBY orders 1000" if cmd == "INCRBY" else "INCR orders"
 
 
-def main():
-    results, markdown, redis_version, ncpus, rounds, n = sys.argv[1:7]
+def main(argv):
+    results, markdown, redis_version, ncpus, rounds, n = argv[:6]
     rows = [l.strip().split(",") for l in open(results) if l.strip()]
     runs, cpus, server_us, p50s, p99s = {}, {}, {}, {}, {}
     for s, cmd, c, p, v, cpu, us, p50, p99 in rows:
@@ -91,7 +89,7 @@ def main():
     res_cpu, res_p99 = res(cpu_control), res(p99_control)
     worst_cpu, worst_p99 = max(cpu_ratio), max(p99_ratio)
     worst_incr, worst_incrby = min(incr), min(incrby, default=0.0)
-    verdict = bench_verdicts.verdict
+    verdict = record.verdict
     targets = [  # (target, worst ratio, the control's resolution, verdict)
         ("INCR ≥ 1.0× in-memory Redis, every setting", worst_incr, res_incr,
          verdict(worst_incr, at_least=1 - res_incr)),
@@ -103,9 +101,9 @@ def main():
          verdict(worst_p99, at_most=1 + res_p99)),
     ]
     md = open(markdown).read()
-    previous = bench_verdicts.previous_run(bench_verdicts.old_section(md, BEGIN, END))
-    commit, now = bench_verdicts.git_commit(), bench_verdicts.utc_now()
-    table, verdicts = bench_verdicts.targets_table(
+    previous = record.previous_run(record.old_section(md, BEGIN, END))
+    commit, now = record.git_commit(), record.utc_now()
+    table, verdicts = record.targets_table(
         ["target", "worst ratio", "Redis against itself (±)"],
         [([name, f"{value:.2f}×", f"{resolution:.2f}"], v) for name, value, resolution, v in targets],
         previous)
@@ -121,12 +119,8 @@ def main():
         "\"control\" is a second in-memory Redis, identical to the first: \"Redis against itself\" is the "
         "furthest it strays from 1.0× over the settings a target covers (at most 0.15), the resolution of a "
         "comparison with Redis in this run; a target passes when idforge is on its side of 1.0× or within that. "
-        f"Command: `bash ci/bench/bench-server.sh`, on {now}, at commit {commit}.",
-        "", bench_verdicts.comment(commit, now, verdicts)]
+        f"Command: `bash bench/server.sh`, on {now}, at commit {commit}.",
+        "", record.comment(commit, now, verdicts)]
     text = "\n".join(out)
     print(text)
-    bench_verdicts.write_section(markdown, md, BEGIN, END, text, heading="Segment server (`ci/bench/bench-server.sh`)")
-
-
-if __name__ == "__main__":
-    main()
+    record.write_section(markdown, md, BEGIN, END, text, heading="Segment server (`bench/server.sh`)")

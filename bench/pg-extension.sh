@@ -13,10 +13,10 @@
 # which this project does not install, so gen_random_uuid() (PostgreSQL 15 has no uuidv7) is the
 # random-uuid peer.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 : "${IDFORGE_PGEXT_BIN:?run through ci/steps/pg-extension.sh --bench}"
-# shellcheck source=ci/bench/bench-common.sh
-. ci/bench/bench-common.sh
+# shellcheck source=bench/common.sh
+. bench/common.sh
 
 psql_() {
   "$IDFORGE_PGEXT_BIN/psql" -X -A -t -q -v ON_ERROR_STOP=1 -h "$IDFORGE_PGEXT_SOCKET" \
@@ -101,4 +101,4 @@ print(f"`idforge_uuid7()` / `gen_random_uuid()` in this run: SELECT count(f()) "
 PY
 } >"$report"
 cat "$report"
-write_section pgextbench "PostgreSQL extension (ci/bench/bench-pg-extension.sh)" "$report"
+write_section pgextbench "PostgreSQL extension (bench/pg-extension.sh)" "$report"
