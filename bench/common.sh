@@ -1,5 +1,15 @@
 # Sourced by the bench scripts: a work dir and the PIDs of what they start, both cleaned up at
-# exit (servers stopped by PID), and loopback port helpers.
+# exit (servers stopped by PID), the release server, and loopback port helpers.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
+
+# release_server GROUP...: ci/install/install-deps.sh's GROUPs, then the release server; sets
+# $bin to it.
+release_server() {
+  bash ci/install/install-deps.sh "$@"
+  cargo build --release --locked -p idforge-server --bin idforge
+  bin="$CARGO_TARGET_DIR/release/idforge"
+}
+
 work=$(mktemp -d)
 pids=()
 cleanup() {

@@ -11,16 +11,11 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
-bash ci/install/install-deps.sh services wrk
-cargo build --release --locked -p idforge-server
-bin="$CARGO_TARGET_DIR/release/idforge"
-rounds=${ROUNDS:-3}
-secs=${BENCH_SECS:-5}
-
 # shellcheck source=bench/common.sh
 . bench/common.sh
-
+release_server services wrk
+rounds=${ROUNDS:-3}
+secs=${BENCH_SECS:-5}
 pin_cpus
 
 port=$(free_port)

@@ -11,18 +11,14 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
 TAGS=${TAGS:-10000}
 SECONDS_RUN=${SECONDS_RUN:-30}
 RATE=${RATE:-10000}
 STEP=${STEP:-10}
-bash ci/install/install-deps.sh services
-cargo build --release --locked -p idforge-server --bin idforge
-cargo build --release --locked -p idforge-bench --example many_tags
-bin="$CARGO_TARGET_DIR/release/idforge"
-
 # shellcheck source=bench/common.sh
 . bench/common.sh
+release_server services
+cargo build --release --locked -p idforge-bench --example many_tags
 
 # One socket per tag before the engine: room for them on both ends.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true

@@ -20,15 +20,11 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
-bash ci/install/install-deps.sh services
-cargo build --release --locked -p idforge-server
-bin="$CARGO_TARGET_DIR/release/idforge"
-n=${BENCH_N:-50000}
-rounds=${ROUNDS:-5}
-
 # shellcheck source=bench/common.sh
 . bench/common.sh
+release_server services
+n=${BENCH_N:-50000}
+rounds=${ROUNDS:-5}
 
 # Every server on the last CPU, redis-benchmark on the first (bench/common.sh).
 pin_cpus

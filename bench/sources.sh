@@ -9,14 +9,10 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idforge/target}"
-bash ci/install/install-deps.sh services
-cargo build --release --locked -p idforge-server --bin idforge
-cargo build --release --locked -p idforge-bench --example sources
-bin="$CARGO_TARGET_DIR/release/idforge"
-
 # shellcheck source=bench/common.sh
 . bench/common.sh
+release_server services
+cargo build --release --locked -p idforge-bench --example sources
 
 p_idf=$(free_port)
 "$bin" serve --port "$p_idf" --data-dir "$work/idforge" --log warn &

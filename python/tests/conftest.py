@@ -46,3 +46,25 @@ def required_env(var, who):
 def postgres_url():
     """The test PostgreSQL's URL (ci/services.sh)."""
     return required_env("IDFORGE_TEST_POSTGRES_URL", "ci/services.sh")
+
+
+def serve_loopback(handle):
+    """A listener on 127.0.0.1 that serves each connection with `handle(conn)` on a thread of its
+    own (daemon threads; closing the listener stops it). (listener, port)."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener, listener.getsockname()[1]

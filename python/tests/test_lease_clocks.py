@@ -3,21 +3,16 @@
 URL allows more. Against a fake ``IDF.WORKER`` server on loopback (a thread here), whose clock is
 set apart from this host's: no real server needed."""
 
-import socket
-import threading
 import time
 
 import pytest
+from conftest import serve_loopback
 
 import idforge
 
 
 def _fake_lease_server(clock_off_ms):
     """A server granting node 0 with its clock `clock_off_ms` from ours; returns (socket, port)."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-
     def handle(conn):
         f = conn.makefile("rb")
         while True:
@@ -41,16 +36,7 @@ def _fake_lease_server(clock_off_ms):
                 reply = "+OK\r\n"
             conn.sendall(reply.encode())
 
-    def serve():
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=handle, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=serve, daemon=True).start()
-    return listener, listener.getsockname()[1]
+    return serve_loopback(handle)
 
 
 # 5 s behind: past the default 1 s, and under 90% of the default 10 s TTL (the most a host may be

@@ -11,6 +11,7 @@ import time
 import uuid
 
 import pytest
+from conftest import required_env, serve_loopback
 
 import idforge
 
@@ -27,13 +28,7 @@ SERVICES = {
 
 
 def service(name):
-    var = SERVICES[name]
-    url = os.environ.get(var)
-    if not url:
-        if os.environ.get("IDFORGE_REQUIRE_SERVICES"):
-            pytest.fail(f"{var} is not set but IDFORGE_REQUIRE_SERVICES is")
-        pytest.skip(f"{var} is not set (ci/services.sh sets it)")
-    return url
+    return required_env(SERVICES[name], "ci/services.sh")
 
 
 def fresh_tag(name):
@@ -137,23 +132,12 @@ def test_failures_are_typed(tmp_path):
 
 def test_a_moved_loop_is_refused():
     # A peer that answers every request with a redirect to itself.
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    port = listener.getsockname()[1]
-    reply = f"-MOVED 0 127.0.0.1:{port}\r\n".encode()
+    def handle(conn):
+        with conn:
+            while conn.recv(4096):
+                conn.sendall(f"-MOVED 0 127.0.0.1:{port}\r\n".encode())
 
-    def serve():
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            with conn:
-                while conn.recv(4096):
-                    conn.sendall(reply)
-
-    threading.Thread(target=serve, daemon=True).start()
+    listener, port = serve_loopback(handle)
     try:
         e = first_error(f"idforge://127.0.0.1:{port}")
         assert isinstance(e, idforge.SourceUnavailableError) and "MOVED" in str(e)

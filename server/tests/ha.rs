@@ -10,26 +10,12 @@ use common::{Server, Value};
 use idforge_store::{EtcdStore, Store, TagMove, TagRow};
 
 fn etcd_url() -> Option<String> {
-    match std::env::var("IDFORGE_TEST_ETCD_URL") {
-        Ok(url) => Some(url),
-        Err(_) => {
-            assert!(
-                std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
-                "IDFORGE_TEST_ETCD_URL is not set but IDFORGE_REQUIRE_SERVICES is"
-            );
-            eprintln!("skipped: IDFORGE_TEST_ETCD_URL is not set (ci/services.sh)");
-            None
-        }
-    }
+    common::service_url("IDFORGE_TEST_ETCD_URL")
 }
 
 /// A store URL with a prefix of its own.
 fn store_url(base: &str, name: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{base}/test-{name}-{nanos}")
+    format!("{base}/{}", common::unique(&format!("test-{name}")))
 }
 
 fn member(dir: &tempfile::TempDir, name: &str, store: &str) -> Server {
@@ -180,24 +166,6 @@ fn the_etcd_store_moves_marks_by_compare_and_swap_only_under_the_fence() {
         assert!(store.drop_tag("orders").await.unwrap());
         assert!(!store.drop_tag("orders").await.unwrap());
         assert_eq!(store.tag("orders").await.unwrap(), None);
-    });
-}
-
-#[test]
-fn the_etcd_store_keeps_users() {
-    let Some(base) = etcd_url() else { return };
-    rt().block_on(async {
-        let store = Store::open(&store_url(&base, "users")).await.unwrap();
-        let user = idforge_store::UserRow {
-            name: "u".into(),
-            hash: "h".into(),
-            perms: "admin".into(),
-        };
-        store.put_user(&user).await.unwrap();
-        store.put_user(&user).await.unwrap();
-        assert_eq!(store.users().await.unwrap(), [user]);
-        assert!(store.delete_user("u").await.unwrap());
-        assert!(!store.delete_user("u").await.unwrap());
     });
 }
 

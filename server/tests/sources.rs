@@ -74,16 +74,10 @@ fn idforge_source_hands_out_unique_increasing_ids_across_a_kill_9() {
     let port = free_port();
     let port_arg = format!("--port={port}");
     let server = Server::start(dir.path(), &[&port_arg]);
-    let url = format!("idforge://127.0.0.1:{port}");
-    let segments = Segments::open(&url, "orders", fixed_step(100)).unwrap();
-    let before: Vec<u64> = (0..1000).map(|_| segments.next().unwrap()).collect();
-    assert_eq!(before, (1..=1000).collect::<Vec<_>>());
     // The server dies and comes back on the same port: the kept connection is dead, the
     // source reconnects, and nothing repeats.
-    let server = server.restart("KILL");
-    let after: Vec<u64> = (0..1000).map(|_| segments.next().unwrap()).collect();
-    assert!(after.windows(2).all(|w| w[0] < w[1]));
-    assert!(after[0] > before[999]);
+    let url = format!("idforge://127.0.0.1:{port}");
+    let (server, segments, after) = common::draw_across_a_kill_9(&url, server);
     // Every id lies inside what the server handed out.
     let Value::Bulk(last) = server.client().cmd(&["GET", "orders"]) else {
         panic!("GET replies a bulk string")

@@ -36,22 +36,9 @@ fn client(args: &str) -> ! {
     };
     let segments = Arc::new(Segments::open(url, "orders", options).unwrap());
     let until = Instant::now() + Duration::from_secs(60);
-    let threads: Vec<_> = (0..THREADS)
-        .map(|_| {
-            let (segments, stop) = (segments.clone(), stop.clone());
-            std::thread::spawn(move || {
-                let (mut ids, mut errors) = (Vec::new(), Vec::new());
-                while !Path::new(&stop).exists() && Instant::now() < until {
-                    match segments.next() {
-                        Ok(id) => ids.push(id),
-                        Err(e) => errors.push(e.to_string()),
-                    }
-                    std::thread::sleep(Duration::from_micros(200));
-                }
-                (ids, errors)
-            })
-        })
-        .collect();
+    let threads = common::draw_threads(&segments, THREADS, move || {
+        !Path::new(&stop).exists() && Instant::now() < until
+    });
     // A client switches servers, so its ids need not go up across stripes.
     common::finish_drawing_child(threads, out, false)
 }

@@ -266,7 +266,10 @@ impl Store {
     /// then has the next version. `false` when another write came first. Fenced by the leader
     /// term like [`Store::persist`], in the same transaction.
     pub async fn put_worker(&self, service: &str, row: &WorkerRow) -> StoreResult<bool> {
-        each!(self, s => s.put_worker(service, row).await)
+        let done = self
+            .put_workers(&[(service.to_owned(), row.clone())])
+            .await?;
+        Ok(done.first() == Some(&true))
     }
 
     /// Many [`Store::put_worker`]s of distinct leases in one fenced transaction (one commit);

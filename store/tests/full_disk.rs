@@ -45,15 +45,7 @@ fn sqlite_full_disk_never_reports_an_uncommitted_persist() {
         // the commit, the write-ahead log, a statement).
         let mut failed = 0;
         for round in 0..200 {
-            let moves: Vec<TagMove> = tags
-                .iter()
-                .zip(&max)
-                .map(|(tag, &old)| TagMove {
-                    tag: tag.clone(),
-                    old,
-                    new: old + 1000,
-                })
-                .collect();
+            let moves = each_up_1000(&tags, &max);
             let clocks = [(format!("c{round}"), 1_000 + round)];
             match store.persist(&moves, &clocks).await {
                 Ok(conflicts) => {
@@ -73,15 +65,7 @@ fn sqlite_full_disk_never_reports_an_uncommitted_persist() {
         std::fs::remove_file(filler).unwrap();
         // Space is back: persists succeed again, and what they report is what others read.
         for _ in 0..20 {
-            let moves: Vec<TagMove> = tags
-                .iter()
-                .zip(&max)
-                .map(|(tag, &old)| TagMove {
-                    tag: tag.clone(),
-                    old,
-                    new: old + 1000,
-                })
-                .collect();
+            let moves = each_up_1000(&tags, &max);
             let conflicts = store.persist(&moves, &[]).await.unwrap();
             for (i, tag) in tags.iter().enumerate() {
                 // What this server believes it holds must be what the store holds.
@@ -106,4 +90,16 @@ fn sqlite_full_disk_never_reports_an_uncommitted_persist() {
         }
         store.close().await;
     });
+}
+
+/// A persist that moves every tag up by 1000 from what this server believes it holds.
+fn each_up_1000(tags: &[String], max: &[i64]) -> Vec<TagMove> {
+    tags.iter()
+        .zip(max)
+        .map(|(tag, &old)| TagMove {
+            tag: tag.clone(),
+            old,
+            new: old + 1000,
+        })
+        .collect()
 }

@@ -307,6 +307,21 @@ pub fn fixed_step(step: u64) -> idforge::SegmentOptions {
     }
 }
 
+/// Opens a source on `url` (tag `orders`, a fixed step of 100) to `server`, draws 1000 ids (1 to
+/// 1000: a fresh tag), kills the server with SIGKILL and restarts it on its port, and draws 1000
+/// more: the source reconnects and nothing repeats (they go up, past the first 1000). Returns
+/// the server, the source and the ids after the restart.
+pub fn draw_across_a_kill_9(url: &str, server: Server) -> (Server, idforge::Segments, Vec<u64>) {
+    let segments = idforge::Segments::open(url, "orders", fixed_step(100)).unwrap();
+    let before: Vec<u64> = (0..1000).map(|_| segments.next().unwrap()).collect();
+    assert_eq!(before, (1..=1000).collect::<Vec<_>>());
+    let server = server.restart("KILL");
+    let after: Vec<u64> = (0..1000).map(|_| segments.next().unwrap()).collect();
+    assert!(after.windows(2).all(|w| w[0] < w[1]));
+    assert!(after[0] > before[999]);
+    (server, segments, after)
+}
+
 /// The end of a child process that drew ids on `threads` (each gives its ids and its failed
 /// calls): each thread's ids checked to go up when `increasing`, every id written to `out` one a
 /// line, each failed call to stderr; exits with 1 when a call failed, else 0.
@@ -333,6 +348,32 @@ pub fn finish_drawing_child(
     std::process::exit(i32::from(!failed.is_empty()));
 }
 
+/// `threads` threads calling `segments.next()` every 200 µs while `keep_going()` holds, each
+/// keeping its ids and its failed calls (a steady load, not a flood: the tests are about
+/// outages).
+pub fn draw_threads(
+    segments: &std::sync::Arc<idforge::Segments>,
+    threads: usize,
+    keep_going: impl Fn() -> bool + Clone + Send + 'static,
+) -> Vec<std::thread::JoinHandle<(Vec<u64>, Vec<String>)>> {
+    (0..threads)
+        .map(|_| {
+            let (segments, keep_going) = (segments.clone(), keep_going.clone());
+            std::thread::spawn(move || {
+                let (mut ids, mut errors) = (Vec::new(), Vec::new());
+                while keep_going() {
+                    match segments.next() {
+                        Ok(id) => ids.push(id),
+                        Err(e) => errors.push(e.to_string()),
+                    }
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+                (ids, errors)
+            })
+        })
+        .collect()
+}
+
 /// Threads drawing from one `Segments` until stopped, keeping every id and every error.
 pub struct Drawing {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
@@ -343,23 +384,10 @@ impl Drawing {
     /// Starts `threads` threads calling `segments.next()` at a steady pace.
     pub fn start(segments: &std::sync::Arc<idforge::Segments>, threads: usize) -> Drawing {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let threads = (0..threads)
-            .map(|_| {
-                let (segments, stop) = (segments.clone(), stop.clone());
-                std::thread::spawn(move || {
-                    let (mut ids, mut errors) = (Vec::new(), Vec::new());
-                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        match segments.next() {
-                            Ok(id) => ids.push(id),
-                            Err(e) => errors.push(e.to_string()),
-                        }
-                        // A steady load, not a flood: the tests are about outages.
-                        std::thread::sleep(Duration::from_micros(200));
-                    }
-                    (ids, errors)
-                })
-            })
-            .collect();
+        let flag = stop.clone();
+        let threads = draw_threads(segments, threads, move || {
+            !flag.load(std::sync::atomic::Ordering::Relaxed)
+        });
         Drawing { stop, threads }
     }
 

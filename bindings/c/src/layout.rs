@@ -211,12 +211,12 @@ pub unsafe extern "C" fn idforge_snowflake_compose(
     seq: u64,
     out_id: *mut u64,
 ) -> idforge_status {
-    panic_boundary(|| {
-        // SAFETY: the caller's guarantees.
-        let (layout, out) = unsafe { (ptr::get(layout, "layout")?, ptr::out(out_id, "out_id")?) };
-        out.write(layout.to_layout()?.compose(tick, node, seq)?);
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees.
+    unsafe {
+        ptr::answer(layout, out_id, ("layout", "out_id"), |layout| {
+            Ok(layout.to_layout()?.compose(tick, node, seq)?)
+        })
+    }
 }
 
 /// Splits `id` of `layout` into its fields.
@@ -229,12 +229,12 @@ pub unsafe extern "C" fn idforge_snowflake_decompose(
     id: u64,
     out: *mut idforge_parts,
 ) -> idforge_status {
-    panic_boundary(|| {
-        // SAFETY: the caller's guarantees.
-        let (layout, out) = unsafe { (ptr::get(layout, "layout")?, ptr::out(out, "out")?) };
-        out.write(idforge_parts::of(layout.to_layout()?.decompose(id)?));
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees.
+    unsafe {
+        ptr::answer(layout, out, ("layout", "out"), |layout| {
+            Ok(idforge_parts::of(layout.to_layout()?.decompose(id)?))
+        })
+    }
 }
 
 /// The smallest and largest ids of the tick holding `time_ms` (Unix ms), for range queries

@@ -3,7 +3,8 @@
 
 use std::ffi::{CStr, c_char};
 
-use crate::error::FfiError;
+use crate::error::{FfiError, panic_boundary};
+use crate::status::idforge_status;
 
 /// `*p` as a shared reference.
 ///
@@ -35,6 +36,28 @@ pub(crate) unsafe fn out<T>(p: *mut T, name: &'static str) -> Result<Out<T>, Ffi
     std::ptr::NonNull::new(p)
         .map(Out)
         .ok_or(FfiError::Null(name))
+}
+
+/// The shape of a call that reads one answer of a live object into `*out_p`: both pointers
+/// checked (a NULL one is `NULL_ARGUMENT` with its name from `names`), then `f`'s answer
+/// written, inside the panic boundary. Inlined: the hot `*_next` calls compile as before.
+///
+/// # Safety
+/// `p` is NULL or points to a valid `H` not written during the call ([`get`]); `out_p` is NULL
+/// or valid for writes of a `T` ([`out`]).
+#[inline(always)]
+pub(crate) unsafe fn answer<H, T>(
+    p: *const H,
+    out_p: *mut T,
+    names: (&'static str, &'static str),
+    f: impl FnOnce(&H) -> Result<T, FfiError>,
+) -> idforge_status {
+    panic_boundary(|| {
+        // SAFETY: the caller's guarantees, passed on.
+        let (h, out) = unsafe { (get(p, names.0)?, out(out_p, names.1)?) };
+        out.write(f(h)?);
+        Ok(())
+    })
 }
 
 /// The `N` bytes at `p`.

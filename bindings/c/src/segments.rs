@@ -202,12 +202,12 @@ pub unsafe extern "C" fn idforge_segments_next(
     handle: *const idforge_segments,
     out_id: *mut u64,
 ) -> idforge_status {
-    panic_boundary(|| {
-        // SAFETY: the caller's guarantees.
-        let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out_id, "out_id")?) };
-        out.write(h.inner.next()?);
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees.
+    unsafe {
+        ptr::answer(handle, out_id, ("handle", "out_id"), |h| {
+            Ok(h.inner.next()?)
+        })
+    }
 }
 
 /// Fills `out[0..len]` with ids. On failure the contents of `out` are unspecified: some may
@@ -242,13 +242,12 @@ pub unsafe extern "C" fn idforge_segments_stats(
     handle: *const idforge_segments,
     out: *mut idforge_segment_stats,
 ) -> idforge_status {
-    panic_boundary(|| {
-        // SAFETY: the caller's guarantees.
-        let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out, "out")?) };
-        let s = h.inner.stats();
-        out.write(idforge_segment_stats::from(&s));
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees.
+    unsafe {
+        ptr::answer(handle, out, ("handle", "out"), |h| {
+            Ok(idforge_segment_stats::from(&h.inner.stats()))
+        })
+    }
 }
 
 /// The options in effect, into `*out`: every field set (none 0), as `idforge_segments_new`
@@ -261,12 +260,12 @@ pub unsafe extern "C" fn idforge_segments_options(
     handle: *const idforge_segments,
     out: *mut idforge_segment_options,
 ) -> idforge_status {
-    panic_boundary(|| {
-        // SAFETY: the caller's guarantees.
-        let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out, "out")?) };
-        out.write(idforge_segment_options::of(h.inner.options()));
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees.
+    unsafe {
+        ptr::answer(handle, out, ("handle", "out"), |h| {
+            Ok(idforge_segment_options::of(h.inner.options()))
+        })
+    }
 }
 
 /// The figures of the refill engine serving the generator's source, into `*out`: one engine
@@ -280,11 +279,10 @@ pub unsafe extern "C" fn idforge_segments_engine_stats(
     handle: *const idforge_segments,
     out: *mut idforge_engine_stats,
 ) -> idforge_status {
-    panic_boundary(|| {
-        // SAFETY: the caller's guarantees.
-        let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out, "out")?) };
-        let e = h.inner.engine_stats();
-        out.write(idforge_engine_stats::from(&e));
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees.
+    unsafe {
+        ptr::answer(handle, out, ("handle", "out"), |h| {
+            Ok(idforge_engine_stats::from(&h.inner.engine_stats()))
+        })
+    }
 }

@@ -234,12 +234,12 @@ pub unsafe extern "C" fn idforge_snowflake_node(
     handle: *const idforge_snowflake,
     out_node: *mut u64,
 ) -> idforge_status {
-    panic_boundary(|| {
-        // SAFETY: the caller's guarantees.
-        let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out_node, "out_node")?) };
-        out.write(h.inner.node());
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees.
+    unsafe {
+        ptr::answer(handle, out_node, ("handle", "out_node"), |h| {
+            Ok(h.inner.node())
+        })
+    }
 }
 
 /// Whether the generator starts each tick's sequence at a random value
@@ -252,12 +252,12 @@ pub unsafe extern "C" fn idforge_snowflake_random_start(
     handle: *const idforge_snowflake,
     out: *mut bool,
 ) -> idforge_status {
-    panic_boundary(|| {
-        // SAFETY: the caller's guarantees.
-        let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out, "out")?) };
-        out.write(h.inner.random_start());
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees.
+    unsafe {
+        ptr::answer(handle, out, ("handle", "out"), |h| {
+            Ok(h.inner.random_start())
+        })
+    }
 }
 
 /// Creates a generator for a preset (an `idforge_preset`) and node id, with the default policy.
@@ -299,12 +299,12 @@ pub unsafe extern "C" fn idforge_snowflake_next(
     handle: *const idforge_snowflake,
     out_id: *mut u64,
 ) -> idforge_status {
-    panic_boundary(|| {
-        // SAFETY: the caller's guarantees.
-        let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out_id, "out_id")?) };
-        out.write(h.inner.next()?);
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees.
+    unsafe {
+        ptr::answer(handle, out_id, ("handle", "out_id"), |h| {
+            Ok(h.inner.next()?)
+        })
+    }
 }
 
 /// Fills `out[0..len]` with fresh ids in increasing order (one clock read per run of ids that
@@ -342,12 +342,12 @@ pub unsafe extern "C" fn idforge_snowflake_decode(
     id: u64,
     out: *mut idforge_parts,
 ) -> idforge_status {
-    panic_boundary(|| {
-        // SAFETY: the caller's guarantees.
-        let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out, "out")?) };
-        out.write(idforge_parts::of(h.inner.decode(id)?));
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees.
+    unsafe {
+        ptr::answer(handle, out, ("handle", "out"), |h| {
+            Ok(idforge_parts::of(h.inner.decode(id)?))
+        })
+    }
 }
 
 /// The generator's layout, into `*out`.
@@ -359,12 +359,12 @@ pub unsafe extern "C" fn idforge_snowflake_layout(
     handle: *const idforge_snowflake,
     out: *mut idforge_layout,
 ) -> idforge_status {
-    panic_boundary(|| {
-        // SAFETY: the caller's guarantees.
-        let (h, out) = unsafe { (ptr::get(handle, "handle")?, ptr::out(out, "out")?) };
-        out.write(idforge_layout::of(h.inner.layout()));
-        Ok(())
-    })
+    // SAFETY: the caller's guarantees.
+    unsafe {
+        ptr::answer(handle, out, ("handle", "out"), |h| {
+            Ok(idforge_layout::of(h.inner.layout()))
+        })
+    }
 }
 
 #[cfg(test)]

@@ -17,7 +17,6 @@ hostile_kit.py.
 """
 
 import os
-import resource
 import signal
 import socket
 import subprocess
@@ -49,8 +48,9 @@ from hostile_kit import (
     percentile,
     read_line,
     read_reply,
-    rss_mb,
-    run_case,
+    raise_open_files,
+    run_suite,
+    select_cases,
     server_closed,
 )
 from hostile_auth import (
@@ -468,15 +468,10 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     binary = sys.argv[1]
-    names = {c.__name__.removeprefix("case_"): c for c in CASES}
-    unknown = [n for n in sys.argv[2:] if n not in names]
-    if unknown:
-        print(f"unknown cases {unknown}; cases: {' '.join(names)}", file=sys.stderr)
+    cases = select_cases(CASES, sys.argv[2:])
+    if cases is None:
         return 2
-    cases = [names[n] for n in sys.argv[2:]] or CASES
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = min(hard, 32768) if hard != resource.RLIM_INFINITY else 32768
-    resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))  # inherited by the server
+    want = raise_open_files()
     check(want >= 2 * MAXCLIENTS + 200, f"RLIMIT_NOFILE {want} too low for {MAXCLIENTS} clients")
     tmp = tempfile.mkdtemp(prefix="idforge-hostile-")
     metrics_port = free_ports(1)[0]
@@ -487,38 +482,18 @@ def main():
          "--request-timeout-ms", str(REQUEST_TIMEOUT_MS),
          "--write-timeout-ms", str(WRITE_TIMEOUT_MS),
          "--metrics-port", str(metrics_port), "--metrics-token", METRICS_TOKEN])
-    latency_client = None
-    failed = []
     suite_start = time.monotonic()
-    try:
+
+    def make_ctx():
         ctx = Ctx(port, metrics_port, server.pid)
         ctx.binary, ctx.tmp = binary, tmp  # for cases that start a server of their own
-        lat_file = os.path.join(tmp, "latency")
-        latency_client = subprocess.Popen(
-            [sys.executable, "-c", LATENCY_CLIENT, str(port), lat_file, USER, PASSWORD]
-        )
-        time.sleep(0.5)
-        print(f"idforge serve pid {server.pid}, port {port}; RSS at start {rss_mb(server.pid):.0f} MB")
-        header = f"{'case':<22} {'result':<6} {'peak RSS':>9} {'INCRs':>6} {'p99 ms':>7} {'max ms':>7} {'errs':>4}  note"
-        print(header)
-        print("-" * len(header))
-        for case in cases:
-            if run_case(case, ctx, server, lat_file, "INCR", 22) != "ok":
-                failed.append(case.__name__)
-            if server.poll() is not None:
-                break
-    finally:
-        if latency_client is not None:
-            latency_client.kill()
-            latency_client.wait()
-        if server.poll() is None:
-            os.kill(server.pid, signal.SIGKILL)
-        server.wait()
+        return ctx
+
+    lat_file = os.path.join(tmp, "latency")
+    failed = run_suite(server, cases, make_ctx, [LATENCY_CLIENT, str(port), lat_file, USER, PASSWORD],
+                       lat_file, "INCR", 22)
     print(f"suite took {time.monotonic() - suite_start:.0f} s; server log: {tmp}/server.log")
-    if failed:
-        print("FAILED: " + ", ".join(failed))
-        return 1
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ library only.
 
 import hashlib
 import os
-import resource
 import signal
 import socket
 import subprocess
@@ -26,7 +25,17 @@ import threading
 import time
 
 from cluster import free_ports, serve_on_port_file
-from hostile_kit import LATENCY_CLIENT as RESP_CLIENT, CaseFailed, check, close_all, latency, rss_mb, run_case
+from hostile_kit import (
+    LATENCY_CLIENT as RESP_CLIENT,
+    CaseFailed,
+    check,
+    close_all,
+    latency,
+    raise_open_files,
+    rss_mb,
+    run_suite,
+    select_cases,
+)
 
 P99_LIMIT_MS = 50
 IDLE = 10_000
@@ -381,11 +390,10 @@ def seed_tags(binary, tmp, args):
 
 def main():
     binary = sys.argv[1]
-    names = {c.__name__.removeprefix("case_"): c for c in CASES}
-    cases = [names[n] for n in sys.argv[2:]] or CASES
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = min(hard, 32768) if hard != resource.RLIM_INFINITY else 32768
-    resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))  # inherited by the server
+    cases = select_cases(CASES, sys.argv[2:])
+    if cases is None:
+        return 2
+    want = raise_open_files()
     check(want >= IDLE + 1000, f"RLIMIT_NOFILE {want} too low for {IDLE} connections")
     tmp = tempfile.mkdtemp(prefix="idforge-hostile-http-")
     tokens = os.path.join(tmp, "tokens")
@@ -399,37 +407,13 @@ def main():
     if any(c is case_status_many_tags for c in cases):
         seed_tags(binary, tmp, args)
     server, resp_port = serve_on_port_file(binary, tmp, args)
-    latency_client = None
-    failed = []
-    try:
-        ctx = Ctx(http_port, server.pid, resp_port, tmp)
-        lat_file = os.path.join(tmp, "latency")
-        latency_client = subprocess.Popen([sys.executable, "-c", LATENCY_CLIENT, str(http_port), lat_file, TOKEN])
-        time.sleep(0.5)
-        print(f"idforge serve pid {server.pid}, HTTP port {http_port}; RSS at start {rss_mb(server.pid):.0f} MB")
-        header = f"{'case':<18} {'result':<6} {'peak RSS':>9} {'GETs':>6} {'p99 ms':>7} {'max ms':>7} {'errs':>4}  note"
-        print(header)
-        print("-" * len(header))
-        for case in cases:
-            # The unread answers make a debug build generate 45 million ids: the GET client's
-            # latency then measures that CPU work, not a bound (its errors still count).
-            limit = None if case is case_unread_answers else P99_LIMIT_MS
-            if run_case(case, ctx, server, lat_file, "GET", 18, limit) != "ok":
-                failed.append(case.__name__)
-            if server.poll() is not None:
-                break
-    finally:
-        if latency_client is not None:
-            latency_client.kill()
-            latency_client.wait()
-        if server.poll() is None:
-            os.kill(server.pid, signal.SIGKILL)
-        server.wait()
-    if failed:
-        print("FAILED: " + ", ".join(failed))
-        return 1
-    return 0
-
+    lat_file = os.path.join(tmp, "latency")
+    # The unread answers make a debug build generate 45 million ids: the GET client's latency
+    # then measures that CPU work, not a bound (its errors still count).
+    failed = run_suite(server, cases, lambda: Ctx(http_port, server.pid, resp_port, tmp),
+                       [LATENCY_CLIENT, str(http_port), lat_file, TOKEN], lat_file, "GET", 18,
+                       lambda case: None if case is case_unread_answers else P99_LIMIT_MS)
+    return 1 if failed else 0
 
 if __name__ == "__main__":
     sys.exit(main())

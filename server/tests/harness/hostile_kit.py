@@ -3,8 +3,11 @@ RESP and HTTP sockets, the peak-RSS sampler, the latency client and its judge (`
 servers of a case's own (`side_server`). Python 3 standard library only."""
 
 import os
+import resource
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -301,3 +304,56 @@ def run_case(case, ctx, server, lat_file, what, width, p99_limit_ms=None):
     print(f"{name:<{width}} {result:<6} {peak:>6.0f} MB {n:>6} {p99:>7.2f} {worst:>7.1f} {errors:>4}  {note}",
           flush=True)
     return result
+
+
+def select_cases(cases, names):
+    """The cases `names` names (without `case_`), or all of them; None, after saying which there
+    are, when a name is unknown."""
+    by_name = {c.__name__.removeprefix("case_"): c for c in cases}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        print(f"unknown cases {unknown}; cases: {' '.join(by_name)}", file=sys.stderr)
+        return None
+    return [by_name[n] for n in names] or cases
+
+
+def raise_open_files():
+    """Raises this process's open-file limit, which the servers it starts inherit, to 32768 (or
+    the hard limit); returns the new one."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = min(hard, 32768) if hard != resource.RLIM_INFINITY else 32768
+    resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    return want
+
+
+def run_suite(server, cases, make_ctx, latency_client, lat_file, what, width, p99_limit_ms=lambda case: None):
+    """Runs `cases` one at a time against `server` (a Popen) beside a latency client (the
+    `python -c` arguments `latency_client`, writing to `lat_file`), each judged by run_case with
+    `p99_limit_ms(case)`; stops at the first case the server does not survive. Kills the latency
+    client and the server at the end. Returns the names of the cases that failed."""
+    client = None
+    failed = []
+    try:
+        ctx = make_ctx()
+        client = subprocess.Popen([sys.executable, "-c", *latency_client])
+        time.sleep(0.5)
+        print(f"idforge serve pid {server.pid}; RSS at start {rss_mb(server.pid):.0f} MB")
+        header = (f"{'case':<{width}} {'result':<6} {'peak RSS':>9} {what + 's':>6} {'p99 ms':>7} {'max ms':>7} "
+                  f"{'errs':>4}  note")
+        print(header)
+        print("-" * len(header))
+        for case in cases:
+            if run_case(case, ctx, server, lat_file, what, width, p99_limit_ms(case)) != "ok":
+                failed.append(case.__name__)
+            if server.poll() is not None:
+                break
+    finally:
+        if client is not None:
+            client.kill()
+            client.wait()
+        if server.poll() is None:
+            os.kill(server.pid, signal.SIGKILL)
+        server.wait()
+    if failed:
+        print("FAILED: " + ", ".join(failed))
+    return failed

@@ -580,15 +580,6 @@ impl EtcdStore {
         resp.kvs().first().map(|kv| worker_row(id, kv)).transpose()
     }
 
-    /// Compare-and-set of one worker lease on the key's version, fenced like
-    /// [`EtcdStore::persist`].
-    pub async fn put_worker(&self, service: &str, row: &WorkerRow) -> StoreResult<bool> {
-        let done = self
-            .put_workers(&[(service.to_owned(), row.clone())])
-            .await?;
-        Ok(done.first() == Some(&true))
-    }
-
     /// Compare-and-sets of many worker leases (distinct keys) in fenced transactions of at
     /// most 64 (etcd refuses more than 128 operations in one); whether each held.
     pub async fn put_workers(&self, writes: &[(String, WorkerRow)]) -> StoreResult<Vec<bool>> {

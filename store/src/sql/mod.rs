@@ -459,15 +459,6 @@ impl SqlStore {
         row.map(|r| worker_row(&r)).transpose()
     }
 
-    /// Compare-and-set of one worker lease on its version, in one transaction with the leader
-    /// term check (the fence).
-    pub async fn put_worker(&self, service: &str, row: &WorkerRow) -> StoreResult<bool> {
-        let done = self
-            .put_workers(&[(service.to_owned(), row.clone())])
-            .await?;
-        Ok(done.first() == Some(&true))
-    }
-
     /// Compare-and-sets of many worker leases (distinct ones) in one fenced transaction: one
     /// commit for all; whether each held.
     pub async fn put_workers(&self, writes: &[(String, WorkerRow)]) -> StoreResult<Vec<bool>> {
@@ -570,6 +561,12 @@ fn tag_row(r: &sqlx::any::AnyRow) -> StoreResult<TagRow> {
 mod tests {
     use super::*;
 
+    /// One worker lease's compare-and-set (what `Store::put_worker` does).
+    async fn put_one(store: &SqlStore, row: &WorkerRow) -> StoreResult<bool> {
+        let done = store.put_workers(&[("s".to_owned(), row.clone())]).await?;
+        Ok(done.first() == Some(&true))
+    }
+
     async fn sqlite() -> (tempfile::TempDir, SqlStore) {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}?mode=rwc", dir.path().join("s.db").display());
@@ -612,7 +609,7 @@ mod tests {
             reserved_ms: 99,
             ..old
         };
-        assert!(store.put_worker("s", &named).await.unwrap());
+        assert!(put_one(&store, &named).await.unwrap());
         let stored = store.worker("s", 0).await.unwrap().unwrap();
         assert_eq!((stored.holder.as_str(), stored.reserved_ms), ("web-0", 99));
         store.close().await;
@@ -670,16 +667,7 @@ mod tests {
                 .is_empty()
         );
         assert_eq!(store.clock("c").await.unwrap(), Some(30));
-        let user = UserRow {
-            name: "u".into(),
-            hash: "h".into(),
-            perms: "admin".into(),
-        };
-        store.put_user(&user).await.unwrap();
-        store.put_user(&user).await.unwrap();
-        assert_eq!(store.users().await.unwrap(), [user]);
-        assert!(store.delete_user("u").await.unwrap());
-        assert!(!store.delete_user("u").await.unwrap());
+        // Users: tests/users.rs, on every store.
     }
 
     #[tokio::test]
@@ -746,20 +734,17 @@ mod tests {
         };
         // Elected, not leading: neither the first write of a lease nor a later one lands.
         store.set_fence(None);
-        let refused = store.put_worker("s", &row).await.unwrap_err();
+        let refused = put_one(&store, &row).await.unwrap_err();
         assert!(refused.0.contains("not the leader"), "{refused}");
         assert_eq!(store.worker("s", 0).await.unwrap(), None);
         let token = store.campaign("a", "h:1", 60_000).await.unwrap().unwrap();
         store.set_fence(Some(("a".into(), token)));
-        assert!(store.put_worker("s", &row).await.unwrap());
-        assert!(
-            !store.put_worker("s", &row).await.unwrap(),
-            "version 0 is gone"
-        );
+        assert!(put_one(&store, &row).await.unwrap());
+        assert!(!put_one(&store, &row).await.unwrap(), "version 0 is gone");
         let stored = store.worker("s", 0).await.unwrap().unwrap();
         assert_eq!(stored.version, 1);
         store.end_term(token).await.unwrap();
-        let fenced = store.put_worker("s", &stored).await.unwrap_err();
+        let fenced = put_one(&store, &stored).await.unwrap_err();
         assert!(fenced.0.contains("fenced"), "{fenced}");
         assert_eq!(store.workers("s").await.unwrap(), [stored]);
         // Tag names come a page at a time, after the cursor.

@@ -14,11 +14,30 @@ pub(super) trait Campaign {
     /// Whether this server leads now.
     fn leading(&self) -> bool;
     /// One turn as the leader (renew the lease); how long until the next turn.
-    async fn lead_turn(&mut self) -> Duration;
+    async fn lead(&mut self) -> Duration;
     /// One turn as a standby (watch the leader, campaign); how long until the next turn.
-    async fn standby_turn(&mut self) -> Duration;
-    /// Gives up the lead on purpose, saying `why`.
-    async fn give_up(&mut self, why: &str);
+    async fn stand_by(&mut self) -> Duration;
+    /// The server's shared state.
+    fn shared(&self) -> &Shared;
+    /// Drops the store's fence (the leader term its writes carry).
+    fn unfence(&self);
+    /// Ends what this server holds of the election (the lease), if anything.
+    async fn end_lease(&mut self);
+    /// Gives up the lead, saying `why`: stops serving, forgets the allocator's cache and the
+    /// leader, and ends the lease.
+    async fn step_down(&mut self, why: &str) {
+        let leadership = self.shared().allocator.leadership();
+        leadership.stop_serving();
+        self.unfence();
+        self.shared().allocator.reset().await;
+        self.shared().allocator.leadership().set_leader(None);
+        self.end_lease().await;
+        if matches!(why, "handing over" | "shutting down") {
+            tracing::info!(why, "stepped down");
+        } else {
+            tracing::warn!(why, "stepped down");
+        }
+    }
     /// Runs no campaign for `pause` (after handing over, so another server wins).
     fn keep_quiet(&mut self, pause: Duration);
     /// At shutdown: a leader resigns; a standby lets go of what it holds.
@@ -36,9 +55,9 @@ pub(super) async fn campaign(
     loop {
         let leading = e.leading();
         let pause = if leading {
-            e.lead_turn().await
+            e.lead().await
         } else {
-            e.standby_turn().await
+            e.stand_by().await
         };
         tokio::select! {
             () = tokio::time::sleep(pause) => {}
@@ -46,7 +65,7 @@ pub(super) async fn campaign(
                 shared.allocator.leadership().stop_serving();
                 shared.allocator.release().await;
                 e.keep_quiet(poll * 4);
-                e.give_up("handing over").await;
+                e.step_down("handing over").await;
                 shared.allocator.leadership().failover_done.notify_waiters();
             }
             _ = stop.changed() => break,

@@ -23,6 +23,7 @@ type Result<T> = std::result::Result<T, etcd_client::Error>;
 
 use super::ElectionConfig;
 use super::Peer;
+use super::campaign::Campaign;
 use crate::serve::shared::Shared;
 use idforge_store::EtcdStore;
 
@@ -126,52 +127,10 @@ pub async fn run(
     super::campaign::campaign(e, shared, poll, stop).await;
 }
 
-impl super::campaign::Campaign for Election {
+impl Campaign for Election {
     fn leading(&self) -> bool {
         self.shared.allocator.leadership().serving()
     }
-    async fn lead_turn(&mut self) -> Duration {
-        self.lead().await
-    }
-    async fn standby_turn(&mut self) -> Duration {
-        self.stand_by().await
-    }
-    async fn give_up(&mut self, why: &str) {
-        self.step_down(why).await;
-    }
-    fn keep_quiet(&mut self, pause: Duration) {
-        self.quiet_until = Instant::now() + pause;
-    }
-    async fn resign(&mut self) {
-        if self.shared.allocator.leadership().serving() {
-            self.step_down("shutting down").await;
-        } else if let Some(lease) = self.lease.take() {
-            self.revoke(lease.id).await;
-        }
-    }
-}
-
-struct Election {
-    member_key: String,
-    store: EtcdStore,
-    leader_key: String,
-    shared: Arc<Shared>,
-    config: ElectionConfig,
-    lease: Option<Lease>,
-    /// Consecutive refused probes of the current leader's port.
-    refused: u32,
-    /// No campaign before this (right after handing over, so another server wins).
-    quiet_until: Instant,
-    /// When this server stopped serving but kept its lease (`pause`).
-    paused_at: Option<Instant>,
-    polls: u64,
-}
-
-impl Election {
-    fn renew_every(&self) -> Duration {
-        Duration::from_secs(self.config.lease_ttl.max(1) as u64) / 4
-    }
-
     /// One round as the leader: renew the lease; returns the pause before the next round.
     async fn lead(&mut self) -> Duration {
         let every = self.renew_every();
@@ -204,7 +163,6 @@ impl Election {
             }
         }
     }
-
     /// One round as a standby: keep a lease, look at the leader key, campaign when it is free.
     async fn stand_by(&mut self) -> Duration {
         let poll = self.config.poll;
@@ -274,6 +232,50 @@ impl Election {
                 }
             }
         }
+    }
+    fn shared(&self) -> &Shared {
+        &self.shared
+    }
+    fn unfence(&self) {
+        self.store.set_fence(0);
+    }
+    /// Ends our lease (so the leader key goes with it).
+    async fn end_lease(&mut self) {
+        if let Some(lease) = self.lease.take() {
+            self.revoke(lease.id).await;
+        }
+    }
+    fn keep_quiet(&mut self, pause: Duration) {
+        self.quiet_until = Instant::now() + pause;
+    }
+    async fn resign(&mut self) {
+        if self.shared.allocator.leadership().serving() {
+            self.step_down("shutting down").await;
+        } else if let Some(lease) = self.lease.take() {
+            self.revoke(lease.id).await;
+        }
+    }
+}
+
+struct Election {
+    member_key: String,
+    store: EtcdStore,
+    leader_key: String,
+    shared: Arc<Shared>,
+    config: ElectionConfig,
+    lease: Option<Lease>,
+    /// Consecutive refused probes of the current leader's port.
+    refused: u32,
+    /// No campaign before this (right after handing over, so another server wins).
+    quiet_until: Instant,
+    /// When this server stopped serving but kept its lease (`pause`).
+    paused_at: Option<Instant>,
+    polls: u64,
+}
+
+impl Election {
+    fn renew_every(&self) -> Duration {
+        Duration::from_secs(self.config.lease_ttl.max(1) as u64) / 4
     }
 
     /// Grants a lease when there is none (or etcd says it ended) and renews it on schedule. A
@@ -449,22 +451,5 @@ impl Election {
             why,
             "stopped serving; the lease is kept in case etcd still holds it"
         );
-    }
-
-    /// Stops serving, forgets the cache, and ends our lease (so the key goes with it).
-    async fn step_down(&mut self, why: &str) {
-        let leadership = self.shared.allocator.leadership();
-        leadership.stop_serving();
-        self.store.set_fence(0);
-        self.shared.allocator.reset().await;
-        leadership.set_leader(None);
-        if let Some(lease) = self.lease.take() {
-            self.revoke(lease.id).await;
-        }
-        if matches!(why, "handing over" | "shutting down") {
-            tracing::info!(why, "stepped down");
-        } else {
-            tracing::warn!(why, "stepped down");
-        }
     }
 }

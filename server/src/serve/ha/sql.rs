@@ -12,6 +12,7 @@ use tokio::sync::watch;
 
 use super::ElectionConfig;
 use super::Peer;
+use super::campaign::Campaign;
 use crate::serve::shared::Shared;
 use idforge_store::SqlStore;
 
@@ -49,42 +50,10 @@ pub async fn run(
     super::campaign::campaign(e, shared, poll, stop).await;
 }
 
-impl super::campaign::Campaign for Election {
+impl Campaign for Election {
     fn leading(&self) -> bool {
         self.token.is_some()
     }
-    async fn lead_turn(&mut self) -> Duration {
-        self.lead().await
-    }
-    async fn standby_turn(&mut self) -> Duration {
-        self.stand_by().await
-    }
-    async fn give_up(&mut self, why: &str) {
-        self.step_down(why).await;
-    }
-    fn keep_quiet(&mut self, pause: Duration) {
-        self.quiet_until = Instant::now() + pause;
-    }
-    async fn resign(&mut self) {
-        if self.token.is_some() {
-            self.step_down("shutting down").await;
-        }
-    }
-}
-
-impl Election {
-    fn ttl_ms(&self) -> i64 {
-        self.config.lease_ttl.max(1) * 1000
-    }
-
-    fn usable(&self) -> Duration {
-        Duration::from_millis(self.ttl_ms() as u64).mul_f64(0.9)
-    }
-
-    fn me(&self) -> &Peer {
-        self.shared.allocator.leadership().me()
-    }
-
     async fn lead(&mut self) -> Duration {
         let every = Duration::from_millis(self.ttl_ms() as u64) / 4;
         if self.renewed.elapsed() < every {
@@ -118,7 +87,6 @@ impl Election {
             }
         }
     }
-
     async fn stand_by(&mut self) -> Duration {
         let poll = self.config.poll;
         self.polls += 1;
@@ -181,6 +149,41 @@ impl Election {
             }
         }
     }
+    fn shared(&self) -> &Shared {
+        &self.shared
+    }
+    fn unfence(&self) {
+        self.store.set_fence(None);
+    }
+    /// Ends our term, waiting at most 500 ms for the store.
+    async fn end_lease(&mut self) {
+        if let Some(token) = self.token.take() {
+            let end = self.store.end_term(token);
+            let _ = tokio::time::timeout(Duration::from_millis(500), end).await;
+        }
+    }
+    fn keep_quiet(&mut self, pause: Duration) {
+        self.quiet_until = Instant::now() + pause;
+    }
+    async fn resign(&mut self) {
+        if self.token.is_some() {
+            self.step_down("shutting down").await;
+        }
+    }
+}
+
+impl Election {
+    fn ttl_ms(&self) -> i64 {
+        self.config.lease_ttl.max(1) * 1000
+    }
+
+    fn usable(&self) -> Duration {
+        Duration::from_millis(self.ttl_ms() as u64).mul_f64(0.9)
+    }
+
+    fn me(&self) -> &Peer {
+        self.shared.allocator.leadership().me()
+    }
 
     async fn refresh_members(&mut self) {
         let me = self.me().clone();
@@ -207,23 +210,6 @@ impl Election {
                 tracing::debug!(error = %err, "could not end the term");
             }
             self.refused = 0;
-        }
-    }
-
-    async fn step_down(&mut self, why: &str) {
-        let leadership = self.shared.allocator.leadership();
-        leadership.stop_serving();
-        self.store.set_fence(None);
-        self.shared.allocator.reset().await;
-        leadership.set_leader(None);
-        if let Some(token) = self.token.take() {
-            let end = self.store.end_term(token);
-            let _ = tokio::time::timeout(Duration::from_millis(500), end).await;
-        }
-        if matches!(why, "handing over" | "shutting down") {
-            tracing::info!(why, "stepped down");
-        } else {
-            tracing::warn!(why, "stepped down");
         }
     }
 }
