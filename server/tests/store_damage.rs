@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::Server;
+use common::tmpfs::Tmpfs;
 
 const TAGS: usize = 40;
 
@@ -77,12 +78,36 @@ fn repaired_continues_above(dir: &Path, last: &[i64]) {
     assert!(text.contains("raised:"), "{text}");
     let (code, text) = idforge(&["store", "verify", &data]);
     assert_eq!(code, 0, "{text}");
-    let server = Server::start(dir, &[]);
+    continues_above(dir, &[], last);
+}
+
+/// Removes the SQLite store's write-ahead log and shared memory in `dir` (as a copy of the
+/// database file alone would be).
+fn drop_log(dir: &Path) {
+    for f in ["idforge.db-wal", "idforge.db-shm"] {
+        let _ = std::fs::remove_file(dir.join("data").join(f));
+    }
+}
+
+/// The server starts on `dir` (with `extra`), and every tag `t{i}` continues above `last[i]`.
+fn continues_above(dir: &Path, extra: &[&str], last: &[i64]) {
+    let server = Server::start(dir, extra);
     let mut c = server.client();
     for (t, l) in last.iter().enumerate() {
         let next = c.cmd(&["INCR", &format!("t{t}")]).int();
         assert!(next > *l, "tag t{t}: {next} after {l}: a duplicate");
     }
+}
+
+/// `store repair` of `data` (a `--data-dir=` argument) refuses to guess how far the store is
+/// behind, and repairs when told (`--above` the highest id handed out).
+fn repair_above(data: &str, last: &[i64]) {
+    let (code, text) = idforge(&["store", "repair", data]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("--above N"), "{text}");
+    let top = last.iter().max().unwrap().to_string();
+    let (code, text) = idforge(&["store", "repair", data, "--above", &top]);
+    assert_eq!(code, 0, "{text}");
 }
 
 #[test]
@@ -114,9 +139,7 @@ fn a_deleted_or_emptied_database_is_refused() {
         let last = draw(&server, 3);
         server.signal("TERM");
         let db = dir.path().join("data/idforge.db");
-        for f in ["idforge.db-wal", "idforge.db-shm"] {
-            let _ = std::fs::remove_file(dir.path().join("data").join(f));
-        }
+        drop_log(dir.path());
         if empty {
             std::fs::write(&db, b"").unwrap();
         } else {
@@ -146,9 +169,7 @@ fn a_restored_backup_is_refused_and_sigterm_leaves_a_complete_file() {
     let last = draw(&server, 10);
     drop(server);
     std::fs::copy(&backup, dir.path().join("data/idforge.db")).unwrap();
-    for f in ["idforge.db-wal", "idforge.db-shm"] {
-        let _ = std::fs::remove_file(dir.path().join("data").join(f));
-    }
+    drop_log(dir.path());
     let err = refused(dir.path(), &[]);
     assert!(err.contains("tag t"), "names the tags behind: {err}");
     repaired_continues_above(dir.path(), &last);
@@ -293,12 +314,7 @@ fn a_guard_with_the_remains_of_a_failed_append_is_refused_then_rewritten() {
     assert!(text.contains("guard: rewrote"), "{text}");
     let (code, text) = idforge(&["store", "verify", &data]);
     assert_eq!(code, 0, "{text}");
-    let server = Server::start(dir.path(), &[]);
-    let mut c = server.client();
-    for (t, l) in last.iter().enumerate() {
-        let next = c.cmd(&["INCR", &format!("t{t}")]).int();
-        assert!(next > *l, "tag t{t}: {next} after {l}: a duplicate");
-    }
+    continues_above(dir.path(), &[], &last);
 }
 
 /// A bad last guard line that ends in its newline was written whole: it is damage (bit-rot, or
@@ -357,21 +373,11 @@ fn a_damaged_last_guard_line_is_refused_not_cut() {
             // Its mark is lost: the operator says how far the store may be behind.
             assert!(text.contains(&format!("guard: line {lines}: ")), "{text}");
             assert!(text.contains("the mark they held is lost"), "{text}");
-            let (code, text) = idforge(&["store", "repair", &data]);
-            assert_eq!(code, 2, "{text}");
-            assert!(text.contains("--above N"), "{text}");
-            let top = last.iter().max().unwrap().to_string();
-            let (code, text) = idforge(&["store", "repair", &data, "--above", &top]);
-            assert_eq!(code, 0, "{text}");
+            repair_above(&data, &last);
         }
         let (code, text) = idforge(&["store", "verify", &data]);
         assert_eq!(code, 0, "{text}");
-        let server = Server::start(dir.path(), &[]);
-        let mut c = server.client();
-        for (t, l) in last.iter().enumerate() {
-            let next = c.cmd(&["INCR", &format!("t{t}")]).int();
-            assert!(next > *l, "tag t{t}: {next} after {l}: a duplicate");
-        }
+        continues_above(dir.path(), &[], &last);
     }
 }
 
@@ -428,9 +434,7 @@ fn repair_above_covers_the_tags_and_clocks_an_older_store_lost() {
     drop(c);
     server.signal("TERM");
     std::fs::copy(&backup, &db).unwrap();
-    for f in ["idforge.db-wal", "idforge.db-shm"] {
-        let _ = std::fs::remove_file(dir.path().join("data").join(f));
-    }
+    drop_log(dir.path());
     std::fs::write(guard_of(dir.path()), b"").unwrap();
     let err = refused(dir.path(), &[]);
     assert!(err.contains("--tag NAME or --clock NAME"), "{err}");
@@ -524,46 +528,10 @@ fn an_emptied_guard_with_an_older_store_is_refused() {
             "{text}"
         );
         // A repair must be told how far the store may be behind.
-        let (code, text) = idforge(&["store", "repair", &data]);
-        assert_eq!(code, 2, "{text}");
-        assert!(text.contains("--above N"), "{text}");
-        let top = last.iter().max().unwrap().to_string();
-        let (code, text) = idforge(&["store", "repair", &data, "--above", &top]);
-        assert_eq!(code, 0, "{text}");
+        repair_above(&data, &last);
         let (code, text) = idforge(&["store", "verify", &data]);
         assert_eq!(code, 0, "{text}");
-        let server = Server::start(dir.path(), &[]);
-        let mut c = server.client();
-        for (t, l) in last.iter().enumerate() {
-            let next = c.cmd(&["INCR", &format!("t{t}")]).int();
-            assert!(next > *l, "tag t{t}: {next} after {l}: a duplicate");
-        }
-    }
-}
-
-/// A tmpfs of a fixed size, mounted as root and unmounted on drop.
-struct Tmpfs(tempfile::TempDir);
-
-impl Tmpfs {
-    fn mount(size: &str) -> Option<Tmpfs> {
-        let dir = tempfile::tempdir().unwrap();
-        let mounted = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir.path())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !mounted {
-            eprintln!("skipped: cannot mount a tmpfs here (needs root)");
-            return None;
-        }
-        Some(Tmpfs(dir))
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(self.0.path()).status();
+        continues_above(dir.path(), &[], &last);
     }
 }
 
@@ -577,7 +545,7 @@ fn a_guard_on_a_full_disk_reads_once_space_is_back() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let guard = fs.0.path().join("idforge.guard");
+    let guard = fs.path().join("idforge.guard");
     let guard_arg = format!("--guard={}", guard.display());
     let extra = [
         guard_arg.as_str(),
@@ -586,7 +554,7 @@ fn a_guard_on_a_full_disk_reads_once_space_is_back() {
     ];
     let mut server = Server::start(dir.path(), &extra);
     let mut last = draw(&server, 2);
-    let filler_path = fs.0.path().join("filler");
+    let filler_path = fs.path().join("filler");
     let mut filler = std::fs::File::create(&filler_path).unwrap();
     while filler.write_all(&[0u8; 64]).is_ok() {}
     // Draw until requests fail (the guard's appends no longer fit), then give the space back
@@ -638,10 +606,5 @@ fn a_guard_on_a_full_disk_reads_once_space_is_back() {
     let data = format!("--data-dir={}", dir.path().join("data").display());
     let (code, text) = idforge(&["store", "verify", &data, &guard_arg]);
     assert_eq!(code, 0, "{text}");
-    let server = Server::start(dir.path(), &extra);
-    let mut c = server.client();
-    for (t, l) in last.iter().enumerate() {
-        let next = c.cmd(&["INCR", &format!("t{t}")]).int();
-        assert!(next > *l, "tag t{t}: {next} after {l}: a duplicate");
-    }
+    continues_above(dir.path(), &extra, &last);
 }
