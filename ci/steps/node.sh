@@ -32,7 +32,10 @@ for suite in ids uuid7; do
   script=bench.mjs
   [ "$suite" = ids ] || script=bench_uuid7.mjs
   IDFORGE_BENCH_LOOP_N=2000 node "bench/node/$script" --loops-only --json "$bench_out/$suite.json" >/dev/null
-  python3 bench/report node "$bench_out/$suite.json" --suite "$suite" | grep -q "speed-up, plain loop" ||
+  # To a file, not a pipe into grep -q: grep leaves at its first match, and the writer then
+  # meets a closed pipe.
+  python3 bench/report node "$bench_out/$suite.json" --suite "$suite" >"$bench_out/$suite.md"
+  grep -q "speed-up, plain loop" "$bench_out/$suite.md" ||
     { echo "error: bench/report node wrote no plain-loop targets for $suite" >&2; exit 1; }
 done
 rm -rf "$bench_out"
