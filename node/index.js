@@ -629,6 +629,9 @@ const json = Object.freeze({
   parseId: parseDecimalId,
 })
 
+// Every name shorthand: Node reads this literal (cjs-module-lexer) for index.mjs's named exports.
+const { errorCodes, version, noop } = native
+
 module.exports = {
   json,
   Snowflake,
@@ -658,7 +661,7 @@ module.exports = {
   uuidToUlid,
   ErrorCode,
   errorTable,
-  errorCodes: native.errorCodes,
-  version: native.version,
-  noop: native.noop,
+  errorCodes,
+  version,
+  noop,
 }

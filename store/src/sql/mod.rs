@@ -620,37 +620,10 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn tags_move_by_compare_and_set() {
-        let (_dir, store) = sqlite().await;
-        let row = TagRow {
-            tag: "orders".into(),
-            max_id: 1,
-            step: 100,
-            description: Some("d".into()),
-        };
-        assert!(store.create_tag(&row).await.unwrap());
-        assert!(!store.create_tag(&row).await.unwrap());
-        let m = |old, new| TagMove {
-            tag: "orders".into(),
-            old,
-            new,
-        };
-        assert!(store.persist(&[m(1, 101)], &[]).await.unwrap().is_empty());
-        // A stale compare is a conflict and changes nothing.
-        assert_eq!(store.persist(&[m(1, 201)], &[]).await.unwrap(), ["orders"]);
-        assert_eq!(store.tag("orders").await.unwrap().unwrap().max_id, 101);
-        assert_eq!(store.tags().await.unwrap().len(), 1);
-        assert!(store.drop_tag("orders").await.unwrap());
-        assert_eq!(store.tag("orders").await.unwrap(), None);
-    }
-
-    #[tokio::test]
-    async fn clocks_only_move_forward_and_users_round_trip() {
+    async fn clocks_are_brought_back_only_from_the_time_they_hold() {
+        // Tags, clocks moving forward and users: tests/every_store.rs, on every store.
         let (_dir, store) = sqlite().await;
         store.persist(&[], &[("c".into(), 50)]).await.unwrap();
-        store.persist(&[], &[("c".into(), 40)]).await.unwrap();
-        assert_eq!(store.clock("c").await.unwrap(), Some(50));
-        assert_eq!(store.clock("d").await.unwrap(), None);
         // Brought back only from the time it holds (a clean stop's compare-and-set).
         let back = |old, new| ClockMove {
             name: "c".into(),
@@ -667,7 +640,6 @@ mod tests {
                 .is_empty()
         );
         assert_eq!(store.clock("c").await.unwrap(), Some(30));
-        // Users: tests/users.rs, on every store.
     }
 
     #[tokio::test]
