@@ -6,6 +6,7 @@ pairs, so the same code runs on loopback ports (server/tests/harness/failover_ha
 per network namespace (server/tests/harness/chaos.py, whose processes start through `ip netns exec`).
 """
 
+import contextlib
 import os
 import random
 import signal
@@ -334,3 +335,15 @@ def serve_on_port_file(binary, base, args, name="the server", timeout=30):
             raise RuntimeError(f"{name} did not start (see {log})")
         time.sleep(0.05)
     return proc, int(open(port_file).read())
+
+
+@contextlib.contextmanager
+def served(binary, base, args, name="the server", timeout=30):
+    """serve_on_port_file for a `with` block: gives (process, port), and stops the process by PID
+    when the block ends, however it ends."""
+    proc, port = serve_on_port_file(binary, base, args, name, timeout)
+    try:
+        yield proc, port
+    finally:
+        proc.kill()
+        proc.wait()

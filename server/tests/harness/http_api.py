@@ -25,7 +25,7 @@ import time
 
 import requests
 
-from cluster import free_ports, read_reply, resp, serve_on_port_file
+from cluster import free_ports, read_reply, resp, serve_on_port_file, served
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
 FIXTURES = json.load(open(os.path.join(ROOT, "server", "tests", "http", "fixtures.json")))
@@ -98,13 +98,12 @@ def redis(port, *args, auth=None):
 def open_server(binary, base):
     """No users, no tokens: every request has every right (as RESP there)."""
     http_port, metrics_port = free_ports(2)
-    proc, port = serve_on_port_file(binary, os.path.join(base, "open"), [
+    with served(binary, os.path.join(base, "open"), [
         "--http-port", str(http_port), "--http-max-batch", "50", "--log", "warn",
         "--metrics-port", str(metrics_port),
         # No one to count requests against on an open server: the many below all pass.
-        "--http-rate-limit", "5"])
-    url = f"http://127.0.0.1:{http_port}"
-    try:
+        "--http-rate-limit", "5"]) as (proc, port):
+        url = f"http://127.0.0.1:{http_port}"
         s = requests.Session()
         # Leaf: ids of a tag, strictly increasing, mixed with RESP INCR on the same tag.
         seen = []
@@ -170,9 +169,6 @@ def open_server(binary, base):
         counts = dict(re.findall(r'^idforge_http_requests_total\{api="(\w+)"\} (\d+)$', metrics, re.M))
         assert int(counts["leaf"]) > 20 and int(counts["tinyid"]) > 10 and int(counts["status"]) == 1, counts
         print("    open server: Leaf and tinyid formats, HTTP and RESP ids, bounds, metrics: ok")
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def token_server(binary, base):
@@ -183,12 +179,11 @@ def token_server(binary, base):
         f.write("# sha256(token) user\n")
         for token, user in [("tok-root", "root"), ("tok-alice", "alice"), ("tok-gone", "nobody")]:
             f.write(f"{hashlib.sha256(token.encode()).hexdigest()} {user}\n")
-    proc, port = serve_on_port_file(binary, os.path.join(base, "tokens-server"), [
+    with served(binary, os.path.join(base, "tokens-server"), [
         "--http-port", str(http_port), "--http-tokens", tokens, "--auto-create", "false",
-        "--metrics-token", "m-tok", "--http-rate-limit", "20", "--log", "warn"])
-    url = f"http://127.0.0.1:{http_port}"
-    root = ("root", "root-pw")
-    try:
+        "--metrics-token", "m-tok", "--http-rate-limit", "20", "--log", "warn"]) as (proc, port):
+        url = f"http://127.0.0.1:{http_port}"
+        root = ("root", "root-pw")
         redis(port, "IDF.USER", "SET", "root", "root-pw", "admin")
         redis(port, "IDF.USER", "SET", "alice", "alice-pw", "alloc:orders*", auth=root)
         for tag in ["orders", "secret"]:
@@ -241,19 +236,15 @@ def token_server(binary, base):
         root_ok = s.get(f"{url}/api/segment/get/orders", headers={"Authorization": "Bearer tok-root"})
         assert root_ok.status_code == 200, "another token has its own allowance"
         print("    tokens: users and rights, status page access, rate limit: ok")
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def anonymous_user(binary, base):
     """--http-anonymous-user: a Leaf client that sends no token gets that user's rights."""
     http_port, = free_ports(1)
-    proc, port = serve_on_port_file(binary, os.path.join(base, "anonymous"), [
+    with served(binary, os.path.join(base, "anonymous"), [
         "--http-port", str(http_port), "--requirepass", "pw", "--http-anonymous-user", "leafy",
-        "--log", "warn"])
-    url = f"http://127.0.0.1:{http_port}"
-    try:
+        "--log", "warn"]) as (proc, port):
+        url = f"http://127.0.0.1:{http_port}"
         s = requests.Session()
         assert s.get(f"{url}/api/segment/get/leaf-orders").status_code == 401, "no such user yet"
         redis(port, "IDF.USER", "SET", "leafy", "leafy-pw", "alloc:leaf-*", auth=("default", "pw"))
@@ -261,19 +252,15 @@ def anonymous_user(binary, base):
         assert s.get(f"{url}/api/segment/get/orders").status_code == 403
         check(s.get(f"{url}/tinyid/id/nextId?bizType=orders"), "tinyid", "token_error")
         print("    anonymous user: its rights without a token: ok")
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def eviction(binary, base):
     """Past --http-maxclients, a new connection closes the oldest idle one: 100 idle connections
     against a cap of 50 keep no client out."""
     http_port, = free_ports(1)
-    proc, _ = serve_on_port_file(binary, os.path.join(base, "eviction"), [
+    with served(binary, os.path.join(base, "eviction"), [
         "--http-port", str(http_port), "--http-maxclients", "50", "--request-timeout-ms", "2000",
-        "--log", "warn"])
-    try:
+        "--log", "warn"]) as (proc, _):
         idle = [socket.create_connection(("127.0.0.1", http_port)) for _ in range(100)]
         check(requests.get(f"http://127.0.0.1:{http_port}/api/segment/get/evict", timeout=5), "leaf", "ok")
         closed = 0
@@ -299,9 +286,6 @@ def eviction(binary, base):
             assert end == b"" and time.monotonic() - started < 5, "idle keep-alive closed"
         print(f"    eviction: past --http-maxclients the oldest idle connections close ({closed}); "
               "an idle keep-alive connection closes at the request timeout: ok")
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def stripes(binary, base):
