@@ -83,15 +83,12 @@ fn wait_serving(c: &mut common::Client, service: &str) {
 /// The whole story on one store: names, reservations, a server restart, the end of a
 /// reservation, and a service full of reservations.
 fn sticky_ids_on(label: &str, var: Option<&str>) {
-    let Some(store) = common::store_arg(var, "sticky") else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
     // Long enough to outlast a restart of the server on a busy machine; the wait for its end
     // below is as long.
-    let mut args = vec!["--worker-reserve-ms=10000".to_string()];
-    args.extend(store);
-    let server = Server::spawn(dir.path().to_path_buf(), args);
+    let reserve = ["--worker-reserve-ms=10000"];
+    let Some((_dir, server)) = common::server_on_store(var, "sticky", &reserve) else {
+        return;
+    };
     let service = common::unique("sticky");
     let mut c = server.client();
     wait_serving(&mut c, &service);

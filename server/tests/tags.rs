@@ -9,12 +9,6 @@ use std::time::{Duration, Instant};
 
 use common::{Client, Server, Value};
 
-fn start(dir: &tempfile::TempDir, store: &Option<String>, extra: &[&str]) -> Server {
-    let mut args: Vec<&str> = store.iter().map(String::as_str).collect();
-    args.extend_from_slice(extra);
-    Server::start(dir.path(), &args)
-}
-
 /// `INCR tag`, retried while the server is not serving yet (on etcd it elects itself first).
 fn incr(c: &mut Client, tag: &str) -> i64 {
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -65,11 +59,9 @@ fn scan_all(c: &mut Client, pattern: &str, count: &str) -> (Vec<String>, usize) 
 }
 
 fn scan_pages_through_every_tag(var: Option<&str>) {
-    let Some(store) = common::store_arg(var, "test-tags") else {
+    let Some((_dir, server)) = common::server_on_store(var, "test-tags", &[]) else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let server = start(&dir, &store, &[]);
     let mut c = server.client();
     let prefix = common::unique("scan");
     let mut made: Vec<String> = (0..250).map(|i| format!("{prefix}:{i:03}")).collect();
@@ -263,11 +255,13 @@ fn cached(c: &mut Client, tag: &str) -> i64 {
 }
 
 fn idle_tags_leave_memory(var: Option<&str>) {
-    let Some(store) = common::store_arg(var, "test-tags") else {
+    let Some((_dir, server)) = common::server_on_store(
+        var,
+        "test-tags",
+        &["--tag-idle-secs=1", "--default-step=100"],
+    ) else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let server = start(&dir, &store, &["--tag-idle-secs=1", "--default-step=100"]);
     let mut c = server.client();
     let (cold, hot) = (common::unique("cold"), common::unique("hot"));
     for want in 1..=5 {

@@ -438,14 +438,9 @@ fn ms(d: Duration) -> f64 {
 /// 16 clients ACQUIRE at the same moment, 4 rounds: every one gets a lease, all ids differ.
 /// Prints the latencies (never asserted: a shared CI machine's timings are not a test).
 fn concurrent_acquires(label: &str, var: Option<&str>) {
-    let Some(store) = common::store_arg(var, "test-workers") else {
+    let Some((_dir, server)) = common::server_on_store(var, "test-workers", &[]) else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(
-        dir.path(),
-        &store.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
     let service = common::unique("conc");
     wait_serving(&server, &service);
     const CLIENTS: usize = 16;
@@ -537,14 +532,9 @@ fn timed_acquires(
 /// indexed, so the cost should not grow with them (printed, not asserted). Also checks that
 /// 5,000 leases taken by 8 clients at once are all distinct and all held.
 fn acquire_cost_with_leases_held(label: &str, var: Option<&str>) {
-    let Some(store) = common::store_arg(var, "test-workers") else {
+    let Some((_dir, server)) = common::server_on_store(var, "test-workers", &[]) else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(
-        dir.path(),
-        &store.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
     let service = common::unique("cost");
     wait_serving(&server, &service);
     let mut c = server.client();

@@ -287,6 +287,22 @@ pub fn store_arg(var: Option<&str>, what: &str) -> Option<Option<String>> {
     }))
 }
 
+/// A server in a fresh folder, on the store of `var` as [`store_arg`] names it (the embedded
+/// SQLite for `None`), with `extra` arguments; `None` to skip. Keep the folder as long as the
+/// server: bind them in this order (`let Some((_dir, server)) = …`), so the server stops first.
+pub fn server_on_store(
+    var: Option<&str>,
+    what: &str,
+    extra: &[&str],
+) -> Option<(tempfile::TempDir, Server)> {
+    let store = store_arg(var, what)?;
+    let dir = tempfile::tempdir().unwrap();
+    let mut args: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+    args.extend(store);
+    let server = Server::spawn(dir.path().to_path_buf(), args);
+    Some((dir, server))
+}
+
 /// `what` made unique to this process and moment (etcd prefixes, lease services).
 pub fn unique(what: &str) -> String {
     let nanos = std::time::SystemTime::now()
