@@ -11,8 +11,6 @@
 //! [`Flake128::BASE62_LEN`] characters so that string order equals numeric order, and the
 //! parser also accepts Boundary's unpadded form: both denote the same number.
 
-use core::fmt;
-use core::str::FromStr;
 
 use crate::encode::{base62, hex};
 use crate::error::{Error, Result};
@@ -22,6 +20,9 @@ use crate::tick::{Next, Tick, TickState};
 /// A 128-bit flake id. Orders by value, which is time first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Flake128(u128);
+
+u128_views!(Flake128);
+text_traits!(Flake128, Flake128::BASE62_LEN, to_base62, parse_base62);
 
 impl Flake128 {
     /// The largest worker id (48 bits, the size of a MAC address).
@@ -70,22 +71,10 @@ impl Flake128 {
         self.0 as u16
     }
 
-    /// The id as a number.
-    #[inline]
-    pub const fn as_u128(&self) -> u128 {
-        self.0
-    }
-
     /// The id with this value; every `u128` is a valid flake.
     #[inline]
     pub const fn from_u128(value: u128) -> Flake128 {
         Flake128(value)
-    }
-
-    /// The 16 big-endian bytes (they sort by time).
-    #[inline]
-    pub const fn to_bytes(&self) -> [u8; 16] {
-        self.0.to_be_bytes()
     }
 
     /// The id from its 16 big-endian bytes.
@@ -122,23 +111,6 @@ impl Flake128 {
             return Err(Error::InvalidHex("expected 32 hex characters"));
         }
         hex::decode_u128(s.as_bytes()).map(Flake128)
-    }
-}
-
-/// The padded base62 form (honouring width and alignment flags).
-impl fmt::Display for Flake128 {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut buf = [0u8; Self::BASE62_LEN];
-        f.pad(self.to_base62(&mut buf))
-    }
-}
-
-/// Parses base62, as [`Flake128::parse_base62`].
-impl FromStr for Flake128 {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Flake128> {
-        Flake128::parse_base62(s)
     }
 }
 

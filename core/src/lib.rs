@@ -23,6 +23,10 @@
 #[cfg(feature = "sqlx")]
 extern crate std;
 
+// The impl macros first: a `macro_rules!` is visible only after its module.
+#[macro_use]
+mod id_traits;
+
 pub mod encode;
 pub mod error;
 mod error_code;

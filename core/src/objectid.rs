@@ -9,7 +9,6 @@
 //! accessor for the process bytes or the counter: they are opaque.
 
 use core::fmt;
-use core::str::FromStr;
 
 use crate::encode::{ascii, hex};
 use crate::error::{Error, Result};
@@ -26,6 +25,8 @@ const COUNTER_MASK: u32 = 0x00FF_FFFF;
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(align(4))]
 pub struct ObjectId([u8; 12]);
+
+text_traits!(ObjectId, ObjectId::HEX_LEN, to_hex, parse_hex);
 
 impl ObjectId {
     /// Bytes in an ObjectId.
@@ -104,23 +105,6 @@ impl fmt::Debug for ObjectId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut buf = [0u8; Self::HEX_LEN];
         write!(f, "ObjectId({})", self.to_hex(&mut buf))
-    }
-}
-
-/// The 24 lower-case hex characters (honouring width and alignment flags).
-impl fmt::Display for ObjectId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut buf = [0u8; Self::HEX_LEN];
-        f.pad(self.to_hex(&mut buf))
-    }
-}
-
-/// Parses the hex form, as [`ObjectId::parse_hex`].
-impl FromStr for ObjectId {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<ObjectId> {
-        ObjectId::parse_hex(s)
     }
 }
 

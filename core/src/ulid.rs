@@ -7,8 +7,6 @@
 //! aliases (`I`, `L` for 1, `O` for 0), and refuses any other length or a first character
 //! above `7` (more than 128 bits) with [`Error::InvalidBase32`].
 
-use core::fmt;
-use core::str::FromStr;
 
 use crate::encode::base32;
 use crate::error::{Error, Result};
@@ -17,6 +15,9 @@ use crate::stamp::{Stamp, StampGen};
 /// A ULID. Orders by value, which is time first; its text sorts the same way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Ulid(u128);
+
+u128_views!(Ulid);
+text_traits!(Ulid, Ulid::TEXT_LEN, to_text, parse);
 
 impl Ulid {
     /// Bytes in the binary form.
@@ -47,12 +48,6 @@ impl Ulid {
         Ulid(value)
     }
 
-    /// The ULID as a number.
-    #[inline]
-    pub const fn as_u128(&self) -> u128 {
-        self.0
-    }
-
     /// Unix milliseconds.
     #[inline]
     pub const fn time_ms(&self) -> u64 {
@@ -63,12 +58,6 @@ impl Ulid {
     #[inline]
     pub const fn random(&self) -> u128 {
         self.0 & Self::MAX_RANDOM
-    }
-
-    /// The 16 big-endian bytes (the ULID spec's binary layout).
-    #[inline]
-    pub const fn to_bytes(&self) -> [u8; 16] {
-        self.0.to_be_bytes()
     }
 
     /// The ULID from its 16 big-endian bytes.
@@ -107,32 +96,9 @@ impl Stamp for Ulid {
 /// The ULID generator: see [`StampGen`].
 pub type UlidGen = StampGen<Ulid>;
 
-/// The 26-character text (honouring width and alignment flags).
-impl fmt::Display for Ulid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut buf = [0u8; Self::TEXT_LEN];
-        f.pad(self.to_text(&mut buf))
-    }
-}
-
-/// Parses as [`Ulid::parse`].
-impl FromStr for Ulid {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Ulid> {
-        Ulid::parse(s)
-    }
-}
-
 /// Every UUIDv7 is a ULID with the same millisecond.
 impl From<crate::uuid7::Uuid7> for Ulid {
     fn from(id: crate::uuid7::Uuid7) -> Ulid {
         Ulid(id.as_u128())
-    }
-}
-
-impl From<Ulid> for u128 {
-    fn from(id: Ulid) -> u128 {
-        id.0
     }
 }

@@ -8,8 +8,6 @@
 //! `uuid.UUID` and `java.util.UUID` print or accept them. A UUID of another version or variant is
 //! [`Error::InvalidUuid`].
 
-use core::fmt;
-use core::str::FromStr;
 
 use crate::encode::{ascii, hex};
 use crate::error::{Error, Result};
@@ -24,6 +22,9 @@ pub struct Uuid7(u128);
 const VERSION: u128 = 0x7 << 76;
 const VARIANT: u128 = 0b10 << 62;
 const FIXED_MASK: u128 = 0xF << 76 | 0b11 << 62;
+
+u128_views!(Uuid7);
+text_traits!(Uuid7, Uuid7::TEXT_LEN, to_text, parse);
 
 impl Uuid7 {
     /// Bytes in the binary form.
@@ -72,12 +73,6 @@ impl Uuid7 {
         }
     }
 
-    /// The UUID as a number.
-    #[inline]
-    pub const fn as_u128(&self) -> u128 {
-        self.0
-    }
-
     /// Unix milliseconds.
     #[inline]
     pub const fn time_ms(&self) -> u64 {
@@ -94,12 +89,6 @@ impl Uuid7 {
     #[inline]
     pub const fn rand_b(&self) -> u64 {
         self.0 as u64 & Self::MAX_RAND_B
-    }
-
-    /// The 16 big-endian bytes (RFC 9562 network order; they sort by time).
-    #[inline]
-    pub const fn to_bytes(&self) -> [u8; 16] {
-        self.0.to_be_bytes()
     }
 
     /// The UUID from its 16 bytes; another version or variant is [`Error::InvalidUuid`].
@@ -205,29 +194,6 @@ pub(crate) fn parse_uuid(s: &str) -> Result<u128> {
         }
     }
     hex::decode_u128(&digits).map_err(|_| Error::InvalidUuid("invalid hex digit"))
-}
-
-/// The hyphenated lower-case form (honouring width and alignment flags).
-impl fmt::Display for Uuid7 {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut buf = [0u8; Self::TEXT_LEN];
-        f.pad(self.to_text(&mut buf))
-    }
-}
-
-/// Parses as [`Uuid7::parse`].
-impl FromStr for Uuid7 {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Uuid7> {
-        Uuid7::parse(s)
-    }
-}
-
-impl From<Uuid7> for u128 {
-    fn from(id: Uuid7) -> u128 {
-        id.0
-    }
 }
 
 #[cfg(all(test, not(loom)))]

@@ -15,25 +15,6 @@ use crate::status::idforge_status;
 /// layout's spec, is the longest: under 400 bytes).
 pub const IDFORGE_DESCRIBE_MAX_LEN: usize = 511;
 
-/// The kind of id `idforge_describe_id` reads (`kind`).
-#[repr(u32)]
-pub enum idforge_id_kind {
-    /// Detect it: 24 hex is an ObjectId; 32 hex or a UUID a UUIDv7 when its bits say so, else a
-    /// flake-128, as are 22 base62 characters that are not all digits; 26 Crockford base32 a
-    /// ULID; digits a snowflake.
-    Any = 0,
-    /// A snowflake in decimal (read a short text form with `idforge_id_from_text` first).
-    Snowflake = 1,
-    /// A MongoDB ObjectId in hex.
-    Objectid = 2,
-    /// A flake-128 in base62, hex or UUID form.
-    Flake128 = 3,
-    /// A UUIDv7 (hyphenated, 32 hex, braces or urn:uuid:).
-    Uuid7 = 4,
-    /// A ULID (26 Crockford base32 characters).
-    Ulid = 5,
-}
-
 fn kind_of(kind: u32) -> Result<Option<IdKind>, FfiError> {
     // The order of IdKind::ALL is the numbering of idforge_id_kind after Any (checked by a test).
     match kind {
@@ -91,6 +72,7 @@ pub unsafe extern "C" fn idforge_describe_id(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::enums::idforge_id_kind;
 
     #[test]
     fn kind_numbers_are_the_runtime_kinds_in_order() {

@@ -16,17 +16,6 @@ pub const IDFORGE_FLAKE128_BASE62_LEN: usize = 22;
 /// Characters of a flake-128 id in hex (a buffer needs one more, for the NUL).
 pub const IDFORGE_FLAKE128_HEX_LEN: usize = 32;
 
-/// Where a flake-128 generator's 48-bit worker id comes from.
-#[repr(u32)]
-pub enum idforge_worker_kind {
-    /// 48 random bits, drawn again in a forked child (the default).
-    Random = 0,
-    /// The first non-zero MAC address (Boundary's choice); a forked child gets `FORKED`.
-    Mac = 1,
-    /// The `worker` argument; a forked child gets `FORKED`.
-    Fixed = 2,
-}
-
 /// The fields of a flake-128 id.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]

@@ -12,21 +12,6 @@ use crate::status::idforge_status;
 /// The longest id text (20 decimal digits); a buffer needs one more byte, for the NUL.
 pub const IDFORGE_ID_TEXT_MAX_LEN: usize = 20;
 
-/// A text form of a 64-bit id (the `form` argument of `idforge_id_to_text` and
-/// `idforge_id_from_text`).
-#[repr(u32)]
-pub enum idforge_text_form {
-    /// Digits, no sign, no leading zero: a JSON-safe string (JavaScript numbers hold 53 bits).
-    /// Its text order is not id order.
-    Decimal = 0,
-    /// 13 characters of Crockford base32 (`0-9A-Z` without `I L O U`), upper case out, either
-    /// case in. Text order is id order.
-    Base32 = 1,
-    /// 11 characters of `0-9A-Za-z`. Byte order (`strcmp`, not a case-blind collation) is id
-    /// order.
-    Base62 = 2,
-}
-
 /// Writes `id` in `form` (an `idforge_text_form`) and a NUL to `out` (`len` >= 21 holds every
 /// form). `INVALID_ARGUMENT` for an unknown form, `BUFFER_TOO_SMALL` writing nothing when the
 /// text and its NUL do not fit.
@@ -73,6 +58,7 @@ pub unsafe extern "C" fn idforge_id_from_text(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::enums::idforge_text_form;
 
     #[test]
     fn the_max_len_is_the_runtime_one() {

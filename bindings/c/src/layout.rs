@@ -5,39 +5,13 @@ use std::ffi::c_char;
 
 use runtime::{CoreError, Layout, Order, Parts};
 
+use crate::enums::idforge_order;
 use crate::error::{FfiError, panic_boundary};
 use crate::ptr;
 use crate::status::idforge_status;
 
 /// The error for layout text that is not UTF-8 (no preset or spec is).
 const NOT_UTF8: CoreError = CoreError::InvalidLayout("the text is not UTF-8");
-
-/// The layout presets, for `idforge_layout_preset`.
-#[repr(u32)]
-pub enum idforge_preset {
-    /// Twitter: 41-bit ms since 2010-11-04T01:42:54.657Z, 10-bit node, 12-bit sequence.
-    Twitter = 0,
-    /// Discord: 42-bit ms since 2015-01-01, 10-bit node, 12-bit sequence; unsigned.
-    Discord = 1,
-    /// Instagram: 41-bit ms since 2011-08-24, 13-bit shard, 10-bit sequence; unsigned.
-    Instagram = 2,
-    /// Sonyflake: 39-bit 10 ms ticks since 2014-09-01, 8-bit sequence, 16-bit node (last).
-    Sonyflake = 3,
-    /// Baidu uid-generator: 28-bit seconds since 2016-05-20, 22-bit node, 13-bit sequence.
-    /// Its time field ran out on 2024-11-20: decode only, a generator fails.
-    Baidu = 4,
-    /// 53-bit ids that fit a JavaScript number: 41-bit ms since 2020, 4-bit node, 8-bit seq.
-    JsSafe = 5,
-}
-
-/// Which field follows the time field (`idforge_layout.order`).
-#[repr(u32)]
-pub enum idforge_order {
-    /// `time | node | seq` (Twitter, Discord, Instagram, Baidu).
-    TimeNodeSeq = 0,
-    /// `time | seq | node` (Sonyflake).
-    TimeSeqNode = 1,
-}
 
 /// A snowflake layout. Fill it with `idforge_layout_preset` / `idforge_layout_named`, or by
 /// hand; every call that takes one validates it (`IDFORGE_STATUS_INVALID_LAYOUT`).
@@ -268,6 +242,7 @@ pub unsafe extern "C" fn idforge_snowflake_bounds_at(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::enums::idforge_preset;
 
     #[test]
     fn preset_numbers_follow_layout_presets() {

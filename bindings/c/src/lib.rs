@@ -10,6 +10,7 @@
 #![allow(non_camel_case_types)]
 
 mod describe;
+mod enums;
 mod error;
 mod flake128;
 mod id_text;
@@ -27,6 +28,7 @@ mod uuid7;
 use std::ffi::c_char;
 
 pub use describe::*;
+pub use enums::*;
 pub use flake128::*;
 pub use id_text::*;
 pub use layout::*;

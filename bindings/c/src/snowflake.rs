@@ -5,26 +5,11 @@ use std::time::Duration;
 
 use runtime::{CoreError, Policy, Snowflake, SnowflakeBuilder};
 
+use crate::enums::idforge_snowflake_flag;
 use crate::error::{FfiError, panic_boundary};
 use crate::layout::{idforge_layout, idforge_parts, preset};
 use crate::ptr;
 use crate::status::idforge_status;
-
-/// What a generator does when it is ahead of the clock (`idforge_policy.kind`).
-#[repr(u32)]
-pub enum idforge_policy_kind {
-    /// Borrow with a 1 s lead (the default; `millis` is ignored).
-    Default = 0,
-    /// Run up to `millis` ahead of the clock when a tick's sequence is used up; past it, wait
-    /// at most `millis`, else fail with `IDFORGE_STATUS_CLOCK_BEHIND`. With 50 ms or more (and
-    /// by default), `idforge_snowflake_next` reads the coarse clock: its ids' time may trail
-    /// the clock by a kernel tick (1-10 ms), never lead it.
-    Borrow = 1,
-    /// Never run ahead: wait for the next tick, at most `millis`, else `CLOCK_BEHIND`.
-    Wait = 2,
-    /// Never run ahead; wait only up to 5 ms, else `CLOCK_BEHIND` (`millis` is ignored).
-    Error = 3,
-}
 
 /// A clock policy: an `idforge_policy_kind` and its duration. All zero is the default.
 #[repr(C)]
@@ -49,16 +34,6 @@ pub struct idforge_snowflake_config {
     /// NULL, or the path of a state file that keeps the high-water time across restarts, so a
     /// restart with the clock set back never repeats an id.
     pub state_file: *const c_char,
-}
-
-/// Bits of the `flags` of `idforge_snowflake_new_with_flags` (0: none).
-#[repr(u32)]
-pub enum idforge_snowflake_flag {
-    /// Start each tick's sequence at a random value below half its range instead of 0, so that
-    /// `id % n` spreads evenly over n shards even at a few ids per tick (by default most ids
-    /// end in sequence 0). A tick then holds at least half its sequence range (2,048 ids per ms
-    /// in the Twitter layout) before borrowing the next; ids still strictly increase.
-    RandomStart = 1,
 }
 
 /// Every `idforge_snowflake_flag` bit this library knows.
@@ -370,6 +345,7 @@ pub unsafe extern "C" fn idforge_snowflake_layout(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::enums::idforge_policy_kind;
 
     #[test]
     fn policy_kinds_are_the_runtime_names_in_order() {
