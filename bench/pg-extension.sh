@@ -24,13 +24,10 @@ psql_() {
 }
 
 psql_ -c "DROP EXTENSION IF EXISTS idforge CASCADE" -c "CREATE EXTENSION idforge"
-declare -A KEY=(
-  [idforge_snowflake]="bigint PRIMARY KEY DEFAULT idforge_snowflake()"
-  [nextval]="bigserial PRIMARY KEY"
-  [gen_random_uuid]="uuid PRIMARY KEY DEFAULT gen_random_uuid()"
-  [idforge_flake128]="uuid PRIMARY KEY DEFAULT idforge_flake128()"
-  [idforge_uuid7]="uuid PRIMARY KEY DEFAULT idforge_uuid7()"
-)
+# Each id source: its key column's type, and the call that makes one id (the column's DEFAULT;
+# bigint with nextval is what bigserial declares).
+declare -A TYPE=([idforge_snowflake]=bigint [nextval]=bigint [gen_random_uuid]=uuid
+  [idforge_flake128]=uuid [idforge_uuid7]=uuid)
 declare -A FN=(
   [idforge_snowflake]="idforge_snowflake()"
   [nextval]="nextval('bench_seq')"
@@ -52,7 +49,7 @@ for name in "${ORDER[@]}"; do BULK[$name]=""; SELECT_MS[$name]=""; TPS[$name]=""
 echo 'INSERT INTO bench_t (n) VALUES (1);' >"$work/insert.sql"
 for run in 1 2 3; do
   for name in "${ORDER[@]}"; do
-    psql_ -c "DROP TABLE IF EXISTS bench_t" -c "CREATE TABLE bench_t (id ${KEY[$name]}, n int)" \
+    psql_ -c "DROP TABLE IF EXISTS bench_t" -c "CREATE TABLE bench_t (id ${TYPE[$name]} PRIMARY KEY DEFAULT ${FN[$name]}, n int)" \
       -c "CHECKPOINT"
     BULK[$name]+=" $(ms "$name" "INSERT INTO bench_t (n) SELECT g FROM generate_series(1, 1000000) g")"
     psql_ -c "TRUNCATE bench_t" -c "CHECKPOINT"

@@ -106,6 +106,15 @@ dist_version() {
 # deferred LANE: the dist step deferred LANE (its prebuild ran out of the run's time).
 deferred() { [[ " $(cat "$IDFORGE_CI_NOTES/deferred" 2>/dev/null) " == *" $1 "* ]]; }
 
+# skip_when_deferred LANE WHAT: ends the step, passed with a note, when the dist step deferred
+# LANE (WHAT: what this run then leaves out).
+skip_when_deferred() {
+  if deferred "$1"; then
+    note "deferred with the dist step's $1 lane: $2 in this run"
+    exit 0
+  fi
+}
+
 # ensure_dist: dist/'s artifacts of this checkout, built first when missing (as when a step runs
 # alone).
 ensure_dist() {

@@ -75,12 +75,10 @@ fn main() {
     let seconds = arg(&args, 3, 30);
     let rate = arg(&args, 4, 10_000);
     let step = arg(&args, 5, 10);
+    // A fixed step, so every refill asks for the same range; a longer wait under load.
     let options = SegmentOptions {
-        step,
-        max_step: step,
-        dynamic_step: false,
         timeout: Duration::from_secs(10),
-        ..Default::default()
+        ..idforge_testkit::fixed_step(step)
     };
     let run = std::process::id();
     let all: Vec<Segments> = (0..tags)

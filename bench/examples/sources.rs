@@ -27,12 +27,10 @@ fn tag(name: &str) -> String {
 
 /// ids/s drawn by one thread in `window` with a fixed step.
 fn rate(url: &str, step: u64, window: Duration) -> f64 {
+    // A fixed step, so every refill asks for the same range; a longer wait under load.
     let options = SegmentOptions {
-        step,
-        max_step: step,
-        dynamic_step: false,
         timeout: Duration::from_secs(10),
-        ..Default::default()
+        ..idforge_testkit::fixed_step(step)
     };
     let segments = Segments::open(url, &tag(&step.to_string()), options).expect("open");
     segments.ready().expect("first range");

@@ -10,7 +10,7 @@
     bindings/uniffi/kotlin/IdforgeCodes.kt  each exception's status and name (JVM)
     bindings/go/codes.go               the `Code` constants (`ErrInvalidHex`...) and their names (Go)
 
-Node's lists (node/errors.js, node/errors.d.ts) are written from the same file by
+Node's lists (node/error_codes.js, node/error_codes.d.ts) are written from the same file by
 node/scripts/gen-errors.mjs (`npm run build`).
 Adding a code: a row in errors.json and a variant of the core's `Error` that returns it, then
 `ci/gen/check-generated.sh --write`.

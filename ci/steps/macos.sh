@@ -8,8 +8,5 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 # shellcheck source=ci/lib.sh
 . ci/lib.sh
 
-if deferred macos; then
-  note "deferred with the dist step's macos lane: not checked in this run"
-  exit 0
-fi
+skip_when_deferred macos "not checked"
 CARGO_TARGET_DIR="$CARGO_TARGET_DIR/artifacts" bash ci/dist/macos-check.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The node step: cd node && npm ci && npm run build:debug (napi CLI: the addon, native.js,
-# native.d.ts; errors.js/.d.ts from errors.json), committed generated files unchanged, npm test
+# native.d.ts; error_codes.js/.d.ts from errors.json), committed generated files unchanged, npm test
 # (node --test, tsc on test/types), the SQLite Drizzle test on Node 22, then ci/dist/node-pack.sh:
 # the npm pack tarball in an empty project, with require() and import, and tsc --strict on
 # test/types/usage.ts (TypeScript 5.9, 6.0 and 7.0). Last, the bench pipeline kept working: the
@@ -14,7 +14,7 @@ binding_debug
 ensure_node
 (cd node && npm ci --no-audit --no-fund && npm run build:debug)
 # The napi CLI regenerates the loader and its declarations, gen-errors.mjs the error codes.
-git diff --exit-code -- node/native.js node/native.d.ts node/errors.js node/errors.d.ts || {
+git diff --exit-code -- node/native.js node/native.d.ts node/error_codes.js node/error_codes.d.ts || {
   echo "error: node/ generated files differ from the committed ones (commit the rebuilt files)" >&2
   exit 1
 }

@@ -9,10 +9,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 # shellcheck source=ci/lib.sh
 . ci/lib.sh
 
-if deferred windows; then
-  note "deferred with the dist step's windows lane: neither built nor tested in this run"
-  exit 0
-fi
+skip_when_deferred windows "neither built nor tested"
 ensure_dist
 # dist/ of an older checkout, without them: made again, whole.
 [ -f "dist/idforge-c-$(dist_version)-x86_64-windows-gnu.zip" ] ||

@@ -11,7 +11,6 @@
 //! [`Flake128::BASE62_LEN`] characters so that string order equals numeric order, and the
 //! parser also accepts Boundary's unpadded form: both denote the same number.
 
-
 use crate::encode::{base62, hex};
 use crate::error::{Error, Result};
 use crate::sync::{AtomicU64, Ordering};

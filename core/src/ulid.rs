@@ -7,7 +7,6 @@
 //! aliases (`I`, `L` for 1, `O` for 0), and refuses any other length or a first character
 //! above `7` (more than 128 bits) with [`Error::InvalidBase32`].
 
-
 use crate::encode::base32;
 use crate::error::{Error, Result};
 use crate::stamp::{Stamp, StampGen};

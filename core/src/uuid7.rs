@@ -8,7 +8,6 @@
 //! `uuid.UUID` and `java.util.UUID` print or accept them. A UUID of another version or variant is
 //! [`Error::InvalidUuid`].
 
-
 use crate::encode::{ascii, hex};
 use crate::error::{Error, Result};
 use crate::stamp::{Stamp, StampGen};

@@ -1,5 +1,7 @@
-// Writes errors.js and errors.d.ts from core/testdata/errors.json (the one list of error codes
-// shared by every binding). `npm run build` runs it; CI fails when the committed files drift.
+// Writes error_codes.js and error_codes.d.ts from core/testdata/errors.json (the one list of
+// error codes shared by every binding): the codes and the table only. errors.js and errors.d.ts,
+// written by hand, build the errors from them. `npm run build` runs it; CI fails when the
+// committed files drift.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -27,18 +29,7 @@ ${rows
   .join('\n')}
 ])
 
-/** \`error.code\` -> \`error.status\`. */
-const STATUS = Object.freeze(Object.fromEntries(errorTable.map((r) => [r.code, r.status])))
-
-/** An \`Error\` with \`code\` and \`status\` set, as the native addon throws them. */
-function idforgeError(code, message) {
-  const e = new Error(message)
-  e.code = code
-  e.status = STATUS[code]
-  return e
-}
-
-module.exports = { ErrorCode, errorTable, idforgeError }
+module.exports = { ErrorCode, errorTable }
 `
 
 const dts = `${header}
@@ -54,16 +45,6 @@ ${rows.map((r) => ` * - \`${r.js}\`: ${r.description}`).join('\n')}
  */
 export type IdforgeErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
 
-/**
- * An error thrown by idforge: a plain \`Error\` whose \`code\` says which (\`IDFORGE_\` and the
- * name of errors.json, the same name in every language) and whose \`status\` is that code's
- * number (the C status, Python's \`code\`, Kotlin's \`status\`).
- */
-export interface IdforgeError extends Error {
-  code: IdforgeErrorCode
-  status: number
-}
-
 /** The rows of errors.json: the C status value, the code and what the error means. */
 export declare const errorTable: ReadonlyArray<{
   readonly status: number
@@ -72,5 +53,5 @@ export declare const errorTable: ReadonlyArray<{
 }>
 `
 
-writeFileSync(join(root, 'errors.js'), js)
-writeFileSync(join(root, 'errors.d.ts'), dts)
+writeFileSync(join(root, 'error_codes.js'), js)
+writeFileSync(join(root, 'error_codes.d.ts'), dts)

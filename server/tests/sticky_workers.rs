@@ -82,7 +82,8 @@ fn wait_serving(c: &mut common::Client, service: &str) {
 
 /// The whole story on one store: names, reservations, a server restart, the end of a
 /// reservation, and a service full of reservations.
-fn sticky_ids_on(label: &str, var: Option<&str>) {
+fn sticky_ids_on(store: common::Store) {
+    let (label, var) = (store.name, store.var);
     // Long enough to outlast a restart of the server on a busy machine; the wait for its end
     // below is as long.
     let reserve = ["--worker-reserve-ms=10000"];
@@ -200,25 +201,7 @@ fn sticky_ids_on(label: &str, var: Option<&str>) {
     );
 }
 
-#[test]
-fn sticky_ids_on_sqlite() {
-    sticky_ids_on("sqlite", None);
-}
-
-#[test]
-fn sticky_ids_on_etcd() {
-    sticky_ids_on("etcd", Some("IDFORGE_TEST_ETCD_URL"));
-}
-
-#[test]
-fn sticky_ids_on_postgres() {
-    sticky_ids_on("postgres", Some("IDFORGE_TEST_POSTGRES_URL"));
-}
-
-#[test]
-fn sticky_ids_on_mariadb() {
-    sticky_ids_on("mariadb", Some("IDFORGE_TEST_MYSQL_URL"));
-}
+common::per_store!(sticky_ids_on: sqlite, etcd, postgres, mariadb);
 
 #[test]
 fn without_reservations_a_name_still_finds_its_free_id() {

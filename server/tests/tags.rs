@@ -58,7 +58,8 @@ fn scan_all(c: &mut Client, pattern: &str, count: &str) -> (Vec<String>, usize) 
     }
 }
 
-fn scan_pages_through_every_tag(var: Option<&str>) {
+fn scan_pages_through_every_tag(store: common::Store) {
+    let var = store.var;
     let Some((_dir, server)) = common::server_on_store(var, "test-tags", &[]) else {
         return;
     };
@@ -106,25 +107,7 @@ fn scan_pages_through_every_tag(var: Option<&str>) {
     }
 }
 
-#[test]
-fn scan_pages_through_every_tag_on_sqlite() {
-    scan_pages_through_every_tag(None);
-}
-
-#[test]
-fn scan_pages_through_every_tag_on_postgres() {
-    scan_pages_through_every_tag(Some("IDFORGE_TEST_POSTGRES_URL"));
-}
-
-#[test]
-fn scan_pages_through_every_tag_on_mariadb() {
-    scan_pages_through_every_tag(Some("IDFORGE_TEST_MYSQL_URL"));
-}
-
-#[test]
-fn scan_pages_through_every_tag_on_etcd() {
-    scan_pages_through_every_tag(Some("IDFORGE_TEST_ETCD_URL"));
-}
+common::per_store!(scan_pages_through_every_tag: sqlite, postgres, mariadb, etcd);
 
 #[test]
 fn scan_and_list_show_only_readable_tags() {
@@ -254,7 +237,8 @@ fn cached(c: &mut Client, tag: &str) -> i64 {
     info[at + 1].int()
 }
 
-fn idle_tags_leave_memory(var: Option<&str>) {
+fn idle_tags_leave_memory(store: common::Store) {
+    let var = store.var;
     let Some((_dir, server)) = common::server_on_store(
         var,
         "test-tags",
@@ -298,20 +282,7 @@ fn idle_tags_leave_memory(var: Option<&str>) {
     assert_eq!(incr(&mut c, &cold), 7);
 }
 
-#[test]
-fn idle_tags_leave_memory_on_sqlite() {
-    idle_tags_leave_memory(None);
-}
-
-#[test]
-fn idle_tags_leave_memory_on_postgres() {
-    idle_tags_leave_memory(Some("IDFORGE_TEST_POSTGRES_URL"));
-}
-
-#[test]
-fn idle_tags_leave_memory_on_etcd() {
-    idle_tags_leave_memory(Some("IDFORGE_TEST_ETCD_URL"));
-}
+common::per_store!(idle_tags_leave_memory: sqlite, postgres, etcd);
 
 /// An `IDF.SNOWFLAKE` id.
 fn snowflake(c: &mut Client, name: &str) -> i64 {

@@ -437,7 +437,8 @@ fn ms(d: Duration) -> f64 {
 
 /// 16 clients ACQUIRE at the same moment, 4 rounds: every one gets a lease, all ids differ.
 /// Prints the latencies (never asserted: a shared CI machine's timings are not a test).
-fn concurrent_acquires(label: &str, var: Option<&str>) {
+fn concurrent_acquires(store: common::Store) {
+    let (label, var) = (store.name, store.var);
     let Some((_dir, server)) = common::server_on_store(var, "test-workers", &[]) else {
         return;
     };
@@ -493,20 +494,7 @@ fn concurrent_acquires(label: &str, var: Option<&str>) {
     );
 }
 
-#[test]
-fn concurrent_acquires_all_succeed_on_sqlite() {
-    concurrent_acquires("sqlite", None);
-}
-
-#[test]
-fn concurrent_acquires_all_succeed_on_postgres() {
-    concurrent_acquires("postgres", Some("IDFORGE_TEST_POSTGRES_URL"));
-}
-
-#[test]
-fn concurrent_acquires_all_succeed_on_mariadb() {
-    concurrent_acquires("mariadb", Some("IDFORGE_TEST_MYSQL_URL"));
-}
+common::per_store!(concurrent_acquires: sqlite, postgres, mariadb, etcd);
 
 /// The median of `n` ACQUIREs in a row on one connection; each must succeed with a new id.
 fn timed_acquires(
@@ -531,7 +519,8 @@ fn timed_acquires(
 /// ACQUIRE with 5,000 leases held against ACQUIRE with 10: the server keeps the leases
 /// indexed, so the cost should not grow with them (printed, not asserted). Also checks that
 /// 5,000 leases taken by 8 clients at once are all distinct and all held.
-fn acquire_cost_with_leases_held(label: &str, var: Option<&str>) {
+fn acquire_cost_with_leases_held(store: common::Store) {
+    let (label, var) = (store.name, store.var);
     let Some((_dir, server)) = common::server_on_store(var, "test-workers", &[]) else {
         return;
     };
@@ -605,25 +594,7 @@ fn acquire_cost_with_leases_held(label: &str, var: Option<&str>) {
     );
 }
 
-#[test]
-fn concurrent_acquires_all_succeed_on_etcd() {
-    concurrent_acquires("etcd", Some("IDFORGE_TEST_ETCD_URL"));
-}
-
-#[test]
-fn acquire_cost_with_leases_held_on_sqlite() {
-    acquire_cost_with_leases_held("sqlite", None);
-}
-
-#[test]
-fn acquire_cost_with_leases_held_on_postgres() {
-    acquire_cost_with_leases_held("postgres", Some("IDFORGE_TEST_POSTGRES_URL"));
-}
-
-#[test]
-fn acquire_cost_with_leases_held_on_mariadb() {
-    acquire_cost_with_leases_held("mariadb", Some("IDFORGE_TEST_MYSQL_URL"));
-}
+common::per_store!(acquire_cost_with_leases_held: sqlite, postgres, mariadb);
 
 /// A lease taken, renewed and released by one server is seen by the next one on the same store
 /// (the in-memory copy of the leases is only a guide), and a second server writing the same

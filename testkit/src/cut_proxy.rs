@@ -10,20 +10,30 @@ use std::time::Duration;
 
 /// What the proxy does to the traffic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
 pub enum Cut {
     /// Passes everything.
-    Off = 0,
+    Off,
     /// Cuts a connection when it sends `COMMIT`, which never reaches the database.
-    BeforeCommit = 1,
+    BeforeCommit,
     /// Lets `COMMIT` through, then cuts the connection before the answer: committed, and the
     /// client cannot know.
-    AfterCommit = 2,
+    AfterCommit,
     /// Lets each request through and cuts the connection before its answer.
-    Every = 3,
+    Every,
     /// Cuts each connection at its first request, which never reaches the server: a network
     /// cut between one client and a server others still reach.
-    Blackhole = 4,
+    Blackhole,
+}
+
+impl Cut {
+    /// Every mode, indexed by its number (`Cut as u8`, the proxy's atomic).
+    const ALL: [Cut; 5] = [
+        Cut::Off,
+        Cut::BeforeCommit,
+        Cut::AfterCommit,
+        Cut::Every,
+        Cut::Blackhole,
+    ];
 }
 
 /// The proxy; stops accepting when dropped.
@@ -98,11 +108,10 @@ fn relay(client: TcpStream, server: TcpStream, mode: Arc<AtomicU8>) {
         while let Ok(n @ 1..) = from_client.read(&mut buf) {
             let chunk = &buf[..n];
             let commit = contains(chunk, b"COMMIT");
-            let cut = match mode.load(Ordering::Relaxed) {
-                1 if commit => Some(false),
-                2 if commit => Some(true),
-                3 => Some(true),
-                4 => Some(false),
+            // Some(pass_on): cut the connection, after passing the request on or not.
+            let cut = match (Cut::ALL[usize::from(mode.load(Ordering::Relaxed))], commit) {
+                (Cut::BeforeCommit, true) | (Cut::Blackhole, _) => Some(false),
+                (Cut::AfterCommit, true) | (Cut::Every, _) => Some(true),
                 _ => None,
             };
             match cut {

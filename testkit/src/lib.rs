@@ -273,6 +273,68 @@ pub fn service_url(var: &str) -> Option<String> {
     }
 }
 
+/// A store a test runs on: its name (for messages) and the variable that holds its URL, `None`
+/// for the embedded SQLite (always there).
+#[derive(Debug, Clone, Copy)]
+pub struct Store {
+    /// `sqlite`, `postgres`, `mariadb` or `etcd`.
+    pub name: &'static str,
+    /// The variable ci/services.sh exports with the store's URL.
+    pub var: Option<&'static str>,
+}
+
+impl Store {
+    /// The embedded SQLite store.
+    pub const fn sqlite() -> Store {
+        Store {
+            name: "sqlite",
+            var: None,
+        }
+    }
+
+    /// PostgreSQL, at `IDFORGE_TEST_POSTGRES_URL`.
+    pub const fn postgres() -> Store {
+        Store {
+            name: "postgres",
+            var: Some("IDFORGE_TEST_POSTGRES_URL"),
+        }
+    }
+
+    /// MariaDB (MySQL), at `IDFORGE_TEST_MYSQL_URL`.
+    pub const fn mariadb() -> Store {
+        Store {
+            name: "mariadb",
+            var: Some("IDFORGE_TEST_MYSQL_URL"),
+        }
+    }
+
+    /// etcd, at `IDFORGE_TEST_ETCD_URL`.
+    pub const fn etcd() -> Store {
+        Store {
+            name: "etcd",
+            var: Some("IDFORGE_TEST_ETCD_URL"),
+        }
+    }
+}
+
+/// One `#[test]` per store for a test written as `fn name(store: Store)`:
+/// `per_store!(name: sqlite, postgres, mariadb, etcd);` makes the module `name` with the tests
+/// `name::sqlite`, `name::postgres`, … (a store whose variable is unset skips, as
+/// [`service_url`] says).
+#[macro_export]
+macro_rules! per_store {
+    ($test:ident: $($store:ident),+ $(,)?) => {
+        mod $test {
+            $(
+                #[test]
+                fn $store() {
+                    super::$test($crate::Store::$store());
+                }
+            )+
+        }
+    };
+}
+
 /// `--store=URL` of the external store in `var` (etcd: under a key prefix of its own, named
 /// after `what`), `Some(None)` for the embedded SQLite (`var` is `None`), `None` to skip.
 pub fn store_arg(var: Option<&str>, what: &str) -> Option<Option<String>> {
