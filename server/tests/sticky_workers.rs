@@ -70,16 +70,6 @@ fn list(c: &mut common::Client, service: &str) -> Vec<(i64, i64, String, i64)> {
         .collect()
 }
 
-/// Waits until the server serves (on etcd it elects a leader first, and after a `kill -9` the
-/// old leader's etcd lease must run out).
-fn wait_serving(c: &mut common::Client, service: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while matches!(c.cmd(&["IDF.WORKER", "LIST", service]), Value::Error(_)) {
-        assert!(Instant::now() < deadline, "the server never served");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// The whole story on one store: names, reservations, a server restart, the end of a
 /// reservation, and a service full of reservations.
 fn sticky_ids_on(store: common::Store) {
@@ -91,8 +81,8 @@ fn sticky_ids_on(store: common::Store) {
         return;
     };
     let service = common::unique("sticky");
+    server.wait_serving(&service);
     let mut c = server.client();
-    wait_serving(&mut c, &service);
 
     // a, b and an anonymous holder take 0, 1, 2; a names itself, so its grant tells the
     // reservation's end: the lease's end plus the reserve.
@@ -150,8 +140,8 @@ fn sticky_ids_on(store: common::Store) {
 
     // The server restarts (kill -9): the names and reservations were in the store.
     let server = server.restart("KILL");
+    server.wait_serving(&service);
     let mut c = server.client();
-    wait_serving(&mut c, &service);
     let again = acquire(&mut c, &service, "200", Some("web-a:8080"));
     let (id, token, rest) = fields(&again);
     assert_eq!(

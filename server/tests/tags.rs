@@ -271,11 +271,12 @@ fn idle_tags_leave_memory(store: common::Store) {
     // evictions (3: `cold` twice, `hot` once now that it idles too), which counts one only once
     // its give-back is in the store: out of memory is not yet given back (a kill then leaves a
     // gap, which the store's mark allows; here it is the continuity that is shown).
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while cached(&mut c, &cold) > 0 || info_field(&mut c, "evicted_tags") < 3 {
-        assert!(Instant::now() < deadline, "the idle tags never left memory");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    common::poll(
+        Duration::from_secs(15),
+        100,
+        "the idle tags never left memory",
+        || (cached(&mut c, &cold) == 0 && info_field(&mut c, "evicted_tags") >= 3).then_some(()),
+    );
     drop(c);
     let server = server.restart("KILL");
     let mut c = server.client();

@@ -92,14 +92,12 @@ fn a_tls_client_that_stops_reading_is_closed_within_the_write_timeout() {
         }
     }
     // The server gave up on it (the write timeout, then a bounded close): only ours is left.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while connected(server.port, &ca) > 1 {
-        assert!(
-            Instant::now() < deadline,
-            "the stalled TLS client was not closed"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    common::poll(
+        Duration::from_secs(15),
+        100,
+        "the stalled TLS client was not closed",
+        || (connected(server.port, &ca) == 1).then_some(()),
+    );
 }
 
 #[test]
@@ -232,14 +230,12 @@ fn sighup_reloads_the_certificate_and_a_bad_one_is_not_taken() {
     let new_ca = Ca::new("new CA");
     new_ca.issue("server", true).write(dir.path(), "server");
     server.signal_only("HUP");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while tls::ping(server.port, &new_ca.pem(), None).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "the new certificate was not taken"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::poll(
+        Duration::from_secs(10),
+        50,
+        "the new certificate was not taken",
+        || tls::ping(server.port, &new_ca.pem(), None).ok(),
+    );
     assert!(tls::ping(server.port, &old_ca.pem(), None).is_err());
     // The connection opened before goes on with its session.
     assert_eq!(before.cmd(&["INCR", "t"]).int(), 2);

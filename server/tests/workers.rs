@@ -417,16 +417,6 @@ fn list_pages_with_a_cursor() {
     assert_eq!((cursor, ids.len()), (1000, 1000));
 }
 
-/// Waits until the server serves (on etcd it elects itself first).
-fn wait_serving(server: &Server, service: &str) {
-    let mut c = server.client();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while matches!(c.cmd(&["IDF.WORKER", "LIST", service]), Value::Error(_)) {
-        assert!(Instant::now() < deadline, "the server never served");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1]
 }
@@ -443,7 +433,7 @@ fn concurrent_acquires(store: common::Store) {
         return;
     };
     let service = common::unique("conc");
-    wait_serving(&server, &service);
+    server.wait_serving(&service);
     const CLIENTS: usize = 16;
     const ROUNDS: usize = 4;
     let barrier = Arc::new(Barrier::new(CLIENTS));
@@ -525,7 +515,7 @@ fn acquire_cost_with_leases_held(store: common::Store) {
         return;
     };
     let service = common::unique("cost");
-    wait_serving(&server, &service);
+    server.wait_serving(&service);
     let mut c = server.client();
     let mut ids = HashSet::new();
     timed_acquires(&mut c, &service, 10, &mut ids);

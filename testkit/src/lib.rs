@@ -213,6 +213,18 @@ impl Server {
         assert!(status.success());
     }
 
+    /// Waits until the server serves the worker `service` (on etcd it elects a leader first,
+    /// and after a `kill -9` the old leader's etcd lease must run out): at most 30 s.
+    pub fn wait_serving(&self, service: &str) {
+        let mut c = self.client();
+        poll(
+            Duration::from_secs(30),
+            50,
+            "the server never served",
+            || (!matches!(c.cmd(&["IDF.WORKER", "LIST", service]), Value::Error(_))).then_some(()),
+        );
+    }
+
     /// Stops the server with `sig` and starts it again on the same data.
     pub fn restart(mut self, sig: &str) -> Server {
         self.signal(sig);
@@ -226,6 +238,24 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Calls `attempt` every `every_ms` until it gives `Some`, and returns that; fails the test with
+/// `what` once `within` has passed (a wait that must end, bounded so a test never hangs).
+pub fn poll<T>(
+    within: Duration,
+    every_ms: u64,
+    what: &str,
+    mut attempt: impl FnMut() -> Option<T>,
+) -> T {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        if let Some(done) = attempt() {
+            return done;
+        }
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(every_ms));
     }
 }
 
