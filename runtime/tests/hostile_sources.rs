@@ -293,21 +293,6 @@ fn timeout_ms_bounds_connecting_to_a_silent_sql_server() {
     server.join().unwrap();
 }
 
-/// The URL of the test Redis, or `None` (skipping) unless services are required.
-fn redis_url() -> Option<String> {
-    match std::env::var("IDFORGE_TEST_REDIS_URL") {
-        Ok(url) => Some(url),
-        Err(_) => {
-            assert!(
-                std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
-                "IDFORGE_TEST_REDIS_URL is not set but IDFORGE_REQUIRE_SERVICES is"
-            );
-            eprintln!("skipped: IDFORGE_TEST_REDIS_URL is not set (ci/services.sh sets it)");
-            None
-        }
-    }
-}
-
 /// One command to the (password-less) test Redis; the reply's first line.
 fn redis_cmd(url: &str, args: &[&str]) -> String {
     let hostport = url
@@ -331,7 +316,7 @@ fn redis_cmd(url: &str, args: &[&str]) -> String {
 
 #[test]
 fn a_real_redis_moved_back_is_refused() {
-    let Some(url) = redis_url() else {
+    let Some(url) = idforge_testkit::service_url("IDFORGE_TEST_REDIS_URL") else {
         return;
     };
     let nanos = std::time::SystemTime::now()

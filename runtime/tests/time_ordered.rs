@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use idforge::{Policy, SystemClock, TimeOrdered, Ulids, Uuid7, Uuid7s};
 
-const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+use idforge_testkit::FAKETIME;
 
 #[test]
 fn eight_threads_one_million_each_all_distinct_and_increasing() {
@@ -102,12 +102,7 @@ fn run_child(dir: &Path, faketime: Option<&str>) -> (u64, Vec<Uuid7>) {
 
 #[test]
 fn a_clock_stepped_back_an_hour_across_a_restart_still_increases() {
-    if !Path::new(FAKETIME).exists() {
-        assert!(
-            std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
-            "{FAKETIME} is missing: run ci/install/install-deps.sh faketime"
-        );
-        eprintln!("skipped: {FAKETIME} is missing (ci/install/install-deps.sh faketime)");
+    if !idforge_testkit::faketime_present() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

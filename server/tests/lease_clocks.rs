@@ -21,8 +21,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use common::Server;
 use idforge::{Layout, Policy, Snowflake};
 
-const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
-
 fn wall_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -127,7 +125,7 @@ impl Child<'_> {
     fn spawn(&self, out: &Path) -> std::process::Child {
         let mut cmd = Command::new(std::env::current_exe().unwrap());
         cmd.args(["--exact", "child", "--nocapture", "--test-threads=1"])
-            .env("LD_PRELOAD", FAKETIME)
+            .env("LD_PRELOAD", common::FAKETIME)
             .env("IDFORGE_LEASE_CHILD", &self.url)
             .env("IDFORGE_LEASE_OUT", out)
             .env("IDFORGE_LEASE_DRAW_MS", self.draw_ms.to_string())
@@ -185,20 +183,6 @@ fn read_outcome(out: &Path) -> Outcome {
     }
 }
 
-/// Whether libfaketime is here; a skip says so (a failure when services are required).
-fn faketime_present() -> bool {
-    if Path::new(FAKETIME).exists() {
-        return true;
-    }
-    let why = format!("{FAKETIME} is missing (ci/install/install-deps.sh faketime installs it)");
-    assert!(
-        std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
-        "{why}"
-    );
-    eprintln!("skipped: {why}");
-    false
-}
-
 /// Adds `ids` to `seen`, returning how many were there already.
 fn repeats(seen: &mut HashSet<u64>, ids: &[u64]) -> usize {
     ids.iter().filter(|id| !seen.insert(**id)).count()
@@ -206,7 +190,7 @@ fn repeats(seen: &mut HashSet<u64>, ids: &[u64]) -> usize {
 
 #[test]
 fn a_lease_handed_to_hosts_whose_clocks_are_wrong_repeats_no_id() {
-    if !faketime_present() {
+    if !common::faketime_present() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -341,20 +341,14 @@ fn the_command_line_keeps_its_node_id_across_runs() {
 
     // The same run on this host with its wall clock set back an hour (libfaketime), the server
     // still down: refused, not one id.
-    const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
-    if !Path::new(FAKETIME).exists() {
-        assert!(
-            std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
-            "{FAKETIME} is missing (ci/install/install-deps.sh faketime installs it)"
-        );
-        eprintln!("skipped the clock set back: no {FAKETIME}");
+    if !common::faketime_present() {
         return;
     }
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_idforge"))
         .args(["gen", "snowflake", "--lease", &url, "--service", "batch"])
         .args(["--holder", "cron-1", "--lease-file"])
         .arg(&file)
-        .env("LD_PRELOAD", FAKETIME)
+        .env("LD_PRELOAD", common::FAKETIME)
         .env("FAKETIME", "-3600")
         .output()
         .unwrap();

@@ -287,20 +287,39 @@ pub fn free_port() -> u16 {
     listener.local_addr().unwrap().port()
 }
 
-/// The URL in `var` (exported by ci/services.sh), or `None` to skip the test; with
-/// `IDFORGE_REQUIRE_SERVICES` set a missing one fails it instead.
+/// Says why a test skips, on stderr, when something it needs from outside (a service, a tool)
+/// is missing; with `IDFORGE_REQUIRE_SERVICES` set (CI, where every test must run) the test
+/// fails instead.
+pub fn skip(why: &str) {
+    assert!(
+        std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
+        "{why}, but IDFORGE_REQUIRE_SERVICES is set"
+    );
+    eprintln!("skipped: {why}");
+}
+
+/// The URL in `var` (exported by ci/services.sh), or `None` to [`skip`] the test.
 pub fn service_url(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(url) => Some(url),
-        Err(_) => {
-            assert!(
-                std::env::var_os("IDFORGE_REQUIRE_SERVICES").is_none(),
-                "{var} is not set but IDFORGE_REQUIRE_SERVICES is"
-            );
-            eprintln!("skipped: {var} is not set (ci/services.sh sets it)");
-            None
-        }
+    let url = std::env::var(var).ok();
+    if url.is_none() {
+        skip(&format!("{var} is not set (ci/services.sh sets it)"));
     }
+    url
+}
+
+/// libfaketime (multi-threaded, at Debian's path): `LD_PRELOAD` it with `FAKETIME=-3600` to set
+/// a child's wall clock back.
+pub const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+
+/// Whether [`FAKETIME`] is installed; else the test should return, [`skip`]ped.
+pub fn faketime_present() -> bool {
+    let present = Path::new(FAKETIME).exists();
+    if !present {
+        skip(&format!(
+            "{FAKETIME} is missing (ci/install/install-deps.sh faketime installs it)"
+        ));
+    }
+    present
 }
 
 /// A store a test runs on: its name (for messages) and the variable that holds its URL, `None`
