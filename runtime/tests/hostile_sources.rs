@@ -50,48 +50,34 @@ impl Drop for Fake {
 }
 
 fn fake(script: Script) -> Fake {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
     let stop = Arc::new(AtomicBool::new(false));
     let requests = Arc::new(AtomicU64::new(0));
-    listener.set_nonblocking(true).unwrap();
     let stopping = stop.clone();
-    std::thread::spawn(move || {
-        let until = Instant::now() + Duration::from_secs(60);
-        while !stopping.load(Ordering::Relaxed) && Instant::now() < until {
-            let Ok((mut stream, _)) = listener.accept() else {
-                std::thread::sleep(Duration::from_millis(5));
-                continue;
-            };
-            let (script, requests, stopping) = (script.clone(), requests.clone(), stopping.clone());
-            std::thread::spawn(move || {
-                stream.set_nonblocking(false).unwrap();
-                stream
-                    .set_read_timeout(Some(Duration::from_secs(30)))
-                    .unwrap();
-                let mut buf = [0u8; 4096];
-                while let Ok(1..) = stream.read(&mut buf) {
-                    let n = requests.fetch_add(1, Ordering::SeqCst);
-                    let reply = String::from_utf8_lossy(&(script.reply)(n))
-                        .replace("{port}", &port.to_string());
-                    std::thread::sleep(script.per_reply);
-                    if script.per_byte.is_zero() {
-                        if stream.write_all(reply.as_bytes()).is_err() {
-                            return;
-                        }
-                        continue;
-                    }
-                    for b in reply.as_bytes() {
-                        if stopping.load(Ordering::Relaxed) {
-                            return;
-                        }
-                        std::thread::sleep(script.per_byte);
-                        if stream.write_all(&[*b]).is_err() {
-                            return;
-                        }
-                    }
+    let port = idforge_testkit::peer::loopback_peer(stop.clone(), move |mut stream, port| {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut buf = [0u8; 4096];
+        while let Ok(1..) = stream.read(&mut buf) {
+            let n = requests.fetch_add(1, Ordering::SeqCst);
+            let reply =
+                String::from_utf8_lossy(&(script.reply)(n)).replace("{port}", &port.to_string());
+            std::thread::sleep(script.per_reply);
+            if script.per_byte.is_zero() {
+                if stream.write_all(reply.as_bytes()).is_err() {
+                    return;
                 }
-            });
+                continue;
+            }
+            for b in reply.as_bytes() {
+                if stopping.load(Ordering::Relaxed) {
+                    return;
+                }
+                std::thread::sleep(script.per_byte);
+                if stream.write_all(&[*b]).is_err() {
+                    return;
+                }
+            }
         }
     });
     Fake { port, stop }

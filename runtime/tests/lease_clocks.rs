@@ -5,7 +5,6 @@
 //! too far from its own, and never holds a lease past the server's end.
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -84,59 +83,43 @@ fn read_command(r: &mut impl BufRead) -> Option<Vec<String>> {
 }
 
 fn fake(tells: Tells) -> Fake {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    listener.set_nonblocking(true).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let log = Arc::new(Mutex::new(Vec::new()));
-    let (stopping, logged) = (stop.clone(), log.clone());
-    std::thread::spawn(move || {
-        let until = Instant::now() + Duration::from_secs(60);
-        while !stopping.load(Ordering::Relaxed) && Instant::now() < until {
-            let Ok((stream, _)) = listener.accept() else {
-                std::thread::sleep(Duration::from_millis(5));
-                continue;
-            };
-            let logged = logged.clone();
-            std::thread::spawn(move || {
-                stream.set_nonblocking(false).unwrap();
-                stream
-                    .set_read_timeout(Some(Duration::from_secs(30)))
-                    .unwrap();
-                let mut out = stream.try_clone().unwrap();
-                let mut r = BufReader::new(stream);
-                while let Some(args) = read_command(&mut r) {
-                    logged.lock().unwrap().push(args.clone());
-                    let server = now_ms() + tells.clock_off_ms;
-                    let floor = tells.floor_in_ms.map(|f| now_ms() + f);
-                    let clock = args.last().unwrap() == "CLOCK";
-                    let reply = match (args[1].as_str(), floor) {
-                        ("ACQUIRE" | "RENEW", None) if clock => OLD_SERVER_REFUSAL.to_owned(),
-                        ("RENEW", _) if clock && tells.renew_refuses_clock => {
-                            OLD_SERVER_REFUSAL.to_owned()
-                        }
-                        ("ACQUIRE", Some(floor)) if clock => {
-                            let (n, tail) = tells.grant_tail.map_or_else(
-                                || (2, format!(":{floor}\r\n:{server}\r\n")),
-                                |(n, tail)| (n, tail.to_owned()),
-                            );
-                            format!("*{}\r\n:0\r\n$4\r\ntokn\r\n:{}\r\n{tail}", 3 + n, args[3])
-                        }
-                        // Without CLOCK, any server grants the three fields of old.
-                        ("ACQUIRE", _) => format!("*3\r\n:0\r\n$4\r\ntokn\r\n:{}\r\n", args[3]),
-                        ("RENEW", _) if clock => format!(
-                            "*3\r\n:{}\r\n:0\r\n:{}\r\n",
-                            server + 10_000,
-                            tells.renew_server_ms.unwrap_or(server)
-                        ),
-                        ("RENEW", _) => format!(":{}\r\n", server + 10_000),
-                        _ => "+OK\r\n".to_owned(),
-                    };
-                    if out.write_all(reply.as_bytes()).is_err() {
-                        return;
-                    }
+    let logged = log.clone();
+    let port = idforge_testkit::peer::loopback_peer(stop.clone(), move |stream, _| {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut out = stream.try_clone().unwrap();
+        let mut r = BufReader::new(stream);
+        while let Some(args) = read_command(&mut r) {
+            logged.lock().unwrap().push(args.clone());
+            let server = now_ms() + tells.clock_off_ms;
+            let floor = tells.floor_in_ms.map(|f| now_ms() + f);
+            let clock = args.last().unwrap() == "CLOCK";
+            let reply = match (args[1].as_str(), floor) {
+                ("ACQUIRE" | "RENEW", None) if clock => OLD_SERVER_REFUSAL.to_owned(),
+                ("RENEW", _) if clock && tells.renew_refuses_clock => OLD_SERVER_REFUSAL.to_owned(),
+                ("ACQUIRE", Some(floor)) if clock => {
+                    let (n, tail) = tells.grant_tail.map_or_else(
+                        || (2, format!(":{floor}\r\n:{server}\r\n")),
+                        |(n, tail)| (n, tail.to_owned()),
+                    );
+                    format!("*{}\r\n:0\r\n$4\r\ntokn\r\n:{}\r\n{tail}", 3 + n, args[3])
                 }
-            });
+                // Without CLOCK, any server grants the three fields of old.
+                ("ACQUIRE", _) => format!("*3\r\n:0\r\n$4\r\ntokn\r\n:{}\r\n", args[3]),
+                ("RENEW", _) if clock => format!(
+                    "*3\r\n:{}\r\n:0\r\n:{}\r\n",
+                    server + 10_000,
+                    tells.renew_server_ms.unwrap_or(server)
+                ),
+                ("RENEW", _) => format!(":{}\r\n", server + 10_000),
+                _ => "+OK\r\n".to_owned(),
+            };
+            if out.write_all(reply.as_bytes()).is_err() {
+                return;
+            }
         }
     });
     Fake { port, stop, log }

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use idforge::{SegmentOptions, Segments};
+use idforge_testkit::fixed_step;
 
 const PROCESSES: usize = 5;
 const THREADS: usize = 2;
@@ -20,11 +21,8 @@ const CHILD: &str = "IDFORGE_TEST_CONTENDER";
 /// One child: draws with `THREADS` threads, writes its ids to `out`, its errors to stderr.
 fn contend(url: &str, out: &str) -> ! {
     let options = SegmentOptions {
-        step: 100,
-        max_step: 100,
-        dynamic_step: false,
         timeout: Duration::from_secs(20),
-        ..Default::default()
+        ..fixed_step(100)
     };
     let segments = Arc::new(Segments::open(url, "contended", options).unwrap());
     let drawers: Vec<_> = (0..THREADS)

@@ -8,7 +8,6 @@ use idforge_testkit as common;
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -36,33 +35,20 @@ fn first_error(segments: &Segments, max_ok: usize) -> idforge::Error {
 /// A loopback peer that answers every request with `reply` (`{port}` there is its own port),
 /// or never, when `None`.
 fn fake_peer(reply: Option<&str>) -> (u16, Arc<AtomicBool>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let reply = reply.map(|r| r.replace("{port}", &port.to_string()));
     let stop = Arc::new(AtomicBool::new(false));
-    let stopping = stop.clone();
-    listener.set_nonblocking(true).unwrap();
-    std::thread::spawn(move || {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !stopping.load(Ordering::Relaxed) && Instant::now() < deadline {
-            let Ok((mut stream, _)) = listener.accept() else {
-                std::thread::sleep(Duration::from_millis(5));
-                continue;
-            };
-            let reply = reply.clone();
-            std::thread::spawn(move || {
-                stream.set_nonblocking(false).unwrap();
-                let mut buf = [0u8; 4096];
-                while let Ok(n @ 1..) = stream.read(&mut buf) {
-                    // One request per read is enough for these clients (one command at a time).
-                    let _ = n;
-                    if let Some(reply) = &reply {
-                        if stream.write_all(reply.as_bytes()).is_err() {
-                            return;
-                        }
-                    }
+    let reply = reply.map(str::to_owned);
+    let port = common::peer::loopback_peer(stop.clone(), move |mut stream, port| {
+        let reply = reply
+            .as_ref()
+            .map(|r| r.replace("{port}", &port.to_string()));
+        let mut buf = [0u8; 4096];
+        // One request per read is enough for these clients (one command at a time).
+        while let Ok(1..) = stream.read(&mut buf) {
+            if let Some(reply) = &reply {
+                if stream.write_all(reply.as_bytes()).is_err() {
+                    return;
                 }
-            });
+            }
         }
     });
     (port, stop)
@@ -408,11 +394,8 @@ fn a_locked_row_holds_up_only_its_own_tag() {
     };
     let (a, b) = (unique_tag("locked"), unique_tag("free"));
     let options = SegmentOptions {
-        step: 10,
-        max_step: 10,
-        dynamic_step: false,
         timeout: Duration::from_secs(20),
-        ..Default::default()
+        ..fixed_step(10)
     };
     let seg_a = Arc::new(Segments::open(&url, &a, options).unwrap());
     let seg_b = Segments::open(&url, &b, options).unwrap();

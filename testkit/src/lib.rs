@@ -1,12 +1,13 @@
 //! What the black-box tests of the server share (its own suites, the store's, and the benches
 //! that need a proxy): a RESP test client, a spawned `idforge serve`, loopback proxies that
-//! delay or cut, test certificates, a small tmpfs, and the CI services' URLs.
+//! delay or cut, a loopback peer that plays a server, test certificates, a small tmpfs, and the CI services' URLs.
 //!
 //! A test-support crate rather than files included by `#[path]`: one copy, compiled once, with
 //! its own dependencies. Not published.
 
 pub mod cut_proxy;
 pub mod delay_proxy;
+pub mod peer;
 #[cfg(feature = "tls")]
 pub mod tls;
 pub mod tmpfs;
