@@ -10,8 +10,7 @@ use idforge::{ErrorCode, Layout, Snowflake};
 
 #[test]
 fn leased_generators_get_distinct_nodes_and_give_them_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
+    let (_dir, server) = Server::start_fresh(&[]);
     let a = Snowflake::builder(Layout::TWITTER)
         .lease(server.url(), "orders")
         .build()
@@ -87,8 +86,7 @@ fn a_generator_stops_when_its_lease_cannot_be_renewed_and_the_id_waits_for_it() 
 
 #[test]
 fn bad_lease_settings_are_typed_errors() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
+    let (_dir, server) = Server::start_fresh(&[]);
     let build = |url: &str, service: &str, ttl: Duration| {
         Snowflake::builder(Layout::TWITTER)
             .lease(url, service)

@@ -18,8 +18,7 @@ fn closed_soon(c: &mut Client) -> bool {
 
 #[test]
 fn maxclients_refuses_with_the_redis_error_and_frees_the_slot() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["--maxclients=2"]);
+    let (_dir, server) = Server::start_fresh(&["--maxclients=2"]);
     let mut a = server.client();
     let mut b = server.client();
     assert_eq!(a.cmd(&["PING"]), Value::Simple("PONG".into()));
@@ -83,8 +82,7 @@ fn an_open_server_bounds_the_tags_and_snowflake_names_it_holds() {
 
 #[test]
 fn long_pipelines_are_answered_in_order_past_the_reply_buffer() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["--reply-buffer-bytes=1024"]);
+    let (_dir, server) = Server::start_fresh(&["--reply-buffer-bytes=1024"]);
     let mut c = server.client();
     let mut req = Vec::new();
     for _ in 0..5000 {
@@ -108,11 +106,8 @@ fn long_pipelines_are_answered_in_order_past_the_reply_buffer() {
 
 #[test]
 fn oversized_and_half_sent_requests_are_closed() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(
-        dir.path(),
-        &["--max-request-bytes=2048", "--request-timeout-ms=300"],
-    );
+    let (_dir, server) =
+        Server::start_fresh(&["--max-request-bytes=2048", "--request-timeout-ms=300"]);
     let mut c = server.client();
     c.send_raw(b"*2\r\n$4\r\nECHO\r\n$4000\r\n");
     assert!(c.read().error().contains("request too big"));
@@ -128,11 +123,8 @@ fn oversized_and_half_sent_requests_are_closed() {
 
 #[test]
 fn unauthenticated_and_idle_connections_are_closed() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(
-        dir.path(),
-        &["--requirepass=pw", "--auth-timeout-ms=300", "--timeout=1"],
-    );
+    let (_dir, server) =
+        Server::start_fresh(&["--requirepass=pw", "--auth-timeout-ms=300", "--timeout=1"]);
     let mut waiting = server.client();
     assert_eq!(waiting.cmd(&["PING"]), Value::Simple("PONG".into()));
     assert!(closed_soon(&mut waiting), "not authenticated in time");
@@ -145,15 +137,11 @@ fn unauthenticated_and_idle_connections_are_closed() {
 
 #[test]
 fn failed_auth_is_limited_per_address() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(
-        dir.path(),
-        &[
-            "--requirepass=pw",
-            "--auth-fail-burst=2",
-            "--auth-fail-delay-ms=1",
-        ],
-    );
+    let (_dir, server) = Server::start_fresh(&[
+        "--requirepass=pw",
+        "--auth-fail-burst=2",
+        "--auth-fail-delay-ms=1",
+    ]);
     let mut c = server.client();
     for _ in 0..2 {
         assert!(c.cmd(&["AUTH", "wrong"]).error().starts_with("WRONGPASS"));

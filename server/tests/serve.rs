@@ -12,8 +12,7 @@ use common::{Client, Server, Value};
 
 #[test]
 fn incr_incrby_get_and_the_tag_commands() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
+    let (_dir, server) = Server::start_fresh(&[]);
     let mut c = server.client();
     assert_eq!(c.cmd(&["PING"]), Value::Simple("PONG".into()));
     assert_eq!(c.cmd(&["GET", "orders"]), Value::Nil);
@@ -77,8 +76,7 @@ fn a_data_dir_with_url_characters_keeps_its_store_in_it() {
 
 #[test]
 fn server_snowflakes_and_decode() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["--node-id=7"]);
+    let (_dir, server) = Server::start_fresh(&["--node-id=7"]);
     let mut c = server.client();
     let one = c.cmd(&["IDF.SNOWFLAKE", "events"]).int();
     let Value::Array(many) = c.cmd(&["IDF.SNOWFLAKE", "events", "COUNT", "5000"]) else {
@@ -151,8 +149,7 @@ fn snowflake_names_serve_at_once_after_a_clean_stop_and_within_the_alloc_timeout
 
 #[test]
 fn a_name_further_ahead_than_the_alloc_timeout_is_refused_with_tryagain() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["--alloc-timeout-ms", "200"]);
+    let (_dir, server) = Server::start_fresh(&["--alloc-timeout-ms", "200"]);
     let mut c = server.client();
     let last = c.cmd(&["IDF.SNOWFLAKE", "ahead"]).int();
     // After a crash the persisted time is up to 4 s ahead: more than 200 ms of waiting is
@@ -174,8 +171,7 @@ fn a_name_further_ahead_than_the_alloc_timeout_is_refused_with_tryagain() {
 
 #[test]
 fn bad_input_gets_an_error_and_the_server_survives() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
+    let (_dir, server) = Server::start_fresh(&[]);
     let mut c = server.client();
     assert_eq!(c.cmd(&["INCRBY", "t", "10"]).int(), 10);
     // Command errors: the connection stays usable.
@@ -261,8 +257,7 @@ fn bad_input_gets_an_error_and_the_server_survives() {
 
 #[test]
 fn no_duplicates_after_kill_9_and_no_gap_after_sigterm() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["--default-step=100"]);
+    let (_dir, server) = Server::start_fresh(&["--default-step=100"]);
     let mut c = server.client();
     let mut last = 0;
     for _ in 0..250 {
@@ -282,8 +277,7 @@ fn no_duplicates_after_kill_9_and_no_gap_after_sigterm() {
 
 #[test]
 fn auth_users_and_permissions() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["--requirepass=sekret", "--metrics-port=0"]);
+    let (_dir, server) = Server::start_fresh(&["--requirepass=sekret", "--metrics-port=0"]);
     let mut c = server.client();
     assert_eq!(c.cmd(&["PING"]), Value::Simple("PONG".into()));
     assert!(c.cmd(&["INCR", "t"]).error().starts_with("NOAUTH"));
@@ -353,8 +347,7 @@ fn auth_users_and_permissions() {
 fn the_users_always_keep_an_admin() {
     // Without --requirepass, users are the only way in once one exists: a change that left users
     // but no admin would lock every client out of IDF.USER for good.
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
+    let (_dir, server) = Server::start_fresh(&[]);
     let ok = Value::Simple("OK".into());
     let mut c = server.client();
     let first = c.cmd(&["IDF.USER", "SET", "app", "pw", "alloc:orders"]);
@@ -490,8 +483,7 @@ fn metrics_and_health_over_http() {
 
 #[test]
 fn unknown_tags_are_refused_without_auto_create() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["--auto-create=false"]);
+    let (_dir, server) = Server::start_fresh(&["--auto-create=false"]);
     let mut c = server.client();
     assert!(
         c.cmd(&["INCR", "nope"])
@@ -544,8 +536,7 @@ fn mysql_store() {
 fn one_thread_serves_and_verifies_passwords_off_the_loop() {
     // `--threads 1` runs on tokio's current-thread scheduler; argon2 still runs on the blocking
     // pool.
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["--threads=1", "--requirepass=pw"]);
+    let (_dir, server) = Server::start_fresh(&["--threads=1", "--requirepass=pw"]);
     let mut c = server.client();
     assert!(c.cmd(&["INCR", "t"]).error().starts_with("NOAUTH"));
     assert_eq!(c.cmd(&["AUTH", "pw"]), Value::Simple("OK".into()));
@@ -573,8 +564,7 @@ fn cpu_ticks(pid: u32) -> u64 {
 fn one_thread_busy_polls_only_after_requests() {
     // `--threads 1` polls for requests for a while after each one instead of sleeping; past that
     // window an idle server must use (almost) no CPU, whatever the window.
-    let dir = tempfile::tempdir().unwrap();
-    let mut server = Server::start(dir.path(), &["--threads=1", "--busy-poll-us=20000"]);
+    let (_dir, mut server) = Server::start_fresh(&["--threads=1", "--busy-poll-us=20000"]);
     let mut c = server.client();
     for i in 1..=2000 {
         assert_eq!(c.cmd(&["INCR", "t"]).int(), i);

@@ -75,8 +75,7 @@ fn idforge_source_hands_out_unique_increasing_ids_across_a_kill_9() {
 
 #[test]
 fn idforge_source_authenticates_and_a_refusal_is_typed() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["--requirepass=s3cret"]);
+    let (_dir, server) = Server::start_fresh(&["--requirepass=s3cret"]);
     let port = server.port;
     for url in [
         format!("idforge://:s3cret@127.0.0.1:{port}"),
@@ -97,8 +96,7 @@ fn idforge_source_authenticates_and_a_refusal_is_typed() {
 
 #[test]
 fn unknown_tags_silent_and_absent_servers_are_typed_errors() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["--auto-create=false"]);
+    let (_dir, server) = Server::start_fresh(&["--auto-create=false"]);
     let url = format!("idforge://127.0.0.1:{}", server.port);
     let e = first_error(&Segments::open(&url, "nope", fixed_step(10)).unwrap(), 0);
     assert_eq!(e.code(), ErrorCode::InvalidArgument, "{e}");
@@ -145,8 +143,7 @@ fn draws_wait_out_a_server_killed_and_restarted() {
 
 #[test]
 fn moved_is_followed_a_loop_is_refused_and_dead_hosts_are_skipped() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
+    let (_dir, server) = Server::start_fresh(&[]);
     let to_server = format!("-MOVED 0 127.0.0.1:{}\r\n", server.port);
     let (redirect, stop_a) = fake_peer(Some(&to_server));
     let source = idforge::source::open(&format!("idforge://127.0.0.1:{redirect}")).unwrap();
@@ -170,8 +167,7 @@ fn moved_is_followed_a_loop_is_refused_and_dead_hosts_are_skipped() {
 
 #[test]
 fn a_slow_allocator_makes_no_caller_wait_once_the_step_adapted() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
+    let (_dir, server) = Server::start_fresh(&[]);
     let proxy = DelayProxy::start(
         &format!("127.0.0.1:{}", server.port),
         Duration::from_millis(50),

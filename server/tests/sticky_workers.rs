@@ -195,8 +195,7 @@ common::per_store!(sticky_ids_on: sqlite, etcd, postgres, mariadb);
 
 #[test]
 fn without_reservations_a_name_still_finds_its_free_id() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["--worker-reserve-ms=0"]);
+    let (_dir, server) = Server::start_fresh(&["--worker-reserve-ms=0"]);
     let mut c = server.client();
     let (id, token, rest) = fields(&acquire(&mut c, "s", "60000", Some("a")));
     assert_eq!(rest[3], rest[2] + 60_000, "reserved only as long as leased");
@@ -220,8 +219,7 @@ fn without_reservations_a_name_still_finds_its_free_id() {
 /// off), with the times it made meanwhile.
 #[test]
 fn a_lease_kept_in_a_file_comes_back_only_with_its_token() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["--worker-reserve-ms=60000"]);
+    let (_dir, server) = Server::start_fresh(&["--worker-reserve-ms=60000"]);
     let mut c = server.client();
     let e = c.cmd(&["IDF.WORKER", "ACQUIRE", "s", "60000", "FILE"]);
     assert!(e.error().starts_with("ERR FILE needs HOLDER"), "{e:?}");
@@ -274,8 +272,7 @@ fn a_lease_kept_in_a_file_comes_back_only_with_its_token() {
 
 #[test]
 fn bad_holder_names_are_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
+    let (_dir, server) = Server::start_fresh(&[]);
     let mut c = server.client();
     let long = "h".repeat(129);
     for bad in ["", ".a", "a b", "a\u{e4}", long.as_str()] {
@@ -305,8 +302,7 @@ fn bad_holder_names_are_refused() {
 /// keep theirs), and no id repeats across its lives.
 #[test]
 fn a_restarted_instance_gets_its_node_id_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
+    let (_dir, server) = Server::start_fresh(&[]);
     let named = |name: &str| {
         Snowflake::builder(Layout::TWITTER)
             .lease(server.url(), "orders")

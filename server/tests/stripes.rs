@@ -241,11 +241,8 @@ fn a_store_keeps_its_stripe_and_refuses_servers_of_another() {
 
 #[test]
 fn a_striped_server_hands_out_its_blocks_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(
-        dir.path(),
-        &["--stripe=1/2", "--stripe-block=10", "--default-step=3"],
-    );
+    let (_dir, server) =
+        Server::start_fresh(&["--stripe=1/2", "--stripe-block=10", "--default-step=3"]);
     let mut c = server.client();
     // Stripe 1 of 2, blocks of 10: 11-20, 31-40, 51-60, …
     assert_eq!(c.cmd(&["INCR", "t"]).int(), 11);

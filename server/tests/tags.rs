@@ -111,8 +111,7 @@ common::per_store!(scan_pages_through_every_tag: sqlite, postgres, mariadb, etcd
 
 #[test]
 fn scan_and_list_show_only_readable_tags() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["--requirepass=pw"]);
+    let (_dir, server) = Server::start_fresh(&["--requirepass=pw"]);
     let mut admin = server.client();
     assert_eq!(admin.cmd(&["AUTH", "pw"]), Value::Simple("OK".into()));
     for tag in ["a:1", "a:2", "b:1"] {
@@ -127,8 +126,7 @@ fn scan_and_list_show_only_readable_tags() {
 
 #[test]
 fn scan_cursors_show_no_tag_name() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["--requirepass=pw"]);
+    let (_dir, server) = Server::start_fresh(&["--requirepass=pw"]);
     let mut admin = server.client();
     assert_eq!(admin.cmd(&["AUTH", "pw"]), Value::Simple("OK".into()));
     for tag in [
@@ -190,8 +188,7 @@ fn scan_cursors_show_no_tag_name() {
 
 #[test]
 fn a_user_creates_at_most_its_quota_of_tags() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["--requirepass=pw", "--max-tags-per-user=3"]);
+    let (_dir, server) = Server::start_fresh(&["--requirepass=pw", "--max-tags-per-user=3"]);
     let mut admin = server.client();
     assert_eq!(admin.cmd(&["AUTH", "pw"]), Value::Simple("OK".into()));
     admin.cmd(&["IDF.USER", "SET", "app", "pw2", "alloc:q:*"]);
@@ -295,15 +292,11 @@ fn snowflake(c: &mut Client, name: &str) -> i64 {
 
 #[test]
 fn snowflake_names_have_a_quota_and_idle_ones_leave_memory() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(
-        dir.path(),
-        &[
-            "--requirepass=pw",
-            "--max-snowflake-names-per-user=3",
-            "--tag-idle-secs=1",
-        ],
-    );
+    let (_dir, server) = Server::start_fresh(&[
+        "--requirepass=pw",
+        "--max-snowflake-names-per-user=3",
+        "--tag-idle-secs=1",
+    ]);
     let mut admin = server.client();
     assert_eq!(admin.cmd(&["AUTH", "pw"]), Value::Simple("OK".into()));
     admin.cmd(&["IDF.USER", "SET", "app", "pw2", "alloc:sf:*"]);

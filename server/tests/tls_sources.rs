@@ -254,8 +254,7 @@ fn store_over_tls(var: &str) {
         let (head, query) = url.split_once('?').unwrap();
         url = format!("{head}/{}?{query}", unique("tls"));
     }
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[&format!("--store={url}")]);
+    let (_dir, server) = Server::start_fresh(&[&format!("--store={url}")]);
     let mut c = server.client();
     let tag = unique("store-tls");
     // An etcd store elects its leader first.

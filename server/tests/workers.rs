@@ -33,8 +33,7 @@ fn grant(reply: Value) -> (i64, String) {
 
 #[test]
 fn leases_hand_out_the_lowest_free_id_and_only_the_holder_renews() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
+    let (_dir, server) = Server::start_fresh(&[]);
     let mut c = server.client();
     let (a, ta) = grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "svc", "60000"]));
     let (b, tb) = grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "svc", "60000"]));
@@ -108,8 +107,7 @@ fn list_field(row: &Value, i: usize) -> Value {
 
 #[test]
 fn an_expired_lease_is_lost_and_its_id_comes_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
+    let (_dir, server) = Server::start_fresh(&[]);
     let mut c = server.client();
     let (id, token) = grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "svc", "150"]));
     assert_eq!(id, 0);
@@ -126,8 +124,7 @@ fn an_expired_lease_is_lost_and_its_id_comes_back() {
 
 #[test]
 fn bad_lease_arguments_are_errors() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
+    let (_dir, server) = Server::start_fresh(&[]);
     let mut c = server.client();
     for args in [
         &["IDF.WORKER"][..],
@@ -179,8 +176,7 @@ fn acquire_when_free(c: &mut common::Client, service: &str, id: i64) -> Value {
 
 #[test]
 fn grants_and_renewals_carry_the_time_floor_and_the_servers_clock() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
+    let (_dir, server) = Server::start_fresh(&[]);
     let mut c = server.client();
     // With CLOCK, [id, token, ttl, floor, server-ms]: a fresh id has no floor.
     let before = now_ms();
@@ -275,8 +271,7 @@ fn grants_and_renewals_carry_the_time_floor_and_the_servers_clock() {
 
 #[test]
 fn a_reported_time_far_past_the_leases_end_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
+    let (_dir, server) = Server::start_fresh(&[]);
     let mut c = server.client();
     let before = now_ms();
     let (_, token) = grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "far", "60000"]));
@@ -332,11 +327,8 @@ fn a_reported_time_far_past_the_leases_end_is_refused() {
 
 #[test]
 fn leases_past_the_limits_are_refused_until_some_end() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(
-        dir.path(),
-        &["--max-leases-per-service", "3", "--max-leases", "5"],
-    );
+    let (_dir, server) =
+        Server::start_fresh(&["--max-leases-per-service", "3", "--max-leases", "5"]);
     let mut c = server.client();
     let acquire = |c: &mut common::Client, service: &str| {
         c.cmd(&["IDF.WORKER", "ACQUIRE", service, "60000", "MAX", "100"])
@@ -367,8 +359,7 @@ fn leases_past_the_limits_are_refused_until_some_end() {
 
 #[test]
 fn list_pages_with_a_cursor() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
+    let (_dir, server) = Server::start_fresh(&[]);
     let mut c = server.client();
     for _ in 0..5 {
         grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "svc", "60000"]));
@@ -632,8 +623,7 @@ fn two_servers_on_one_store_never_share_an_id() {
 /// reads the leases again and finds the same state.
 #[test]
 fn leases_read_again_after_the_copy_left_memory() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["--tag-idle-secs=1"]);
+    let (_dir, server) = Server::start_fresh(&["--tag-idle-secs=1"]);
     let mut c = server.client();
     let (a, ta) = grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "idle", "60000"]));
     let (b, _) = grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "idle", "60000"]));
@@ -658,8 +648,7 @@ fn leases_read_again_after_the_copy_left_memory() {
 /// group; each lost compare-and-set means another renewal won): all succeed.
 #[test]
 fn concurrent_renewals_of_one_lease_all_succeed() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &[]);
+    let (_dir, server) = Server::start_fresh(&[]);
     let (id, token) = grant(
         server
             .client()

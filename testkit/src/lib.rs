@@ -185,6 +185,14 @@ impl Server {
         }
     }
 
+    /// A server in a fresh folder, with `extra` arguments. Bind both, in this order
+    /// (`let (_dir, server) = …`), so the server stops before its folder is removed.
+    pub fn start_fresh(extra: &[&str]) -> (tempfile::TempDir, Server) {
+        let dir = tempfile::tempdir().unwrap();
+        let server = Server::start(dir.path(), extra);
+        (dir, server)
+    }
+
     /// A new client connection to it.
     pub fn client(&self) -> Client {
         Client::connect(self.port)
