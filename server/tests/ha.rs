@@ -204,16 +204,10 @@ fn a_standby_redirects_to_the_leader_and_takes_over_after_a_kill_9(backend: &str
     // Both servers describe the same one-shard cluster, owned by the leader.
     for port in [a.port, b.port] {
         let mut c = common::Client::connect(port);
-        let Value::Array(slots) = c.cmd(&["CLUSTER", "SLOTS"]) else {
-            panic!("CLUSTER SLOTS is an array")
-        };
-        let Value::Array(shard) = &slots[0] else {
-            panic!("a slot range")
-        };
+        let slots = c.cmd(&["CLUSTER", "SLOTS"]).into_array();
+        let shard = slots[0].array();
         assert_eq!(&shard[..2], &[Value::Int(0), Value::Int(16383)]);
-        let Value::Array(node) = &shard[2] else {
-            panic!("a node")
-        };
+        let node = shard[2].array();
         assert_eq!(node[1], Value::Int(i64::from(a.port)));
         let Value::Bulk(nodes) = c.cmd(&["CLUSTER", "NODES"]) else {
             panic!("CLUSTER NODES is text")

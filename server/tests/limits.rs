@@ -98,9 +98,9 @@ fn long_pipelines_are_answered_in_order_past_the_reply_buffer() {
         e.error()
             .starts_with("ERR COUNT must be between 1 and 10000")
     );
-    let Value::Array(ids) = c.cmd(&["IDF.SNOWFLAKE", "s", "COUNT", "10000"]) else {
-        panic!("an array");
-    };
+    let ids = c
+        .cmd(&["IDF.SNOWFLAKE", "s", "COUNT", "10000"])
+        .into_array();
     assert_eq!(ids.len(), 10000);
 }
 

@@ -32,9 +32,7 @@ fn incr_incrby_get_and_the_tag_commands() {
     // A step of 10 means a persist every few ids: still one increasing sequence.
     let ids: Vec<i64> = (0..100).map(|_| c.cmd(&["INCR", "inv"]).int()).collect();
     assert_eq!(ids, (500..600).collect::<Vec<_>>());
-    let Value::Array(info) = c.cmd(&["IDF.TAG", "INFO", "inv"]) else {
-        panic!("INFO is a map")
-    };
+    let info = c.cmd(&["IDF.TAG", "INFO", "inv"]).into_array();
     assert_eq!(info[2], Value::Bulk(b"last".to_vec()));
     assert_eq!(info[3], Value::Int(599));
     assert_eq!(
@@ -44,9 +42,7 @@ fn incr_incrby_get_and_the_tag_commands() {
     assert_eq!(c.cmd(&["IDF.TAG", "DROP", "inv"]), Value::Int(1));
     assert_eq!(c.cmd(&["GET", "inv"]), Value::Nil);
     // RESP3 after HELLO 3: nulls and maps change type.
-    let Value::Array(hello) = c.cmd(&["HELLO", "3"]) else {
-        panic!("HELLO is a map")
-    };
+    let hello = c.cmd(&["HELLO", "3"]).into_array();
     assert!(hello.contains(&Value::Bulk(b"idforge".to_vec())));
     assert_eq!(c.cmd(&["GET", "nothing"]), Value::Nil);
     assert_eq!(
@@ -79,15 +75,13 @@ fn server_snowflakes_and_decode() {
     let (_dir, server) = Server::start_fresh(&["--node-id=7"]);
     let mut c = server.client();
     let one = c.cmd(&["IDF.SNOWFLAKE", "events"]).int();
-    let Value::Array(many) = c.cmd(&["IDF.SNOWFLAKE", "events", "COUNT", "5000"]) else {
-        panic!("COUNT gives an array")
-    };
+    let many = c
+        .cmd(&["IDF.SNOWFLAKE", "events", "COUNT", "5000"])
+        .into_array();
     let many: Vec<i64> = many.iter().map(Value::int).collect();
     assert_eq!(many.len(), 5000);
     assert!(one < many[0] && many.windows(2).all(|w| w[0] < w[1]));
-    let Value::Array(fields) = c.cmd(&["IDF.DECODE", &one.to_string()]) else {
-        panic!("DECODE is a map")
-    };
+    let fields = c.cmd(&["IDF.DECODE", &one.to_string()]).into_array();
     let node = fields
         .iter()
         .position(|v| *v == Value::Bulk(b"node".to_vec()));
@@ -132,9 +126,9 @@ fn snowflake_names_serve_at_once_after_a_clean_stop_and_within_the_alloc_timeout
             took < Duration::from_millis(1000),
             "the first id after a clean stop waited {took:?}"
         );
-        let Value::Array(many) = c.cmd(&["IDF.SNOWFLAKE", "restarts", "COUNT", "1000"]) else {
-            panic!("COUNT gives an array")
-        };
+        let many = c
+            .cmd(&["IDF.SNOWFLAKE", "restarts", "COUNT", "1000"])
+            .into_array();
         last = many.last().map(Value::int).unwrap();
     }
     // A crash leaves the time persisted ahead: the name waits at most the window less the

@@ -14,9 +14,7 @@ use idforge::{Layout, Snowflake};
 /// `[id, token, ttl, floor, server-ms, reserved-ms]` of an `ACQUIRE … CLOCK HOLDER`, or the
 /// first three (and floor, server-ms) of one without a name.
 fn fields(reply: &Value) -> (i64, String, Vec<i64>) {
-    let Value::Array(parts) = reply else {
-        panic!("a grant, got {reply:?}")
-    };
+    let parts = reply.array();
     let Value::Bulk(token) = &parts[1] else {
         panic!("a token in {parts:?}")
     };
@@ -50,12 +48,10 @@ fn release(c: &mut common::Client, service: &str, id: i64, token: &str) {
 
 /// `LIST` rows as `(id, held, holder, reserved-ms)`.
 fn list(c: &mut common::Client, service: &str) -> Vec<(i64, i64, String, i64)> {
-    let Value::Array(rows) = c.cmd(&["IDF.WORKER", "LIST", service]) else {
-        panic!("LIST is an array")
-    };
+    let rows = c.cmd(&["IDF.WORKER", "LIST", service]).into_array();
     rows.iter()
         .map(|r| {
-            let Value::Array(f) = r else { panic!("a row") };
+            let f = r.array();
             assert_eq!(f.len(), 6, "[id, held, end, last, holder, reserved]: {f:?}");
             let Value::Bulk(holder) = &f[4] else {
                 panic!("a holder in {f:?}")
@@ -256,9 +252,7 @@ fn a_lease_kept_in_a_file_comes_back_only_with_its_token() {
         &made,
         "CLOCK",
     ]);
-    let Value::Array(parts) = &renewed else {
-        panic!("[end, floor, server-ms, reserved-ms]: {renewed:?}")
-    };
+    let parts = renewed.array();
     assert_eq!(parts.len(), 4);
     assert!(parts[0].int() > parts[2].int(), "live again: {renewed:?}");
     let far = (reserved + 3_600_000).to_string();

@@ -25,16 +25,7 @@ fn incr(c: &mut Client, tag: &str) -> i64 {
 }
 
 fn names(v: &Value) -> Vec<String> {
-    let Value::Array(items) = v else {
-        panic!("an array of names, got {v:?}")
-    };
-    items
-        .iter()
-        .map(|i| match i {
-            Value::Bulk(b) => String::from_utf8(b.clone()).unwrap(),
-            other => panic!("a name, got {other:?}"),
-        })
-        .collect()
+    v.array().iter().map(Value::text).collect()
 }
 
 /// Walks `IDF.TAG SCAN` to the end; returns the names and how many calls it took.
@@ -42,9 +33,7 @@ fn scan_all(c: &mut Client, pattern: &str, count: &str) -> (Vec<String>, usize) 
     let (mut cursor, mut all, mut calls) = ("0".to_string(), Vec::new(), 0);
     loop {
         let reply = c.cmd(&["IDF.TAG", "SCAN", &cursor, "MATCH", pattern, "COUNT", count]);
-        let Value::Array(parts) = reply else {
-            panic!("SCAN replies [cursor, names], got {reply:?}")
-        };
+        let parts = reply.array();
         let Value::Bulk(next) = &parts[0] else {
             panic!("a cursor")
         };
@@ -144,9 +133,9 @@ fn scan_cursors_show_no_tag_name() {
     // One name per page: every cursor follows a name, readable or not.
     let (mut cursor, mut seen, mut cursors) = ("0".to_string(), Vec::new(), Vec::new());
     loop {
-        let Value::Array(parts) = app.cmd(&["IDF.TAG", "SCAN", &cursor, "COUNT", "1"]) else {
-            panic!("SCAN replies [cursor, names]")
-        };
+        let parts = app
+            .cmd(&["IDF.TAG", "SCAN", &cursor, "COUNT", "1"])
+            .into_array();
         let Value::Bulk(next) = &parts[0] else {
             panic!("a cursor")
         };
@@ -224,9 +213,7 @@ fn info_field(c: &mut Client, key: &str) -> i64 {
 
 /// `IDF.TAG INFO`'s `cached`: above 0 only while the tag is loaded with ids to spare.
 fn cached(c: &mut Client, tag: &str) -> i64 {
-    let Value::Array(info) = c.cmd(&["IDF.TAG", "INFO", tag]) else {
-        panic!("INFO is a map")
-    };
+    let info = c.cmd(&["IDF.TAG", "INFO", tag]).into_array();
     let at = info
         .iter()
         .position(|v| *v == Value::Bulk(b"cached".to_vec()))

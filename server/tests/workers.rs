@@ -18,9 +18,7 @@ fn now_ms() -> i64 {
 }
 
 fn grant(reply: Value) -> (i64, String) {
-    let Value::Array(parts) = reply else {
-        panic!("a grant is [id, token, ttl], got {reply:?}")
-    };
+    let parts = reply.array();
     assert!(
         matches!(parts.len(), 3 | 5),
         "three fields, five with CLOCK: {parts:?}"
@@ -81,9 +79,7 @@ fn leases_hand_out_the_lowest_free_id_and_only_the_holder_renews() {
         grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "svc", "60000"])).0,
         2
     );
-    let Value::Array(list) = c.cmd(&["IDF.WORKER", "LIST", "svc"]) else {
-        panic!("LIST is an array")
-    };
+    let list = c.cmd(&["IDF.WORKER", "LIST", "svc"]).into_array();
     assert_eq!(list.len(), 3);
     assert_eq!(
         list[0],
@@ -99,9 +95,7 @@ fn leases_hand_out_the_lowest_free_id_and_only_the_holder_renews() {
 }
 
 fn list_field(row: &Value, i: usize) -> Value {
-    let Value::Array(fields) = row else {
-        panic!("a row")
-    };
+    let fields = row.array();
     fields[i].clone()
 }
 
@@ -145,17 +139,10 @@ fn bad_lease_arguments_are_errors() {
     assert_eq!(grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "svc", "1000"])).0, 0);
 }
 
+/// The integers of an array reply (0 for any other element).
 fn ints(reply: &Value) -> Vec<i64> {
-    let Value::Array(parts) = reply else {
-        panic!("an array, got {reply:?}")
-    };
-    parts
-        .iter()
-        .map(|p| match p {
-            Value::Int(n) => *n,
-            _ => 0,
-        })
-        .collect()
+    let int = |p: &Value| if let Value::Int(n) = p { *n } else { 0 };
+    reply.array().iter().map(int).collect()
 }
 
 /// Waits (bounded) until `service`'s lowest free id is `id`, and returns that grant's reply
@@ -287,9 +274,7 @@ fn a_reported_time_far_past_the_leases_end_is_refused() {
             "{sub}: {e:?}"
         );
     }
-    let Value::Array(rows) = c.cmd(&["IDF.WORKER", "LIST", "far"]) else {
-        panic!("rows")
-    };
+    let rows = c.cmd(&["IDF.WORKER", "LIST", "far"]).into_array();
     let last = list_field(&rows[0], 3).int();
     assert!((before..=now_ms()).contains(&last), "kept {last}");
     assert_eq!(list_field(&rows[0], 1), Value::Int(1), "still held");
@@ -367,12 +352,8 @@ fn list_pages_with_a_cursor() {
     let page = |c: &mut common::Client, args: &[&str]| {
         let mut all = vec!["IDF.WORKER", "LIST", "svc"];
         all.extend_from_slice(args);
-        let Value::Array(reply) = c.cmd(&all) else {
-            panic!("a page")
-        };
-        let Value::Array(rows) = &reply[1] else {
-            panic!("rows")
-        };
+        let reply = c.cmd(&all).into_array();
+        let rows = reply[1].array();
         let ids: Vec<i64> = rows.iter().map(|r| ints(r)[0]).collect();
         (reply[0].int(), ids)
     };
@@ -395,9 +376,7 @@ fn list_pages_with_a_cursor() {
     }
     // The unpaged form answers as before while one page holds everything, and refuses a
     // service with more than 1000 leases.
-    let Value::Array(rows) = c.cmd(&["IDF.WORKER", "LIST", "svc"]) else {
-        panic!("rows")
-    };
+    let rows = c.cmd(&["IDF.WORKER", "LIST", "svc"]).into_array();
     assert_eq!(rows.len(), 5);
     for _ in 5..1001 {
         grant(c.cmd(&["IDF.WORKER", "ACQUIRE", "svc", "60000", "MAX", "2000"]));
@@ -550,12 +529,8 @@ fn acquire_cost_with_leases_held(store: common::Store) {
             "COUNT",
             "1000",
         ]);
-        let Value::Array(page) = page else {
-            panic!("a LIST page is an array, got {page:?}")
-        };
-        let Value::Array(rows) = &page[1] else {
-            panic!("rows")
-        };
+        let page = page.array();
+        let rows = page[1].array();
         list.extend(rows.iter().cloned());
         cursor = page[0].int();
         if cursor == 0 {
@@ -685,8 +660,9 @@ fn concurrent_renewals_of_one_lease_all_succeed() {
         latest = latest.max(time);
     }
     // No renewal's report was lost: the lease keeps the latest time.
-    let Value::Array(list) = server.client().cmd(&["IDF.WORKER", "LIST", "renew"]) else {
-        panic!("LIST is an array")
-    };
+    let list = server
+        .client()
+        .cmd(&["IDF.WORKER", "LIST", "renew"])
+        .into_array();
     assert_eq!(list_field(&list[0], 3), Value::Int(latest));
 }

@@ -44,6 +44,30 @@ impl Value {
         }
     }
 
+    /// The elements of an array; panics on any other reply.
+    pub fn array(&self) -> &[Value] {
+        match self {
+            Value::Array(items) => items,
+            other => panic!("expected an array, got {other:?}"),
+        }
+    }
+
+    /// The elements of an array, owned; panics on any other reply.
+    pub fn into_array(self) -> Vec<Value> {
+        match self {
+            Value::Array(items) => items,
+            other => panic!("expected an array, got {other:?}"),
+        }
+    }
+
+    /// A bulk string as UTF-8 text; panics on any other reply.
+    pub fn text(&self) -> String {
+        match self {
+            Value::Bulk(b) => String::from_utf8(b.clone()).unwrap(),
+            other => panic!("expected a bulk string, got {other:?}"),
+        }
+    }
+
     /// The error's text; panics on any other reply.
     pub fn error(&self) -> &str {
         match self {
