@@ -128,8 +128,7 @@ fn unauthenticated_and_idle_connections_are_closed() {
     let mut waiting = server.client();
     assert_eq!(waiting.cmd(&["PING"]), Value::Simple("PONG".into()));
     assert!(closed_soon(&mut waiting), "not authenticated in time");
-    let mut c = server.client();
-    assert_eq!(c.cmd(&["AUTH", "pw"]), Value::Simple("OK".into()));
+    let mut c = server.client_as(&["pw"]);
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(c.cmd(&["INCR", "t"]).int(), 1, "authenticated: not closed");
     assert!(closed_soon(&mut c), "closed once idle for --timeout");

@@ -538,8 +538,7 @@ fn one_thread_serves_and_verifies_passwords_off_the_loop() {
         c.cmd(&["IDF.USER", "SET", "u", "secret", "admin"]),
         Value::Simple("OK".into())
     );
-    let mut d = server.client();
-    assert_eq!(d.cmd(&["AUTH", "u", "secret"]), Value::Simple("OK".into()));
+    let mut d = server.client_as(&["u", "secret"]);
     assert_eq!(d.cmd(&["INCR", "t"]).int(), 1);
     assert_eq!(c.cmd(&["INCRBY", "t", "10"]).int(), 11);
 }

@@ -101,14 +101,12 @@ common::per_store!(scan_pages_through_every_tag: sqlite, postgres, mariadb, etcd
 #[test]
 fn scan_and_list_show_only_readable_tags() {
     let (_dir, server) = Server::start_fresh(&["--requirepass=pw"]);
-    let mut admin = server.client();
-    assert_eq!(admin.cmd(&["AUTH", "pw"]), Value::Simple("OK".into()));
+    let mut admin = server.client_as(&["pw"]);
     for tag in ["a:1", "a:2", "b:1"] {
         incr(&mut admin, tag);
     }
     admin.cmd(&["IDF.USER", "SET", "app", "pw2", "read:a:*"]);
-    let mut app = server.client();
-    assert_eq!(app.cmd(&["AUTH", "app", "pw2"]), Value::Simple("OK".into()));
+    let mut app = server.client_as(&["app", "pw2"]);
     assert_eq!(scan_all(&mut app, "*", "2").0, ["a:1", "a:2"]);
     assert_eq!(names(&app.cmd(&["IDF.TAG", "LIST"])), ["a:1", "a:2"]);
 }
@@ -116,8 +114,7 @@ fn scan_and_list_show_only_readable_tags() {
 #[test]
 fn scan_cursors_show_no_tag_name() {
     let (_dir, server) = Server::start_fresh(&["--requirepass=pw"]);
-    let mut admin = server.client();
-    assert_eq!(admin.cmd(&["AUTH", "pw"]), Value::Simple("OK".into()));
+    let mut admin = server.client_as(&["pw"]);
     for tag in [
         "public-a",
         "secret-customer-acme",
@@ -128,8 +125,7 @@ fn scan_cursors_show_no_tag_name() {
         incr(&mut admin, tag);
     }
     admin.cmd(&["IDF.USER", "SET", "app", "pw2", "read:public-*"]);
-    let mut app = server.client();
-    assert_eq!(app.cmd(&["AUTH", "app", "pw2"]), Value::Simple("OK".into()));
+    let mut app = server.client_as(&["app", "pw2"]);
     // One name per page: every cursor follows a name, readable or not.
     let (mut cursor, mut seen, mut cursors) = ("0".to_string(), Vec::new(), Vec::new());
     loop {
@@ -169,8 +165,7 @@ fn scan_cursors_show_no_tag_name() {
     // Cursors end with their process: after a restart, a clear error too.
     drop((admin, app));
     let server = server.restart("TERM");
-    let mut app = server.client();
-    assert_eq!(app.cmd(&["AUTH", "app", "pw2"]), Value::Simple("OK".into()));
+    let mut app = server.client_as(&["app", "pw2"]);
     let e = app.cmd(&["IDF.TAG", "SCAN", &cursors[0]]);
     assert!(e.error().contains("start again from 0"), "{e:?}");
 }
@@ -178,11 +173,9 @@ fn scan_cursors_show_no_tag_name() {
 #[test]
 fn a_user_creates_at_most_its_quota_of_tags() {
     let (_dir, server) = Server::start_fresh(&["--requirepass=pw", "--max-tags-per-user=3"]);
-    let mut admin = server.client();
-    assert_eq!(admin.cmd(&["AUTH", "pw"]), Value::Simple("OK".into()));
+    let mut admin = server.client_as(&["pw"]);
     admin.cmd(&["IDF.USER", "SET", "app", "pw2", "alloc:q:*"]);
-    let mut app = server.client();
-    assert_eq!(app.cmd(&["AUTH", "app", "pw2"]), Value::Simple("OK".into()));
+    let mut app = server.client_as(&["app", "pw2"]);
     for tag in ["q:1", "q:2", "q:3"] {
         assert_eq!(incr(&mut app, tag), 1);
     }
@@ -284,11 +277,9 @@ fn snowflake_names_have_a_quota_and_idle_ones_leave_memory() {
         "--max-snowflake-names-per-user=3",
         "--tag-idle-secs=1",
     ]);
-    let mut admin = server.client();
-    assert_eq!(admin.cmd(&["AUTH", "pw"]), Value::Simple("OK".into()));
+    let mut admin = server.client_as(&["pw"]);
     admin.cmd(&["IDF.USER", "SET", "app", "pw2", "alloc:sf:*"]);
-    let mut app = server.client();
-    assert_eq!(app.cmd(&["AUTH", "app", "pw2"]), Value::Simple("OK".into()));
+    let mut app = server.client_as(&["app", "pw2"]);
     let mut last = std::collections::HashMap::new();
     for name in ["sf:1", "sf:2", "sf:3"] {
         last.insert(name, snowflake(&mut app, name));
@@ -331,8 +322,7 @@ fn snowflake_names_have_a_quota_and_idle_ones_leave_memory() {
     // And after a kill -9, too.
     drop((admin, app));
     let server = server.restart("KILL");
-    let mut app = server.client();
-    assert_eq!(app.cmd(&["AUTH", "app", "pw2"]), Value::Simple("OK".into()));
+    let mut app = server.client_as(&["app", "pw2"]);
     for name in ["sf:1", "sf:2", "sf:3"] {
         assert!(
             snowflake(&mut app, name) > last[name],

@@ -222,6 +222,15 @@ impl Server {
         Client::connect(self.port)
     }
 
+    /// A new client connection, logged in with `AUTH` and these arguments (a password, or a
+    /// user and a password); panics unless the server says `OK`.
+    pub fn client_as(&self, auth: &[&str]) -> Client {
+        let mut c = self.client();
+        let reply = c.cmd(&[&["AUTH"], auth].concat());
+        assert_eq!(reply, Value::Simple("OK".into()), "AUTH {auth:?}");
+        c
+    }
+
     /// The `idforge://` URL of this server (what the runtime's leases and sources take).
     pub fn url(&self) -> String {
         format!("idforge://127.0.0.1:{}", self.port)
