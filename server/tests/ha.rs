@@ -75,6 +75,16 @@ on_every_store!(
 const ELECTION: Duration = Duration::from_secs(30);
 
 /// Waits until `server` answers `INCR tag` with an id, and returns it.
+/// How every failover test starts: a folder, the shared store named `name` (`None`: skipped),
+/// and member `a` serving as the leader, with the first id it gave for `orders`.
+fn led_by_a(backend: &str, name: &str) -> Option<(tempfile::TempDir, String, Server, i64)> {
+    let dir = tempfile::tempdir().unwrap();
+    let store = shared_store(backend, &dir, name)?;
+    let a = member(&dir, "a", &store);
+    let first = first_served(&a, "orders", ELECTION);
+    Some((dir, store, a, first))
+}
+
 fn first_served(server: &Server, tag: &str, within: Duration) -> i64 {
     let deadline = Instant::now() + within;
     loop {
@@ -172,12 +182,9 @@ fn a_bad_etcd_url_or_an_absent_cluster_is_a_clear_startup_error() {
 }
 
 fn a_standby_redirects_to_the_leader_and_takes_over_after_a_kill_9(backend: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let Some(store) = shared_store(backend, &dir, "kill") else {
+    let Some((dir, store, mut a, first)) = led_by_a(backend, "kill") else {
         return;
     };
-    let mut a = member(&dir, "a", &store);
-    let first = first_served(&a, "orders", ELECTION);
     assert_eq!(first, 1);
     let b = member(&dir, "b", &store);
     let mut cb = b.client();
@@ -228,12 +235,9 @@ fn a_standby_redirects_to_the_leader_and_takes_over_after_a_kill_9(backend: &str
 }
 
 fn a_paused_leader_serves_nothing_after_it_resumes(backend: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let Some(store) = shared_store(backend, &dir, "pause") else {
+    let Some((dir, store, a, last_a)) = led_by_a(backend, "pause") else {
         return;
     };
-    let a = member(&dir, "a", &store);
-    let last_a = first_served(&a, "orders", ELECTION);
     let b = member(&dir, "b", &store);
     // A connection to the leader, open across its pause, with ids cached behind it.
     let mut ca = a.client();
@@ -262,12 +266,9 @@ fn a_paused_leader_serves_nothing_after_it_resumes(backend: &str) {
 }
 
 fn failover_hands_over_without_a_gap(backend: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let Some(store) = shared_store(backend, &dir, "handover") else {
+    let Some((dir, store, a, _)) = led_by_a(backend, "handover") else {
         return;
     };
-    let a = member(&dir, "a", &store);
-    first_served(&a, "orders", ELECTION);
     let b = member(&dir, "b", &store);
     let mut ca = a.client();
     let last_a = ca.cmd(&["INCRBY", "orders", "5"]).int();
@@ -326,12 +327,9 @@ fn set_mark(store: &str, tag: &str, value: i64) {
 }
 
 fn a_standby_whose_guard_finds_the_store_behind_never_leads(backend: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let Some(store) = shared_store(backend, &dir, "behind") else {
+    let Some((dir, store, mut a, _)) = led_by_a(backend, "behind") else {
         return;
     };
-    let mut a = member(&dir, "a", &store);
-    first_served(&a, "orders", ELECTION);
     let b = member(&dir, "b", &store);
     assert_eq!(
         a.client().cmd(&["IDF.FAILOVER"]),
@@ -367,12 +365,9 @@ fn a_standby_whose_guard_finds_the_store_behind_never_leads(backend: &str) {
 /// `Segments` over all three servers of a group: a `kill -9` of the leader costs the drawing
 /// threads a pause (the takeover), never a failed call or a repeated id.
 fn segments_wait_out_a_leader_kill(backend: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let Some(store) = shared_store(backend, &dir, "segments") else {
+    let Some((dir, store, mut a, _)) = led_by_a(backend, "segments") else {
         return;
     };
-    let mut a = member(&dir, "a", &store);
-    first_served(&a, "orders", ELECTION);
     let (b, c) = (member(&dir, "b", &store), member(&dir, "c", &store));
     let url = format!(
         "idforge://127.0.0.1:{},127.0.0.1:{},127.0.0.1:{}",

@@ -9,26 +9,18 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::Value;
 use common::tls::{self, Ca, Pair};
-use common::{Server, Value};
 
 fn arg(name: &str, path: &Path) -> String {
     format!("--{name}={}", path.display())
-}
-
-/// A server on TLS with a certificate of `ca`; returns it and its certificate's paths.
-fn tls_server(dir: &Path, ca: &Ca, extra: &[String]) -> Server {
-    let (cert, key) = ca.issue("server", true).write(dir, "server");
-    let mut args = vec![arg("tls-cert", &cert), arg("tls-key", &key)];
-    args.extend_from_slice(extra);
-    Server::spawn(dir.to_path_buf(), args)
 }
 
 #[test]
 fn a_tls_server_serves_tls_clients_and_closes_on_plain_ones() {
     let dir = tempfile::tempdir().unwrap();
     let ca = Ca::new("test CA");
-    let server = tls_server(dir.path(), &ca, &[]);
+    let server = tls::server(dir.path(), &ca, &[]);
     let mut c = tls::client(server.port, &ca.pem(), None);
     assert_eq!(c.cmd(&["PING"]), Value::Simple("PONG".into()));
     assert_eq!(c.cmd(&["INCR", "orders"]).int(), 1);
@@ -81,7 +73,7 @@ fn connected(port: u16, ca: &Ca) -> i64 {
 fn a_tls_client_that_stops_reading_is_closed_within_the_write_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let ca = Ca::new("test CA");
-    let server = tls_server(dir.path(), &ca, &["--write-timeout-ms=300".into()]);
+    let server = tls::server(dir.path(), &ca, &["--write-timeout-ms=300".into()]);
     let mut greedy = tls::connect(server.port, &ca.pem(), None).unwrap();
     // Requests whose replies fill every buffer on the way back, never read.
     let req = b"*2\r\n$4\r\nINCR\r\n$1\r\nt\r\n".repeat(20_000);
@@ -107,7 +99,7 @@ fn mutual_tls_lets_in_only_clients_with_a_certificate_of_the_ca() {
     let clients = Ca::new("client CA");
     let ca_file = dir.path().join("clients-ca.pem");
     std::fs::write(&ca_file, clients.pem()).unwrap();
-    let server = tls_server(dir.path(), &ca, &[arg("tls-ca-cert", &ca_file)]);
+    let server = tls::server(dir.path(), &ca, &[arg("tls-ca-cert", &ca_file)]);
     let good = clients.issue("app", false);
     let stranger = Ca::new("stranger CA").issue("app", false);
     assert_eq!(
@@ -119,7 +111,7 @@ fn mutual_tls_lets_in_only_clients_with_a_certificate_of_the_ca() {
 
     // `optional`: a client may come without a certificate, but not with a bad one.
     let dir2 = tempfile::tempdir().unwrap();
-    let optional = tls_server(
+    let optional = tls::server(
         dir2.path(),
         &ca,
         &[
@@ -142,7 +134,7 @@ fn mutual_tls_lets_in_only_clients_with_a_certificate_of_the_ca() {
 fn a_stalled_handshake_is_closed_after_the_request_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let ca = Ca::new("test CA");
-    let server = tls_server(dir.path(), &ca, &["--request-timeout-ms=300".into()]);
+    let server = tls::server(dir.path(), &ca, &["--request-timeout-ms=300".into()]);
     let mut silent = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
     silent
         .set_read_timeout(Some(Duration::from_secs(20)))
@@ -166,7 +158,7 @@ fn a_stalled_handshake_is_closed_after_the_request_timeout() {
 fn a_client_that_sends_part_of_a_tls_record_is_closed_after_the_request_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let ca = Ca::new("test CA");
-    let server = tls_server(dir.path(), &ca, &["--request-timeout-ms=300".into()]);
+    let server = tls::server(dir.path(), &ca, &["--request-timeout-ms=300".into()]);
     let mut tls = tls::handshake(server.port, &ca.pem(), None).unwrap();
     // One whole request first: served.
     tls.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
@@ -222,7 +214,7 @@ fn a_client_that_sends_part_of_a_tls_record_is_closed_after_the_request_timeout(
 fn sighup_reloads_the_certificate_and_a_bad_one_is_not_taken() {
     let dir = tempfile::tempdir().unwrap();
     let old_ca = Ca::new("old CA");
-    let server = tls_server(dir.path(), &old_ca, &[]);
+    let server = tls::server(dir.path(), &old_ca, &[]);
     let mut before = tls::client(server.port, &old_ca.pem(), None);
     assert_eq!(before.cmd(&["INCR", "t"]).int(), 1);
 
@@ -265,7 +257,7 @@ fn the_metrics_port_speaks_https_with_the_same_certificate() {
     let dir = tempfile::tempdir().unwrap();
     let ca = Ca::new("test CA");
     let metrics_port = common::free_port();
-    let server = tls_server(dir.path(), &ca, &[format!("--metrics-port={metrics_port}")]);
+    let server = tls::server(dir.path(), &ca, &[format!("--metrics-port={metrics_port}")]);
     let mut c = tls::client(server.port, &ca.pem(), None);
     assert_eq!(c.cmd(&["INCR", "t"]).int(), 1);
     let mut s = tls::connect(metrics_port, &ca.pem(), None).unwrap();

@@ -9,7 +9,7 @@ use idforge_testkit as common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::tls::Ca;
+use common::tls::{self, Ca};
 use common::{Server, Value, fixed_step, service_url, unique};
 use idforge::{ErrorCode, Segments};
 
@@ -30,30 +30,20 @@ fn certs(dir: &Path, ca: &Ca) -> Certs {
     }
 }
 
-fn tls_server(dir: &Path, ca: &Ca, extra: &[String]) -> Server {
-    let (cert, key) = ca.issue("server", true).write(dir, "server");
-    let mut args = vec![
-        format!("--tls-cert={}", cert.display()),
-        format!("--tls-key={}", key.display()),
-    ];
-    args.extend_from_slice(extra);
-    Server::spawn(dir.to_path_buf(), args)
-}
-
 #[test]
 fn idforges_draws_ids_over_tls_and_across_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let ca = Ca::new("test CA");
     let c = certs(dir.path(), &ca);
     let port = common::free_port();
-    let server = tls_server(dir.path(), &ca, &[format!("--port={port}")]);
+    let server = tls::server(dir.path(), &ca, &[format!("--port={port}")]);
     // A kill -9 and a restart: the source reconnects (a new handshake), nothing repeats.
     let url = format!("idforges://127.0.0.1:{port}?tls_ca={}", c.ca);
     let (server, _, _) = common::draw_across_a_kill_9(&url, server);
     drop(server);
 
     // The host name instead of the address, and a name given with tls_server_name.
-    let server = tls_server(dir.path(), &ca, &[]);
+    let server = tls::server(dir.path(), &ca, &[]);
     for url in [
         format!("idforges://localhost:{}?tls_ca={}", server.port, c.ca),
         format!(
@@ -71,7 +61,7 @@ fn idforges_with_a_client_certificate_and_what_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let ca = Ca::new("test CA");
     let c = certs(dir.path(), &ca);
-    let server = tls_server(dir.path(), &ca, &[format!("--tls-ca-cert={}", c.ca)]);
+    let server = tls::server(dir.path(), &ca, &[format!("--tls-ca-cert={}", c.ca)]);
     let port = server.port;
     let good = format!(
         "idforges://127.0.0.1:{port}?tls_ca={}&tls_cert={}&tls_key={}",
@@ -144,7 +134,7 @@ fn idforges_any_mode_over_striped_tls_servers() {
     let c = certs(dirs[0].path(), &ca);
     let servers: Vec<Server> = (0..2)
         .map(|k| {
-            tls_server(
+            tls::server(
                 dirs[k].path(),
                 &ca,
                 &[format!("--stripe={k}/2"), "--stripe-block=1000".into()],

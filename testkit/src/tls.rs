@@ -14,7 +14,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 
-use super::{Client, Duplex};
+use super::{Client, Duplex, Server};
 
 /// A certificate authority that signs server and client certificates.
 pub struct Ca {
@@ -142,4 +142,15 @@ pub fn ping(port: u16, ca_pem: &str, client: Option<&Pair>) -> Result<String, St
 /// A RESP client over TLS.
 pub fn client(port: u16, ca_pem: &str, client: Option<&Pair>) -> Client {
     Client::over(connect(port, ca_pem, client).expect("TLS connect"))
+}
+
+/// A server in `dir` serving TLS with a certificate `ca` issued for it, with `extra` arguments.
+pub fn server(dir: &Path, ca: &Ca, extra: &[String]) -> Server {
+    let (cert, key) = ca.issue("server", true).write(dir, "server");
+    let mut args = vec![
+        format!("--tls-cert={}", cert.display()),
+        format!("--tls-key={}", key.display()),
+    ];
+    args.extend_from_slice(extra);
+    Server::spawn(dir.to_path_buf(), args)
 }
