@@ -160,25 +160,11 @@ fn failed_auth_is_limited_per_address() {
 
 #[test]
 fn metrics_want_the_token_and_name_no_tags_by_default() {
-    let dir = tempfile::tempdir().unwrap();
-    let metrics_port = common::free_port();
-    let server = Server::start(
-        dir.path(),
-        &[
-            &format!("--metrics-port={metrics_port}"),
-            "--metrics-token=tok",
-        ],
-    );
+    let (_dir, server, metrics_port) = metrics_server(&["--metrics-token=tok"]);
     let mut c = server.client();
     c.cmd(&["INCR", "secret-tag-name"]);
-    let get = |auth: &str| {
-        let mut s = TcpStream::connect(("127.0.0.1", metrics_port)).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\n{auth}\r\n").unwrap();
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut s, &mut text).unwrap();
-        text
-    };
+    let get =
+        |auth: &str| http_get(metrics_port, "/metrics", auth, Duration::from_secs(20)).unwrap();
     assert!(get("").starts_with("HTTP/1.1 401 Unauthorized"));
     assert!(get("Authorization: Bearer nope\r\n").starts_with("HTTP/1.1 401"));
     let page = get("Authorization: Bearer tok\r\n");
@@ -187,12 +173,21 @@ fn metrics_want_the_token_and_name_no_tags_by_default() {
     assert!(!page.contains("secret-tag-name"), "{page}");
 }
 
-/// `GET path` on the metrics port: the whole response, or the error that ended it (our read
-/// timeout included).
-fn http_get(port: u16, path: &str, timeout: Duration) -> Result<String, String> {
+/// A server in a fresh folder with a metrics port of its own and `extra` arguments; returns
+/// the port too.
+fn metrics_server(extra: &[&str]) -> (tempfile::TempDir, Server, u16) {
+    let port = common::free_port();
+    let arg = format!("--metrics-port={port}");
+    let (dir, server) = Server::start_fresh(&[&[arg.as_str()], extra].concat());
+    (dir, server, port)
+}
+
+/// `GET path` on the metrics port, with `headers` (each ending in CRLF): the whole response, or
+/// the error that ended it (our read timeout included).
+fn http_get(port: u16, path: &str, headers: &str, timeout: Duration) -> Result<String, String> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
     s.set_read_timeout(Some(timeout)).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").map_err(|e| e.to_string())?;
+    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n{headers}\r\n").map_err(|e| e.to_string())?;
     let mut text = String::new();
     std::io::Read::read_to_string(&mut s, &mut text).map_err(|e| e.to_string())?;
     Ok(text)
@@ -207,14 +202,12 @@ fn idle_connections(port: u16, n: usize) -> Vec<TcpStream> {
 
 #[test]
 fn the_metrics_port_answers_while_idle_connections_flood_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let metrics_port = common::free_port();
-    let server = Server::start(dir.path(), &[&format!("--metrics-port={metrics_port}")]);
+    let (_dir, server, metrics_port) = metrics_server(&[]);
     // More than a handful of idle connections (each used to hold one of 16 slots for 5 s).
     let idle = idle_connections(metrics_port, 40);
     std::thread::sleep(Duration::from_millis(100));
     for path in ["/healthz", "/metrics", "/healthz"] {
-        let page = http_get(metrics_port, path, Duration::from_secs(4)).unwrap();
+        let page = http_get(metrics_port, path, "", Duration::from_secs(4)).unwrap();
         assert!(page.starts_with("HTTP/1.1 200 OK"), "{path}: {page}");
     }
     drop(idle);
@@ -222,20 +215,12 @@ fn the_metrics_port_answers_while_idle_connections_flood_it() {
 
     // Past --metrics-maxclients a probe takes the place of the oldest idle connection, and idle
     // ones are closed after --metrics-timeout-ms.
-    let dir = tempfile::tempdir().unwrap();
-    let metrics_port = common::free_port();
-    let _server = Server::start(
-        dir.path(),
-        &[
-            &format!("--metrics-port={metrics_port}"),
-            "--metrics-maxclients=8",
-            "--metrics-timeout-ms=500",
-        ],
-    );
+    let (_dir, _server, metrics_port) =
+        metrics_server(&["--metrics-maxclients=8", "--metrics-timeout-ms=500"]);
     let idle = idle_connections(metrics_port, 16);
     std::thread::sleep(Duration::from_millis(100));
     for path in ["/healthz", "/metrics", "/healthz"] {
-        let page = http_get(metrics_port, path, Duration::from_secs(4)).unwrap();
+        let page = http_get(metrics_port, path, "", Duration::from_secs(4)).unwrap();
         assert!(page.starts_with("HTTP/1.1 200 OK"), "{path}: {page}");
     }
     for mut s in idle {
