@@ -209,8 +209,9 @@ fn cut_episode(url: &str, suffix: &str, extra: &[&str], cuts: &[Cut]) {
 
 /// PostgreSQL and MariaDB: a connection cut as it sends `COMMIT` (not committed), and one cut
 /// after (committed, unknown to the server).
-fn sql_commit_cuts(var: &str, name: &str, extra: &[&str]) {
-    let Some(url) = common::fresh_database(var, name) else {
+fn sql_commit_cuts(store: common::Store, extra: &[&str]) {
+    let var = store.var.expect("an external store");
+    let Some(url) = common::fresh_database(var, &format!("cut{}", store.name)) else {
         return;
     };
     // In the clear, so the proxy sees the COMMIT.
@@ -222,25 +223,18 @@ fn sql_commit_cuts(var: &str, name: &str, extra: &[&str]) {
     cut_episode(&url, plain, extra, &[Cut::BeforeCommit, Cut::AfterCommit]);
 }
 
-#[test]
-fn postgres_commits_cut_repeat_no_id() {
-    sql_commit_cuts("IDFORGE_TEST_POSTGRES_URL", "cutpg", &[]);
+/// With the store guard (the default).
+fn commits_cut_repeat_no_id(store: common::Store) {
+    sql_commit_cuts(store, &[]);
 }
 
-#[test]
-fn postgres_commits_cut_repeat_no_id_without_a_guard() {
-    sql_commit_cuts("IDFORGE_TEST_POSTGRES_URL", "cutpgng", &["--guard=none"]);
+/// Without it: the allocator's own bounds alone.
+fn commits_cut_repeat_no_id_without_a_guard(store: common::Store) {
+    sql_commit_cuts(store, &["--guard=none"]);
 }
 
-#[test]
-fn mariadb_commits_cut_repeat_no_id() {
-    sql_commit_cuts("IDFORGE_TEST_MYSQL_URL", "cutmy", &[]);
-}
-
-#[test]
-fn mariadb_commits_cut_repeat_no_id_without_a_guard() {
-    sql_commit_cuts("IDFORGE_TEST_MYSQL_URL", "cutmyng", &["--guard=none"]);
-}
+common::per_store!(commits_cut_repeat_no_id: postgres, mariadb);
+common::per_store!(commits_cut_repeat_no_id_without_a_guard: postgres, mariadb);
 
 /// etcd: every request's connection cut after it was sent (a transaction applied or not, the
 /// server cannot know).

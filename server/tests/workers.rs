@@ -395,15 +395,22 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// A server on `store` in a fresh folder, serving the new worker service named after `what`
+/// (`None`: skipped).
+fn serving_on(store: common::Store, what: &str) -> Option<(tempfile::TempDir, Server, String)> {
+    let (dir, server) = common::server_on_store(store.var, "test-workers", &[])?;
+    let service = common::unique(what);
+    server.wait_serving(&service);
+    Some((dir, server, service))
+}
+
 /// 16 clients ACQUIRE at the same moment, 4 rounds: every one gets a lease, all ids differ.
 /// Prints the latencies (never asserted: a shared CI machine's timings are not a test).
 fn concurrent_acquires(store: common::Store) {
-    let (label, var) = (store.name, store.var);
-    let Some((_dir, server)) = common::server_on_store(var, "test-workers", &[]) else {
+    let label = store.name;
+    let Some((_dir, server, service)) = serving_on(store, "conc") else {
         return;
     };
-    let service = common::unique("conc");
-    server.wait_serving(&service);
     const CLIENTS: usize = 16;
     const ROUNDS: usize = 4;
     let barrier = Arc::new(Barrier::new(CLIENTS));
@@ -480,12 +487,10 @@ fn timed_acquires(
 /// indexed, so the cost should not grow with them (printed, not asserted). Also checks that
 /// 5,000 leases taken by 8 clients at once are all distinct and all held.
 fn acquire_cost_with_leases_held(store: common::Store) {
-    let (label, var) = (store.name, store.var);
-    let Some((_dir, server)) = common::server_on_store(var, "test-workers", &[]) else {
+    let label = store.name;
+    let Some((_dir, server, service)) = serving_on(store, "cost") else {
         return;
     };
-    let service = common::unique("cost");
-    server.wait_serving(&service);
     let mut c = server.client();
     let mut ids = HashSet::new();
     timed_acquires(&mut c, &service, 10, &mut ids);
