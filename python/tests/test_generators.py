@@ -3,9 +3,9 @@ import datetime as dt
 import inspect
 import multiprocessing
 import os
-import threading
 import uuid
 from array import array
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -36,16 +36,9 @@ def test_policies_and_layout_objects():
 
 def test_threads_no_duplicates():
     ids = idforge.Snowflake("twitter", node_id=1)
-    out = [None] * 4
-
-    def work(i):
-        out[i] = [ids.next() for _ in range(250_000)]
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    # map: an exception in a thread fails the test (a bare Thread would only print it).
+    with ThreadPoolExecutor(4) as pool:
+        out = list(pool.map(lambda _: [ids.next() for _ in range(250_000)], range(4)))
     allids = [x for chunk in out for x in chunk]
     assert len(allids) == 1_000_000 and len(set(allids)) == 1_000_000
 

@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from conftest import required_env, serve_loopback
@@ -189,16 +190,8 @@ def test_forked_children_never_reuse_the_parents_ranges(source, tmp_path):
 
 def _process_with_threads(url, tag, conn):
     seg = idforge.Segments(url, tag, step=1000)
-    out = [None] * 4
-
-    def draw(i):
-        out[i] = [seg.next() for _ in range(62_500)]
-
-    threads = [threading.Thread(target=draw, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    with ThreadPoolExecutor(4) as pool:
+        out = list(pool.map(lambda _: [seg.next() for _ in range(62_500)], range(4)))
     conn.send([x for part in out for x in part])
     conn.close()
 

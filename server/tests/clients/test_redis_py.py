@@ -1,7 +1,7 @@
 """redis-py against `idforge serve` (started by server/tests/harness/server-clients.sh; its port in IDFORGE_PORT)."""
 
 import os
-import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import redis
@@ -57,20 +57,16 @@ def test_idf_commands(r):
 
 
 def test_threads_never_share_an_id():
-    seen = []
-    lock = threading.Lock()
-
-    def work():
+    def work(_):
         client = redis.Redis(port=PORT)
-        mine = [client.incr("py-threads") for _ in range(300)]
+        try:
+            mine = [client.incr("py-threads") for _ in range(300)]
+        finally:
+            client.close()
         assert mine == sorted(mine)
-        with lock:
-            seen.extend(mine)
-        client.close()
+        return mine
 
-    threads = [threading.Thread(target=work) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    # map: a failed assert in a thread fails the test (a bare Thread would only print it).
+    with ThreadPoolExecutor(8) as pool:
+        seen = [i for mine in pool.map(work, range(8)) for i in mine]
     assert len(seen) == 2400 and len(set(seen)) == 2400
