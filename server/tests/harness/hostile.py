@@ -44,6 +44,7 @@ from hostile_kit import (
     closed_within,
     connect,
     http_get,
+    in_threads,
     latency,
     percentile,
     read_line,
@@ -393,11 +394,7 @@ def case_worker_lease_flood(ctx):
             pages.append(rows)
 
     try:
-        threads = [threading.Thread(target=flood, args=(i,)) for i in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        in_threads(flood, [(i,) for i in range(8)])
         flood_end = time.time()
         s = connect(port)
         f = s.makefile("rb")
@@ -405,11 +402,7 @@ def case_worker_lease_flood(ctx):
         unpaged = read_reply(f)
         s.close()
         walked = []
-        walkers = [threading.Thread(target=walk, args=(walked,)) for _ in range(4)]
-        for t in walkers:
-            t.start()
-        for t in walkers:
-            t.join()
+        in_threads(walk, [(walked,)] * 4)
         peak = sampler.stop()
         time.sleep(0.3)
         check(proc.poll() is None, "the lease server died")

@@ -30,6 +30,7 @@ from hostile_kit import (
     CaseFailed,
     check,
     close_all,
+    in_threads,
     latency,
     raise_open_files,
     rss_mb,
@@ -133,11 +134,7 @@ def case_huge_heads(ctx):
         answers.append(closed_or_answered(s, 5))
         s.close()
 
-    threads = [threading.Thread(target=push) for _ in range(200)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    in_threads(push, [()] * 200)
     stuck = sum(1 for a in answers if a is None)
     check(stuck == 0, f"{stuck} connections with a 1 MB head left open")
     n431 = sum(1 for a in answers if a and b" 431 " in a)
@@ -194,12 +191,8 @@ def case_bad_tokens(ctx):
                 counts["refused" if refused else "other"] += 1
         conn.close()
 
-    threads = [threading.Thread(target=flood, args=(k,)) for k in range(20)]
     start = time.monotonic()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    in_threads(flood, [(k,) for k in range(20)])
     took = time.monotonic() - start
     check(counts["other"] == 0, f"{counts['other']} wrong tokens were not refused")
     return f"10,000 wrong tokens refused in {took:.1f} s"
@@ -230,11 +223,7 @@ def case_status_many_tags(ctx):
     loading = time.monotonic()
     # Each tag's first INCR waits for a persist, and a connection runs its pipeline in order:
     # 200 connections let the persister write 200 tags a transaction.
-    threads = [threading.Thread(target=resp_incr_many, args=(ctx.resp_port, names[k::200])) for k in range(200)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    in_threads(resp_incr_many, [(ctx.resp_port, names[k::200]) for k in range(200)])
     loading = time.monotonic() - loading
     import http.client
     conn = http.client.HTTPConnection("127.0.0.1", ctx.port, timeout=10)
@@ -343,11 +332,7 @@ def case_keepalive_heads(ctx):
             kept.append(open_ones)
 
     # Two at a time: the well-behaved client's latency is judged beside them.
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    in_threads(run, [(k,) for k in range(2)])
     rss = rss_mb(ctx.pid)
     close_all(socks)
     check(len(socks) == IDLE, f"{len(socks)} of {IDLE} answered")

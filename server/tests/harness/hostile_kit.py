@@ -91,6 +91,16 @@ def server_closed(s):
         s.setblocking(True)
 
 
+def in_threads(target, arg_tuples):
+    """Runs target(*args) for each args on a thread of its own, all at once; returns when every
+    one has ended."""
+    threads = [threading.Thread(target=target, args=args) for args in arg_tuples]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def close_all(socks):
     for s in socks:
         try:
