@@ -34,6 +34,7 @@ pub mod fork;
 mod lease;
 mod marks;
 mod objectid;
+pub mod pem;
 mod platform;
 mod policy;
 mod reseed;

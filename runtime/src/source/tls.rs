@@ -118,23 +118,14 @@ impl TlsParams {
 }
 
 fn read_pem(path: &Path, what: &str) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let io = |e: std::io::Error| {
-        Error::permanent(ErrorCode::Io, format!("{what} {}: {e}", path.display()))
-    };
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .map_err(io)?
-        .take(MAX_PEM_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > MAX_PEM_BYTES {
-        return Err(invalid(format!(
-            "{what} {}: larger than {MAX_PEM_BYTES} bytes",
-            path.display()
-        )));
-    }
-    Ok(bytes)
+    crate::pem::read_bounded(path, MAX_PEM_BYTES).map_err(|e| {
+        let message = format!("{what} {}: {e}", path.display());
+        if e.kind() == std::io::ErrorKind::InvalidData {
+            invalid(message)
+        } else {
+            Error::permanent(ErrorCode::Io, message)
+        }
+    })
 }
 
 fn certs(path: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>> {

@@ -9,15 +9,8 @@ use crate::{StoreError, StoreResult};
 impl EtcdStore {
     /// The value of `meta/<name>`, if it has one.
     pub async fn meta(&self, name: &str) -> StoreResult<Option<String>> {
-        let key = self.key(&format!("meta/{name}"));
-        let key = &key;
-        let resp = self
-            .call(|mut c| async move { c.get(key.clone(), None).await })
-            .await?;
-        Ok(resp
-            .kvs()
-            .first()
-            .map(|kv| String::from_utf8_lossy(kv.value()).into_owned()))
+        let value = self.value_at(&self.key(&format!("meta/{name}"))).await?;
+        Ok(value.map(|v| String::from_utf8_lossy(&v).into_owned()))
     }
 
     /// Gives `meta/<name>` the value `candidate` unless it has one; returns the one it has.

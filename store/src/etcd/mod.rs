@@ -492,14 +492,16 @@ impl EtcdStore {
     /// The persisted time of a snowflake clock.
     pub async fn clock(&self, name: &str) -> StoreResult<Option<i64>> {
         let key = self.key(&format!("clock/{name}"));
-        let key = &key;
+        let value = self.value_at(&key).await?;
+        value.map(|v| parse_int(&key, &v)).transpose()
+    }
+
+    /// The value at `key` (in full, root included), if it has one: a linearizable read.
+    async fn value_at(&self, key: &str) -> StoreResult<Option<Vec<u8>>> {
         let resp = self
-            .call(|mut c| async move { c.get(key.clone(), None).await })
+            .call(|mut c| async move { c.get(key, None).await })
             .await?;
-        resp.kvs()
-            .first()
-            .map(|kv| parse_int(key, kv.value()))
-            .transpose()
+        Ok(resp.kvs().first().map(|kv| kv.value().to_vec()))
     }
 
     /// The keys under `name` (a prefix below the root), and that prefix in full.
@@ -615,11 +617,7 @@ impl EtcdStore {
 
     /// Whether the cluster answers (a linearizable read).
     pub async fn ping(&self) -> StoreResult<()> {
-        let key = self.key("leader");
-        let key = &key;
-        self.call(|mut c| async move { c.get(key.clone(), None).await })
-            .await?;
-        Ok(())
+        self.value_at(&self.key("leader")).await.map(|_| ())
     }
 
     /// Nothing to close: the channels close when the last clone is dropped.

@@ -34,19 +34,10 @@ pub struct EtcdTls {
 const MAX_PEM_BYTES: u64 = 4 * 1024 * 1024;
 
 fn read_pem(path: &Path, what: &str) -> StoreResult<Vec<u8>> {
-    use std::io::Read;
-    let fail = |e: std::io::Error| StoreError(format!("etcd {what} {}: {e}", path.display()));
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .map_err(fail)?
-        .take(MAX_PEM_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(fail)?;
-    if bytes.len() as u64 > MAX_PEM_BYTES || !bytes.starts_with(b"-----BEGIN") {
-        return Err(StoreError(format!(
-            "etcd {what} {}: not a PEM file of at most {MAX_PEM_BYTES} bytes",
-            path.display()
-        )));
+    let fail = |why: String| StoreError(format!("etcd {what} {}: {why}", path.display()));
+    let bytes = idforge::pem::read_bounded(path, MAX_PEM_BYTES).map_err(|e| fail(e.to_string()))?;
+    if !bytes.starts_with(b"-----BEGIN") {
+        return Err(fail("not a PEM file".into()));
     }
     Ok(bytes)
 }

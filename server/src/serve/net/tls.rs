@@ -177,24 +177,21 @@ impl TlsError {
 }
 
 fn read_pem(path: &Path, what: &'static str) -> Result<Vec<u8>, TlsError> {
-    use std::io::Read;
-    let read = |source| TlsError::Read {
-        what,
-        path: path.to_owned(),
-        source,
-    };
-    let file = std::fs::File::open(path).map_err(read)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_PEM_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read)?;
-    if bytes.len() as u64 > MAX_PEM_BYTES {
-        return Err(TlsError::TooLarge {
-            what,
-            path: path.to_owned(),
-        });
-    }
-    Ok(bytes)
+    let path_buf = path.to_owned();
+    idforge::pem::read_bounded(path, MAX_PEM_BYTES).map_err(|source| {
+        if source.kind() == std::io::ErrorKind::InvalidData {
+            TlsError::TooLarge {
+                what,
+                path: path_buf,
+            }
+        } else {
+            TlsError::Read {
+                what,
+                path: path_buf,
+                source,
+            }
+        }
+    })
 }
 
 fn certs(path: &Path, what: &'static str) -> Result<Vec<CertificateDer<'static>>, TlsError> {
