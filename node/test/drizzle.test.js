@@ -5,9 +5,8 @@
 // same after a JSON round trip (json.stringify / json.parse for the bigint ids).
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { Snowflake } = require('idforge')
 const { needed, throwsCode } = require('./helpers.js')
-const { tenThousandRows } = require('./drizzle_rows.js')
+const { ordersTable, tenThousandRows } = require('./drizzle_rows.js')
 
 /** drizzle-orm and pg (development dependencies, optional peers of the package), or a skip. */
 function frameworks(t) {
@@ -36,14 +35,7 @@ test('drizzle: 10,000 rows from 8 workers in PostgreSQL, ids made by idforge', a
   await admin.query(`CREATE SCHEMA ${schema}`)
   const pool = new f.pg.Pool({ connectionString: url, max: 8, options: `-c search_path=${schema}` })
   try {
-    const snowflakes = new Snowflake({ layout: 'twitter', nodeId: 3 })
-    const orders = f.core.pgTable('orders', {
-      id: f.ids.snowflake('id', snowflakes).primaryKey(),
-      worker: f.core.integer('worker').notNull(),
-      ref: f.ids.uuid7('ref').notNull(),
-      ulid: f.ids.ulid('ulid').notNull(),
-      oid: f.ids.objectId('oid').notNull(),
-    })
+    const orders = ordersTable(f.core.pgTable, f.core, f.ids)
     await pool.query(
       'CREATE TABLE orders (id bigint PRIMARY KEY, worker integer NOT NULL, ref uuid NOT NULL, ' +
         'ulid varchar(26) NOT NULL, oid bytea NOT NULL)',

@@ -3,10 +3,25 @@
 // async workers insert 10,000 rows whose ids the columns make; the rows come back distinct, in
 // each worker's creation order under every id column's ORDER BY, and the same through JSON.
 const assert = require('node:assert/strict')
-const { ObjectId, json } = require('idforge')
+const { ObjectId, Snowflake, json } = require('idforge')
 
 const WORKERS = 8
 const PER_WORKER = 1250
+
+/**
+ * The `orders` table both tests fill, on `table` (`pgTable` or `sqliteTable`) with `ids`, the
+ * package's column builders for that database: an id of each kind, made by idforge.
+ */
+function ordersTable(table, core, ids) {
+  const snowflakes = new Snowflake({ layout: 'twitter', nodeId: 3 })
+  return table('orders', {
+    id: ids.snowflake('id', snowflakes).primaryKey(),
+    worker: core.integer('worker').notNull(),
+    ref: ids.uuid7('ref').notNull(),
+    ulid: ids.ulid('ulid').notNull(),
+    oid: ids.objectId('oid').notNull(),
+  })
+}
 
 /** Inserts the rows (only `worker` given) and checks them; returns every row made. */
 async function tenThousandRows(orm, orders, asc) {
@@ -42,4 +57,4 @@ async function tenThousandRows(orm, orders, asc) {
   return all
 }
 
-module.exports = { tenThousandRows }
+module.exports = { ordersTable, tenThousandRows }

@@ -6,9 +6,8 @@
 // classes, and the same after a JSON round trip.
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { Snowflake } = require('idforge')
 const { throwsCode } = require('./helpers.js')
-const { tenThousandRows } = require('./drizzle_rows.js')
+const { ordersTable, tenThousandRows } = require('./drizzle_rows.js')
 
 /** node:sqlite, drizzle-orm and the helper, or a skip. */
 function frameworks(t) {
@@ -54,14 +53,7 @@ test('drizzle sqlite: 10,000 rows from 8 workers, ids made by idforge', async (t
   const f = frameworks(t)
   if (!f) return
   const db = new f.sqlite.DatabaseSync(':memory:')
-  const snowflakes = new Snowflake({ layout: 'twitter', nodeId: 3 })
-  const orders = f.core.sqliteTable('orders', {
-    id: f.ids.snowflake('id', snowflakes).primaryKey(),
-    worker: f.core.integer('worker').notNull(),
-    ref: f.ids.uuid7('ref').notNull(),
-    ulid: f.ids.ulid('ulid').notNull(),
-    oid: f.ids.objectId('oid').notNull(),
-  })
+  const orders = ordersTable(f.core.sqliteTable, f.core, f.ids)
   db.exec(
     'CREATE TABLE orders (id integer PRIMARY KEY, worker integer NOT NULL, ref text NOT NULL, ' +
       'ulid text NOT NULL, oid blob NOT NULL)',
