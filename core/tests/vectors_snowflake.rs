@@ -15,7 +15,7 @@ use common::{assert_err, int, load};
 struct SnowflakeFile {
     #[allow(dead_code)]
     description: String,
-    presets: Vec<PresetRow>,
+    presets: Vec<LayoutFields>,
     preset_names: Vec<PresetNameRow>,
     valid_layouts: Vec<LayoutFields>,
     compose: Vec<ComposeRow>,
@@ -32,6 +32,9 @@ struct SnowflakeFile {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 struct LayoutFields {
+    /// A preset's name (a row of `presets`); a layout given by its fields has none.
+    #[serde(default)]
+    name: Option<String>,
     epoch_ms: String,
     tick_ms: String,
     time_bits: u32,
@@ -92,33 +95,6 @@ impl LayoutRef {
             LayoutRef::Custom(fields) => {
                 fields.build().unwrap_or_else(|e| panic!("{fields:?}: {e}"))
             }
-        }
-    }
-}
-
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields)]
-struct PresetRow {
-    name: String,
-    epoch_ms: String,
-    tick_ms: String,
-    time_bits: u32,
-    node_bits: u32,
-    seq_bits: u32,
-    order: String,
-    unsigned: bool,
-}
-
-impl PresetRow {
-    fn fields(&self) -> LayoutFields {
-        LayoutFields {
-            epoch_ms: self.epoch_ms.clone(),
-            tick_ms: self.tick_ms.clone(),
-            time_bits: self.time_bits,
-            node_bits: self.node_bits,
-            seq_bits: self.seq_bits,
-            order: self.order.clone(),
-            unsigned: self.unsigned,
         }
     }
 }
@@ -230,17 +206,21 @@ fn file() -> SnowflakeFile {
 #[test]
 fn presets() {
     let file = file();
-    let names: Vec<&str> = file.presets.iter().map(|p| p.name.as_str()).collect();
+    let names: Vec<&str> = file
+        .presets
+        .iter()
+        .filter_map(|p| p.name.as_deref())
+        .collect();
     let rust: Vec<&str> = Layout::PRESETS.iter().map(|(n, _)| *n).collect();
     assert_eq!(
         names, rust,
         "snowflake.json must list Layout::PRESETS, in order"
     );
     for (row, (_, preset)) in file.presets.iter().zip(Layout::PRESETS.iter()) {
-        let fields = row.fields();
-        fields.assert_matches(preset);
-        assert_eq!(fields.build().as_ref(), Ok(preset), "{row:?}");
-        assert_eq!(Layout::preset_named(&row.name), Some(*preset), "{row:?}");
+        row.assert_matches(preset);
+        assert_eq!(row.build().as_ref(), Ok(preset), "{row:?}");
+        let name = row.name.as_deref().expect("a preset row has a name");
+        assert_eq!(Layout::preset_named(name), Some(*preset), "{row:?}");
     }
     for row in &file.preset_names {
         let want = row
