@@ -20,7 +20,7 @@ pub use etcd::EtcdStore;
 pub use sql::SqlStore;
 
 /// A store failure (connection, SQL, etcd or a refused URL), as text for replies and logs.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct StoreError(pub String);
 

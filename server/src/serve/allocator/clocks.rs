@@ -26,8 +26,8 @@ use idforge_core::tick::Next;
 use super::Allocator;
 use super::tags::AllocError;
 use crate::serve::lock::lock;
-use idforge_store::ClockMove;
 use idforge_store::guard::Mark;
+use idforge_store::{ClockMove, StoreError};
 
 /// How far (ms) a generator may run ahead of the clock when a tick's sequence is used up.
 const LEAD_MS: u64 = 1000;
@@ -158,7 +158,7 @@ impl Allocator {
                 let why = self
                     .failing()
                     .unwrap_or_else(|| "the store did not answer in time".into());
-                return Err(AllocError::Store(why));
+                return Err(AllocError::Store(StoreError(why)));
             }
         }
     }

@@ -62,7 +62,7 @@ pub enum AllocError {
     NoTag(String),
     /// The store failed or did not answer in time.
     #[error("ERR store unavailable: {0}")]
-    Store(String),
+    Store(#[from] StoreError),
     /// The server's clock is outside the snowflake layout's range.
     #[error("ERR clock: {0}")]
     Clock(String),
@@ -124,12 +124,6 @@ impl AllocError {
             AllocError::TooManyTags(_) | AllocError::TooManyNames(_) => ErrorKind::Limit,
             AllocError::NotLeader => ErrorKind::Moved,
         }
-    }
-}
-
-impl From<StoreError> for AllocError {
-    fn from(e: StoreError) -> AllocError {
-        AllocError::Store(e.0)
     }
 }
 
@@ -224,7 +218,7 @@ impl Allocator {
                 let why = self
                     .failing()
                     .unwrap_or_else(|| "the store did not answer in time".into());
-                return Err(AllocError::Store(why));
+                return Err(AllocError::Store(StoreError(why)));
             }
         }
     }

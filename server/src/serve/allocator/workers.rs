@@ -60,7 +60,7 @@ pub enum LeaseError {
     Busy,
     /// The store failed.
     #[error("ERR store unavailable: {0}")]
-    Store(String),
+    Store(#[from] StoreError),
     /// A limit on the leases held was reached (`--max-leases-per-service`, `--max-leases`).
     #[error("ERR worker lease limit reached: {0}; retry when leases end")]
     Full(String),
@@ -78,12 +78,6 @@ pub enum LeaseError {
         /// How far past the end a time may be (ms).
         slack: i64,
     },
-}
-
-impl From<StoreError> for LeaseError {
-    fn from(e: StoreError) -> LeaseError {
-        LeaseError::Store(e.0)
-    }
 }
 
 /// A lease granted by [`Allocator::worker_acquire`].
