@@ -105,6 +105,21 @@ fn zero_padded(ms: i64) -> String {
     format!("{:020}", ms.max(0))
 }
 
+/// The names of the moves whose compare-and-swap (one inner transaction each, in order) did not
+/// hold.
+fn conflicts<M>(
+    moves: &[M],
+    results: &[TxnOpResponse],
+    name: impl Fn(&M) -> &String,
+) -> Vec<String> {
+    moves
+        .iter()
+        .zip(results)
+        .filter(|(_, r)| !matches!(r, TxnOpResponse::Txn(t) if t.succeeded()))
+        .map(|(m, _)| name(m).clone())
+        .collect()
+}
+
 fn parse_int(key: &str, bytes: &[u8]) -> StoreResult<i64> {
     std::str::from_utf8(bytes)
         .ok()
@@ -428,12 +443,7 @@ impl EtcdStore {
             ));
         }
         let results = self.fenced(ops).await?.op_responses();
-        Ok(tags
-            .iter()
-            .zip(&results)
-            .filter(|(_, r)| !matches!(r, TxnOpResponse::Txn(t) if t.succeeded()))
-            .map(|(m, _)| m.tag.clone())
-            .collect())
+        Ok(conflicts(tags, &results, |m| &m.tag))
     }
 
     /// Runs `ops` in one transaction that requires the leader key this server created (the
@@ -481,12 +491,7 @@ impl EtcdStore {
             })
             .collect();
         let results = self.fenced(ops).await?.op_responses();
-        Ok(clocks
-            .iter()
-            .zip(&results)
-            .filter(|(_, r)| !matches!(r, TxnOpResponse::Txn(t) if t.succeeded()))
-            .map(|(m, _)| m.name.clone())
-            .collect())
+        Ok(conflicts(clocks, &results, |m| &m.name))
     }
 
     /// The persisted time of a snowflake clock.

@@ -163,6 +163,18 @@ impl<S: OnTcp> Guarded<S> {
         }
     }
 
+    /// Counts the bytes a write sent against what is owed, then [`watch`](Self::watch)es it.
+    fn wrote(
+        &mut self,
+        cx: &mut Context<'_>,
+        polled: Poll<std::io::Result<usize>>,
+    ) -> Poll<std::io::Result<usize>> {
+        if let Poll::Ready(Ok(n)) = polled {
+            self.owed.sent(n);
+        }
+        self.watch(cx, polled)
+    }
+
     /// Follows a write's outcome: progress clears the timer; no progress runs it, and once
     /// it has run out the write fails.
     fn watch<T>(
@@ -217,10 +229,7 @@ impl<S: OnTcp> AsyncWrite for Guarded<S> {
     ) -> Poll<std::io::Result<usize>> {
         let this = self.get_mut();
         let polled = Pin::new(&mut this.inner).poll_write(cx, buf);
-        if let Poll::Ready(Ok(n)) = polled {
-            this.owed.sent(n);
-        }
-        this.watch(cx, polled)
+        this.wrote(cx, polled)
     }
 
     fn poll_write_vectored(
@@ -230,10 +239,7 @@ impl<S: OnTcp> AsyncWrite for Guarded<S> {
     ) -> Poll<std::io::Result<usize>> {
         let this = self.get_mut();
         let polled = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
-        if let Poll::Ready(Ok(n)) = polled {
-            this.owed.sent(n);
-        }
-        this.watch(cx, polled)
+        this.wrote(cx, polled)
     }
 
     fn is_write_vectored(&self) -> bool {
