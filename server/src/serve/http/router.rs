@@ -77,29 +77,14 @@ pub(crate) async fn handle(shared: &Shared, http: &Http, req: Request<Incoming>)
     let param_token = params.get("token").map(str::as_bytes);
     let segments: Vec<&str> = path.split('/').skip(1).collect();
     match segments.as_slice() {
-        ["api", "segment", "get", key] if !key.is_empty() => {
+        ["api", kind @ ("segment" | "snowflake"), "get", key] if !key.is_empty() => {
+            let kind = if *kind == "segment" {
+                leaf::Kind::Segment
+            } else {
+                leaf::Kind::Snowflake
+            };
             let token = header_token.as_deref().or(param_token);
-            leaf::get(
-                shared,
-                http,
-                leaf::Kind::Segment,
-                &decode(key),
-                token,
-                &path,
-            )
-            .await
-        }
-        ["api", "snowflake", "get", key] if !key.is_empty() => {
-            let token = header_token.as_deref().or(param_token);
-            leaf::get(
-                shared,
-                http,
-                leaf::Kind::Snowflake,
-                &decode(key),
-                token,
-                &path,
-            )
-            .await
+            leaf::get(shared, http, kind, &decode(key), token, &path).await
         }
         ["tinyid", "id", op] | ["id", op] if tinyid::Op::parse(op).is_some() => {
             let op = tinyid::Op::parse(op).unwrap_or(tinyid::Op::Id);
