@@ -7,8 +7,8 @@
 /// `text_traits!(Type, buffer length, writer, parser)`.
 macro_rules! text_traits {
     ($id:ident, $len:expr, $write:ident, $parse:ident) => {
-        #[doc = concat!("The text of [`", stringify!($id), "::", stringify!($write),
-                                                    "`] (honouring width and alignment flags).")]
+        #[doc = concat!("The text of [`", stringify!($id), "::", stringify!($write), "`]")]
+        #[doc = "(honouring width and alignment flags)."]
         impl core::fmt::Display for $id {
             fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                 let mut buf = [0u8; $len];
