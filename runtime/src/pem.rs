@@ -10,7 +10,7 @@ use std::path::Path;
 pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     std::fs::File::open(path)?
-        .take(max + 1)
+        .take(max.saturating_add(1))
         .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > max {
         return Err(std::io::Error::new(
