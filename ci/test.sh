@@ -3,9 +3,10 @@
 # the named steps (in the table's order). Run from anywhere inside the repository.
 #
 # Each step is a script (the table below); what it runs is in its header. Every selected step runs
-# even when an earlier one failed; a summary follows, and the exit status is non-zero if any step
-# failed. A step that cannot run here (loom without core/tests/loom.rs, chaos and ops without root)
-# is reported as skipped. The helpers the steps share are ci/lib.sh; the build scheduling (the
+# even when an earlier one failed; a summary follows, then the last lines of each failed step
+# (IDFORGE_CI_TAIL, default 40), and the exit status is non-zero if any step failed. A step that
+# cannot run here (loom without core/tests/loom.rs, chaos and ops without root) is reported as
+# skipped. The helpers the steps share are ci/lib.sh; the build scheduling (the
 # dist step's builds in the background) is ci/prebuild.sh.
 set -euo pipefail
 
@@ -183,6 +184,7 @@ for step in "${selected[@]}"; do
 done
 
 results=()
+failed_steps=()
 failed=0
 for step in "${STEPS[@]}"; do
   [[ " ${selected[*]} " == *" $step "* ]] || continue
@@ -206,7 +208,10 @@ for step in "${STEPS[@]}"; do
   children_cpu
   cpu_start=$cpu
   rc=0
-  IDFORGE_CI_STEP="$step" bash "${STEP_SCRIPT[$step]}" || rc=$?
+  # A copy of the output, for the failed step's tail after the summary. A process substitution,
+  # not a pipe: the step's exit status is its own, and a server it left running on the same
+  # stdout cannot hold the run open.
+  IDFORGE_CI_STEP="$step" bash "${STEP_SCRIPT[$step]}" > >(tee "$IDFORGE_CI_NOTES/$step.log") 2>&1 || rc=$?
   children_cpu
   took="$((SECONDS - start))s, cpu $((cpu - cpu_start))s, disk free $(disk_free_gb)G"
   note=""
@@ -217,6 +222,7 @@ for step in "${STEPS[@]}"; do
     [ -f "$IDFORGE_CI_NOTES/$step.at" ] || echo "at: ${STEP_SCRIPT[$step]}" >"$IDFORGE_CI_NOTES/$step.at"
     note="$note; $(cat "$IDFORGE_CI_NOTES/$step.at")"
     results+=("FAILED  $step ($took, exit $rc$note)")
+    failed_steps+=("$step")
     failed=1
   fi
 done
@@ -225,7 +231,13 @@ echo
 echo "==> summary (CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
 printf '    %s\n' "${results[@]}"
 if [ "$failed" -ne 0 ]; then
-  echo "==> FAILED"
+  # Last: a CI page that shows only the end of the output still shows why.
+  for step in "${failed_steps[@]}"; do
+    echo
+    echo "==> the last ${IDFORGE_CI_TAIL:-40} lines of $step"
+    tail -n "${IDFORGE_CI_TAIL:-40}" "$IDFORGE_CI_NOTES/$step.log" | sed 's/^/    /'
+  done
+  echo "==> FAILED: ${failed_steps[*]}"
   exit 1
 fi
 echo "==> all selected steps passed"

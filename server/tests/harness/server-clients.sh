@@ -148,17 +148,25 @@ ensure_cluster() {
       start_member "$i"
     fi
   done
-  # Every member answers (a standby that is still starting refuses connections), and one leads.
+  # Every member answers (a standby that is still starting refuses connections), one leads, and
+  # every standby names it: a standby that does not know the leader yet answers CLUSTERDOWN,
+  # which redis-cli -c does not retry.
   for _ in $(seq 150); do
-    local up=0 led=0
+    local infos=() leads=() port
     for port in "${cluster_ports[@]}"; do
-      info=$(redis-cli -p "$port" INFO replication 2>/dev/null) && up=$((up + 1))
-      grep -q role:master <<<"$info" && led=1
+      infos+=("$(redis-cli -p "$port" INFO replication 2>/dev/null | tr -d '\r' || true)")
+      grep -q '^role:master' <<<"${infos[-1]}" && leads+=("$port")
     done
-    [ "$up" = 3 ] && [ "$led" = 1 ] && return 0
+    if [ "${#leads[@]}" = 1 ]; then
+      local known=0
+      for info in "${infos[@]}"; do
+        grep -q -e '^role:master' -e "^leader:.*:${leads[0]}\$" <<<"$info" && known=$((known + 1))
+      done
+      [ "$known" = 3 ] && return 0
+    fi
     sleep 0.1
   done
-  echo "no leader among ${cluster_ports[*]}" >&2
+  echo "no leader that every member of ${cluster_ports[*]} knows" >&2
   cat "$work"/cluster*.log >&2
   return 1
 }
@@ -180,8 +188,8 @@ echo "    redis-cli -c (cluster mode) through a failover"
 ensure_cluster
 lead=$(leader_index)
 standby=${cluster_ports[$(((lead + 1) % 3))]}
-first=$(redis-cli -c -p "$standby" INCR cli-cluster)
-[ "$first" = 1 ]
+first=$(redis-cli -c -p "$standby" INCR cli-cluster 2>&1) || true
+[ "$first" = 1 ] || { echo "redis-cli -c before the failover: '$first'" >&2; cat "$work"/cluster*.log >&2; exit 1; }
 kill -9 "${cluster_pids[$lead]}"
 next=""
 for _ in $(seq 300); do
