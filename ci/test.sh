@@ -185,7 +185,6 @@ done
 
 results=()
 failed_steps=()
-failed=0
 for step in "${STEPS[@]}"; do
   [[ " ${selected[*]} " == *" $step "* ]] || continue
   echo
@@ -223,14 +222,13 @@ for step in "${STEPS[@]}"; do
     note="$note; $(cat "$IDFORGE_CI_NOTES/$step.at")"
     results+=("FAILED  $step ($took, exit $rc$note)")
     failed_steps+=("$step")
-    failed=1
   fi
 done
 
 echo
 echo "==> summary (CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
 printf '    %s\n' "${results[@]}"
-if [ "$failed" -ne 0 ]; then
+if [ "${#failed_steps[@]}" -gt 0 ]; then
   # Last: a CI page that shows only the end of the output still shows why.
   for step in "${failed_steps[@]}"; do
     echo
