@@ -65,8 +65,7 @@ impl StateFile {
         window_ms: u64,
         max_ms: u64,
     ) -> Result<(StateFile, u64)> {
-        let path = path.into();
-        let lock = take_lock(&path)?;
+        let (path, lock) = take_lock(&path.into())?;
         let mut file = StateFile {
             path,
             window_ms: window_ms.max(2),
@@ -216,10 +215,17 @@ impl Drop for StateFile {
     }
 }
 
-/// Takes the exclusive lock of the state file at `path`: a `flock` on `<path>.lock` (the state
-/// file itself is replaced by each write, so a lock on it would not outlive the first one).
-pub(crate) fn take_lock(path: &Path) -> Result<File> {
-    let lock_path = suffixed(path, ".lock");
+/// Takes the exclusive lock of the state file at `path`: a `flock` on `<real path>.lock` (the
+/// state file itself is replaced by each write, so a lock on it would not outlive the first
+/// one). Returns the real path with it, which the caller reads and writes from then on: a
+/// symbolic link to the file, or to a folder on its way, leads to the one lock, and a write
+/// replaces the file, not the link.
+pub(crate) fn take_lock(path: &Path) -> Result<(PathBuf, File)> {
+    let path = real_path(path).map_err(|source| Error::StateFile {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let lock_path = suffixed(&path, ".lock");
     let failed = |source| Error::StateFile {
         path: lock_path.clone(),
         source,
@@ -231,9 +237,9 @@ pub(crate) fn take_lock(path: &Path) -> Result<File> {
         .open(&lock_path)
         .map_err(failed)?;
     match platform::try_lock_exclusive(&file) {
-        Ok(()) => Ok(file),
+        Ok(()) => Ok((path, file)),
         Err(TryLock::Held) => Err(Error::StateFile {
-            path: path.to_path_buf(),
+            path,
             source: io::Error::new(
                 io::ErrorKind::WouldBlock,
                 "in use by another generator (in another process or this one)",
@@ -241,6 +247,36 @@ pub(crate) fn take_lock(path: &Path) -> Result<File> {
         }),
         Err(TryLock::Failed(e)) => Err(failed(e)),
     }
+}
+
+/// The path of the file `path` reaches, links resolved; for a file not there yet, its folder's
+/// real path and its name. Anything but a regular file (a folder, a FIFO that would block the
+/// read, a device) is refused.
+fn real_path(path: &Path) -> io::Result<PathBuf> {
+    let real = match std::fs::canonicalize(path) {
+        Ok(real) => real,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let name = path.file_name().ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "a state file path names a file",
+                )
+            })?;
+            let folder = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            return Ok(std::fs::canonicalize(folder)?.join(name));
+        }
+        Err(e) => return Err(e),
+    };
+    if !std::fs::metadata(&real)?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file (a folder, a FIFO or a device)",
+        ));
+    }
+    Ok(real)
 }
 
 /// `path` with `suffix` added to its whole name: files that differ only in their extension get

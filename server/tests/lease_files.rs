@@ -355,3 +355,132 @@ fn the_command_line_keeps_its_node_id_across_runs() {
     assert!(out.stdout.is_empty(), "not one id");
     assert!(stderr.contains("behind"), "a clock error: {stderr}");
 }
+
+/// `idforge gen snowflake` on a lease file (`--count n`), as a child process with its ids on a
+/// pipe.
+fn cli_on(url: &str, file: &Path, count: u64) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_idforge"));
+    cmd.args(["gen", "snowflake", "--lease", url, "--service", "orders"])
+        .args(["--holder", "web-0", "--lease-file"])
+        .arg(file)
+        .args(["--count", &count.to_string()]);
+    cmd
+}
+
+fn ids_of(stdout: &[u8]) -> Vec<u64> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect()
+}
+
+/// Makes the second path reach the first file (a link or a copy).
+type Link = fn(&Path, &Path);
+
+/// A second process reaching a live lease file by a symbolic link, a hard link or a byte copy
+/// (a restored backup, a volume mounted twice) makes no id: the link is the same lock, and the
+/// server does not hand a lease that is still renewed to a start from a file. The first goes
+/// on, and not one id repeats.
+#[test]
+fn a_second_process_on_a_linked_or_copied_lease_file_makes_no_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let url = server.url();
+    let file = dir.path().join("web-0.lease");
+    let first = named(&url, &file, 1_000).unwrap();
+    let mut seen: HashSet<u64> = draw(&first, 10_000).into_iter().collect();
+    let ways: [(&str, Link); 3] = [
+        ("symlink", |from, to| {
+            std::os::unix::fs::symlink(from, to).unwrap()
+        }),
+        ("hard link", |from, to| {
+            std::fs::hard_link(from, to).unwrap()
+        }),
+        ("copy", |from, to| {
+            std::fs::copy(from, to).unwrap();
+        }),
+    ];
+    for (way, make) in ways {
+        let other = dir.path().join(format!("{}.lease", way.replace(' ', "-")));
+        make(&file, &other);
+        let out = cli_on(&url, &other, 10_000).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let theirs = ids_of(&out.stdout);
+        assert!(!out.status.success(), "{way}: a second process ran");
+        assert!(theirs.is_empty(), "{way}: it made {} ids", theirs.len());
+        assert!(stderr.contains("in use by another"), "{way}: {stderr}");
+        // The first goes on with its lease, past the time the second waited.
+        for id in draw(&first, 10_000) {
+            assert!(seen.insert(id), "{way}: {id} again");
+        }
+    }
+}
+
+/// A byte copy of a lease file taken while its process ran, used after that process was killed
+/// with `kill -9`: the new process waits out the dead one's lease, then goes on with the node
+/// id and a floor above every id the dead one made.
+#[test]
+fn a_copy_used_after_a_kill_makes_ids_after_the_dead_process() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let url = server.url();
+    let file = dir.path().join("web-0.lease");
+    let copy = dir.path().join("copy.lease");
+    let mut first = cli_on(&url, &file, 10_000_000)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = first.stdout.take().unwrap();
+    // Wait for its first ids (its lease is on disk before any), then copy the live file.
+    let mut bytes = vec![0u8; 1 << 16];
+    let mut got = Vec::new();
+    while got.iter().filter(|&&b| b == b'\n').count() < 1000 {
+        let n = stdout.read(&mut bytes).unwrap();
+        assert!(n > 0, "the first process ended early");
+        got.extend_from_slice(&bytes[..n]);
+    }
+    std::fs::copy(&file, &copy).unwrap();
+    first.kill().unwrap();
+    stdout.read_to_end(&mut got).unwrap();
+    first.wait().unwrap();
+    // Whole lines only: the kill may cut the last one.
+    let whole = got.iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
+    let dead = ids_of(&got[..whole]);
+    let out = cli_on(&url, &copy, 100_000).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = ids_of(&out.stdout);
+    assert_eq!(after.len(), 100_000);
+    let last_dead = *dead.iter().max().unwrap();
+    let layout = Snowflake::builder(Layout::TWITTER).build().unwrap();
+    assert_eq!(
+        layout.decode(after[0]).unwrap().node,
+        layout.decode(last_dead).unwrap().node,
+        "its own node id again"
+    );
+    assert!(after[0] > last_dead, "after every id of the dead process");
+    let seen: HashSet<u64> = dead.into_iter().collect();
+    assert!(after.iter().all(|id| !seen.contains(id)));
+}
+
+/// A FIFO or a folder at the lease path is refused at once, never read (a read of a FIFO waits
+/// for a writer that never comes).
+#[test]
+fn a_fifo_or_a_folder_at_the_lease_path_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("web-0.lease");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for path in [fifo.as_path(), dir.path()] {
+        let e = named("idforge://127.0.0.1:1?timeout_ms=200", path, 1_000).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Io, "{e}");
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+    }
+}

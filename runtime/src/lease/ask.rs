@@ -128,16 +128,13 @@ impl Ask<'_> {
         }
     }
 
-    /// Renews the lease of a file with its token (a lease kept in a file comes back even after
-    /// its end): `Ok(None)` when it is lost, `Err` with `SOURCE_UNAVAILABLE` when the server
-    /// cannot be reached.
-    pub(super) fn resume(
-        &self,
-        source: &RemoteSource,
-        record: &LeaseRecord,
-    ) -> Result<Option<Granted>> {
+    /// Takes back the lease of a file with its token (`RENEW … RESUME`: a lease kept in a file
+    /// comes back even after its end, under a new token): `Ok(None)` when it is lost, `Err`
+    /// with `SOURCE_UNAVAILABLE` when the server cannot be reached, and with `LEASE_HELD`
+    /// semantics (see [`Resumed::Held`]) while it is live.
+    pub(super) fn resume(&self, source: &RemoteSource, record: &LeaseRecord) -> Result<Resumed> {
         let (id, time) = (record.id.to_string(), record.mark_ms.to_string());
-        let args: [&[u8]; 8] = [
+        let mut args: Vec<&[u8]> = vec![
             b"IDF.WORKER",
             b"RENEW",
             self.service.as_bytes(),
@@ -146,41 +143,66 @@ impl Ask<'_> {
             b"TIME",
             time.as_bytes(),
             b"CLOCK",
+            b"RESUME",
         ];
-        let sent = now_ms();
-        let (addr, reply) = source.call(&args, "IDF.WORKER RENEW")?;
+        let mut sent = now_ms();
+        let (mut addr, mut reply) = source.call(&args, "IDF.WORKER RENEW")?;
+        let older = |reply: &Reply| {
+            matches!(reply, Reply::Error(e)
+                if e.starts_with("ERR wrong arguments") || e.starts_with("ERR syntax"))
+        };
+        if older(&reply) {
+            // A server older than RESUME: renewed as before it (such a server cannot tell a
+            // second process on a copy of the file from this one).
+            args.pop();
+            sent = now_ms();
+            (addr, reply) = source.call(&args, "IDF.WORKER RENEW")?;
+        }
         let received = now_ms();
-        // `[end, floor, server-ms, reserved-ms]`.
+        // `[end, floor, server-ms, reserved-ms, token]` (`token` from servers that know RESUME).
         match reply {
             Reply::Array(parts) => match parts.split_first() {
-                Some((Reply::Int(end), rest)) => match clock_fields(rest) {
-                    Some((clock @ Some(_), reserved_ms)) => Ok(Some(Granted {
-                        id: record.id,
-                        token: record.token.clone(),
-                        sent,
-                        received,
-                        clock,
-                        reserved_ms,
-                        // The lease's TTL is the one it was granted with, whatever this
-                        // process asks.
-                        end_ms: Some(u64::try_from(*end).unwrap_or(0)),
-                    })),
-                    _ => Err(lease_error(format!(
-                        "{addr}: a malformed renewal {parts:?}"
-                    ))),
-                },
+                Some((Reply::Int(end), rest)) => {
+                    let token = match rest.get(3) {
+                        Some(Reply::Bulk(t)) => String::from_utf8_lossy(t).into_owned(),
+                        _ => record.token.clone(),
+                    };
+                    match clock_fields(rest.get(..3).unwrap_or(rest)) {
+                        Some((clock @ Some(_), reserved_ms)) => Ok(Resumed::Granted(Granted {
+                            id: record.id,
+                            token,
+                            sent,
+                            received,
+                            clock,
+                            reserved_ms,
+                            // The lease's TTL is the one it was granted with, whatever this
+                            // process asks.
+                            end_ms: Some(u64::try_from(*end).unwrap_or(0)),
+                        })),
+                        _ => Err(lease_error(format!(
+                            "{addr}: a malformed renewal {parts:?}"
+                        ))),
+                    }
+                }
                 _ => Err(lease_error(format!(
                     "{addr}: a malformed renewal {parts:?}"
                 ))),
             },
-            Reply::Error(e) if e.starts_with("LEASELOST") => Ok(None),
+            Reply::Error(e) if e.starts_with("LEASELOST") => Ok(Resumed::Lost),
+            Reply::Error(e) if e.starts_with("LEASEHELD") => {
+                let ends_in = e
+                    .split_whitespace()
+                    .nth(1)
+                    .and_then(|ms| ms.parse::<u64>().ok())
+                    .ok_or_else(|| lease_error(format!("{addr}: a malformed refusal {e:?}")))?;
+                Ok(Resumed::Held {
+                    ends_in: Duration::from_millis(ends_in),
+                    said: format!("{addr}: {e}"),
+                })
+            }
             // A server older than floors or names: lease again (it keeps no reservation, so
             // nothing of the file is trusted with it).
-            Reply::Error(e)
-                if e.starts_with("ERR wrong arguments") || e.starts_with("ERR syntax") =>
-            {
-                Ok(None)
-            }
+            Reply::Error(e) if older(&Reply::Error(e.clone())) => Ok(Resumed::Lost),
             // A server that answers but cannot serve now (its store down, loading): as out of
             // reach. Any other answer is a refusal, never a reason to go on without it.
             Reply::Error(e) if crate::source::transient_reply(&e) => Err(Error::transient(
@@ -190,4 +212,67 @@ impl Ask<'_> {
             other => Err(lease_error(format!("{addr}: IDF.WORKER RENEW: {other:?}"))),
         }
     }
+}
+
+/// The longest a start from a lease file waits for a live lease to end (a process killed without
+/// a word leaves it live for up to its TTL): past it, the start fails and may be retried.
+const RESUME_WAIT_MAX: Duration = Duration::from_secs(30);
+
+/// What a start waits past the end the server told, for the round trips.
+const RESUME_SLACK: Duration = Duration::from_millis(500);
+
+impl Ask<'_> {
+    /// [`resume`](Self::resume), waiting out a live lease once: a process killed without a word
+    /// leaves its lease live until its end (at most [`RESUME_WAIT_MAX`]); one still live after
+    /// that end is renewed by another process (on a copy, a hard link or a symbolic link of the
+    /// file), and this start is refused.
+    pub(super) fn resume_waiting(
+        &self,
+        source: &RemoteSource,
+        record: &LeaseRecord,
+        file: Option<&LeaseFile>,
+    ) -> Result<Option<Granted>> {
+        let mut deadline = None;
+        loop {
+            match self.resume(source, record)? {
+                Resumed::Granted(granted) => return Ok(Some(granted)),
+                Resumed::Lost => return Ok(None),
+                Resumed::Held { ends_in, said } => {
+                    let now = std::time::Instant::now();
+                    let deadline =
+                        *deadline.get_or_insert(now + ends_in.min(RESUME_WAIT_MAX) + RESUME_SLACK);
+                    if now >= deadline {
+                        let path = file.map(|f| f.path().to_path_buf()).unwrap_or_default();
+                        return Err(Error::StateFile {
+                            path,
+                            source: std::io::Error::new(
+                                std::io::ErrorKind::WouldBlock,
+                                format!(
+                                    "in use by another process: its lease is still renewed \
+                                     (a copy or a link of this lease file?): {said}"
+                                ),
+                            ),
+                        });
+                    }
+                    std::thread::sleep((ends_in + Duration::from_millis(20)).min(deadline - now));
+                }
+            }
+        }
+    }
+}
+
+/// What a start from a lease file got from the server.
+pub(super) enum Resumed {
+    /// The lease is this process's again.
+    Granted(Granted),
+    /// It ended and may have gone to another holder: lease again.
+    Lost,
+    /// It is live: the process that held it may still run (on a copy or a link of the file),
+    /// or was killed and its lease ends in `ends_in` unless renewed again.
+    Held {
+        /// How long until it ends, unless renewed.
+        ends_in: Duration,
+        /// The server's words.
+        said: String,
+    },
 }

@@ -207,8 +207,7 @@ impl LeaseFile {
     /// when there is no file yet). A file that is damaged, cut, or not a lease file is an error
     /// (`IO`), and so is one in use by another generator.
     pub(crate) fn open(path: impl Into<PathBuf>) -> Result<(LeaseFile, Option<LeaseRecord>)> {
-        let path = path.into();
-        let lock = take_lock(&path)?;
+        let (path, lock) = take_lock(&path.into())?;
         let record = match StateFile::read_small(&path)? {
             None => None,
             Some(text) => Some(

@@ -245,7 +245,7 @@ impl WorkerLease {
         let mut own_mark = 0;
         let granted = match &record {
             None => ask.acquire(&source)?,
-            Some(record) => match ask.resume(&source, record) {
+            Some(record) => match ask.resume_waiting(&source, record, file.as_ref()) {
                 // Its own ids, up to the file's mark, came before.
                 Ok(Some(granted)) => {
                     own_mark = record.mark_ms;
@@ -474,10 +474,12 @@ impl WorkerLease {
             return;
         }
         if let Some(file) = &self.shared.file {
-            // Kept in a file, the lease is left to end by itself and kept for the next start:
-            // its token brings it back, with or without the server. The mark comes down to
-            // the last id's time, so that start need not wait out the rest of the lease.
+            // Kept in a file, the lease is kept for the next start: its token brings it back,
+            // with or without the server. The mark comes down to the last id's time, and the
+            // server ends the lease now but keeps it for the token (`KEEP`), so that start
+            // need not wait out the rest of the lease (best effort: otherwise it waits).
             let _ = file.write(&self.shared.record(last_time_ms));
+            let _ = self.shared.tell_with("RELEASE", last_time_ms, &[b"KEEP"]);
             return;
         }
         // Best effort: a lease not released simply expires.

@@ -118,6 +118,16 @@ impl Shared {
     /// `IDF.WORKER RENEW|RELEASE service id token TIME time_ms` (and `CLOCK` on a renewal,
     /// when the server tells its clock).
     pub(super) fn tell(&self, sub: &str, time_ms: u64) -> Result<(String, Reply)> {
+        self.tell_with(sub, time_ms, &[])
+    }
+
+    /// [`tell`](Self::tell) with `more` words after the time.
+    pub(super) fn tell_with(
+        &self,
+        sub: &str,
+        time_ms: u64,
+        more: &[&[u8]],
+    ) -> Result<(String, Reply)> {
         let (id, time) = (self.id.to_string(), time_ms.to_string());
         let mut args: Vec<&[u8]> = vec![
             b"IDF.WORKER",
@@ -131,6 +141,7 @@ impl Shared {
         if sub == "RENEW" && self.clock_replies.load(Ordering::Relaxed) {
             args.push(b"CLOCK");
         }
+        args.extend_from_slice(more);
         self.source.call(&args, "IDF.WORKER")
     }
 }

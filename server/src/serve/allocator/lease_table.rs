@@ -20,7 +20,7 @@ pub(super) fn now_ms() -> i64 {
 /// A lease's secret: 32 random hex digits, then `.` and the id's time floor (kept in the
 /// token, so renewals can tell it again without a column of its own), then `.f` for a holder
 /// that keeps its lease in a file (see [`token_in_file`]).
-pub(super) fn token(floor_ms: i64, in_file: bool) -> String {
+pub(super) fn lease_token(floor_ms: i64, in_file: bool) -> String {
     let mut raw = [0u8; 16];
     // Without entropy the token is only guessable, not shared: the time keeps it unique.
     if getrandom::fill(&mut raw).is_err() {
@@ -441,7 +441,7 @@ mod tests {
         // "a" keeps its lease in a file; it ended at 100 without a RELEASE: "a" may be going on
         // with it while cut off from the server.
         let in_file = WorkerRow {
-            token: token(0, true),
+            token: lease_token(0, true),
             ..named(0, 100, "a", 900)
         };
         let mut l = Leases::new(1, vec![in_file.clone()], Arc::default());
@@ -515,12 +515,12 @@ mod tests {
 
     #[test]
     fn a_token_carries_its_floor() {
-        let t = token(1_700_000_000_123, false);
+        let t = lease_token(1_700_000_000_123, false);
         assert_eq!(t.len(), 32 + 1 + 13);
         assert_eq!(token_floor(&t), 1_700_000_000_123);
         assert!(!token_in_file(&t));
-        assert_eq!(token_floor(&token(0, false)), 0);
-        let f = token(1_700_000_000_123, true);
+        assert_eq!(token_floor(&lease_token(0, false)), 0);
+        let f = lease_token(1_700_000_000_123, true);
         assert_eq!(f.len(), 32 + 1 + 13 + 2);
         assert!(token_in_file(&f));
         assert_eq!(token_floor(&f), 1_700_000_000_123);

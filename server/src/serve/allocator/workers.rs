@@ -58,6 +58,16 @@ pub enum LeaseError {
     /// Other holders kept winning the compare-and-set.
     #[error("ERR too many concurrent lease changes; retry")]
     Busy,
+    /// A start from a lease file (`RENEW … RESUME`) found the lease live: another process may
+    /// be renewing it (the file was copied or linked), so it is not handed to a second one.
+    #[error(
+        "LEASEHELD {ends_in_ms} the lease is live: another process may hold it (a copied or \
+         linked lease file); it ends in {ends_in_ms} ms unless renewed again"
+    )]
+    Held {
+        /// How long (ms) until the lease ends unless renewed.
+        ends_in_ms: i64,
+    },
     /// The store failed.
     #[error("ERR store unavailable: {0}")]
     Store(#[from] StoreError),
@@ -99,8 +109,24 @@ pub struct Grant {
     pub reserved_ms: i64,
 }
 
-/// A renewal by [`Allocator::worker_renew`].
+/// What [`Allocator::worker_renew`] does with a lease.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RenewKind {
+    /// Extends it by its TTL from now (the holder's renewer).
+    Renew,
+    /// A process starting from a lease file takes it back (`RENEW … RESUME`): only once it has
+    /// ended, so that a second process reaching a copied or linked file cannot share it, and
+    /// under a new token, so that an earlier process on the old one can never renew it again.
+    Resume,
+    /// Ends it now (`RELEASE`): the id goes back.
+    Release,
+    /// Ends it now but keeps it for its token (`RELEASE … KEEP`, a lease kept in a file): the
+    /// holder's next start resumes it at once instead of waiting out its TTL.
+    Park,
+}
+
+/// A renewal by [`Allocator::worker_renew`].
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Renewal {
     /// The lease's new end (Unix ms, this server's clock).
     pub end_ms: i64,
@@ -112,6 +138,8 @@ pub struct Renewal {
     /// Until when (Unix ms, this server's clock) the id stays reserved for its holder (0: the
     /// lease names none).
     pub reserved_ms: i64,
+    /// The lease's token from now on: a new one after a [`RenewKind::Resume`].
+    pub token: String,
 }
 
 /// The most rows one `IDF.WORKER LIST` page holds, and the page without `COUNT`.
@@ -285,7 +313,7 @@ impl Allocator {
             let expires_ms = now.saturating_add(ttl_ms);
             let row = WorkerRow {
                 id,
-                token: token(floor_ms, in_file && !holder.is_empty()),
+                token: lease_token(floor_ms, in_file && !holder.is_empty()),
                 expires_ms,
                 last_time_ms: now,
                 ttl_ms,
@@ -322,21 +350,23 @@ impl Allocator {
         Err(LeaseError::Busy)
     }
 
-    /// Extends a lease by its TTL from now (`release`: ends it now); `time_ms` is the latest
-    /// time the holder put in an id. Returns the lease's new end (Unix ms), with the lease's
-    /// time floor and this server's clock. Reads and writes only that lease's row.
+    /// Extends a lease by its TTL from now, takes it back from a file, or ends it (`kind`);
+    /// `time_ms` is the latest time the holder put in an id. Returns the lease's new end (Unix
+    /// ms), with the lease's time floor, this server's clock and its token. Reads and writes
+    /// only that lease's row.
     pub async fn worker_renew(
         &self,
         service: &str,
         id: i64,
         token: &str,
         time_ms: i64,
-        release: bool,
+        kind: RenewKind,
     ) -> Result<Renewal, LeaseError> {
         // Another stripe's id was never leased here.
         let Some(local) = self.stripe.worker_local(id) else {
             return Err(LeaseError::Lost);
         };
+        let ends = matches!(kind, RenewKind::Release | RenewKind::Park);
         for _ in 0..TRIES {
             let Some(row) = self.store.worker(service, id).await? else {
                 return Err(LeaseError::Lost);
@@ -348,6 +378,17 @@ impl Allocator {
             // with every grant, so no one else has had the id since.
             let revivable = token_in_file(token) && !row.holder.is_empty();
             if row.token.is_empty() || row.token != token || (row.expires_ms <= now && !revivable) {
+                return Err(LeaseError::Lost);
+            }
+            // A start from a file while the lease is live: the process that renews it may be
+            // another one on a copy of the file. Its end (unless renewed) tells the caller how
+            // long a process killed without a word keeps it.
+            if kind == RenewKind::Resume && row.expires_ms > now {
+                return Err(LeaseError::Held {
+                    ends_in_ms: row.expires_ms - now,
+                });
+            }
+            if kind == RenewKind::Park && !revivable {
                 return Err(LeaseError::Lost);
             }
             // Such a holder may have made ids up to its reservation's end.
@@ -364,7 +405,7 @@ impl Allocator {
                     slack,
                 });
             }
-            let expires_ms = if release {
+            let expires_ms = if ends {
                 now
             } else {
                 now.saturating_add(row.ttl_ms)
@@ -372,19 +413,26 @@ impl Allocator {
             // A renewal never brings the reservation in: its holder may be riding out to the
             // end it was told (a server whose clock is behind, after a failover, would pull it
             // in). A holder that gives its id back is done with it.
-            let told = if release || row.holder.is_empty() {
+            let told = if kind == RenewKind::Release || row.holder.is_empty() {
                 0
             } else {
                 row.reserved_ms
             };
             let reserved_ms =
                 reservation(&row.holder, expires_ms, self.policy.worker_reserve_ms).max(told);
+            // Taken back from a file: a new token (the old one, in any other copy of the file,
+            // renews nothing from now on) carrying the id's floor for this holder: every time
+            // its earlier processes reported or its lease's end covered.
+            let (token, floor_ms) = match kind {
+                RenewKind::Release => (String::new(), token_floor(token)),
+                RenewKind::Resume => {
+                    let floor = own_floor_of(&row).max(token_floor(token));
+                    (lease_token(floor, true), floor)
+                }
+                RenewKind::Renew | RenewKind::Park => (row.token.clone(), token_floor(token)),
+            };
             let next = WorkerRow {
-                token: if release {
-                    String::new()
-                } else {
-                    row.token.clone()
-                },
+                token: token.clone(),
                 expires_ms,
                 last_time_ms: row.last_time_ms.max(time_ms),
                 reserved_ms,
@@ -401,9 +449,10 @@ impl Allocator {
                 }
                 return Ok(Renewal {
                     end_ms: expires_ms,
-                    floor_ms: token_floor(token),
+                    floor_ms,
                     server_ms: now,
                     reserved_ms,
+                    token,
                 });
             }
         }

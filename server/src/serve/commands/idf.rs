@@ -333,7 +333,7 @@ fn holder_name(arg: &[u8]) -> Result<&str, Failure> {
 }
 
 /// `IDF.WORKER ACQUIRE service ttl-ms [MAX n] [CLOCK] [HOLDER name [FILE]] | RENEW service id token [TIME ms]
-/// [CLOCK] | RELEASE service id token [TIME ms] | LIST service [CURSOR c] [COUNT n]` (see
+/// [CLOCK] [RESUME] | RELEASE service id token [TIME ms] [KEEP] | LIST service [CURSOR c] [COUNT n]` (see
 /// [`crate::serve::allocator::workers`]).
 pub(super) async fn worker(
     shared: &Shared,
@@ -341,7 +341,7 @@ pub(super) async fn worker(
     args: &[&[u8]],
     out: &mut Reply,
 ) -> Result<(), Failure> {
-    use crate::serve::allocator::workers::{LIST_DEFAULT, LIST_MAX, LeaseError};
+    use crate::serve::allocator::workers::{LIST_DEFAULT, LIST_MAX, LeaseError, RenewKind};
     let lease = |e: LeaseError| {
         let kind = match e {
             LeaseError::Store(_) => ErrorKind::Store,
@@ -418,12 +418,17 @@ pub(super) async fn worker(
                 out.int(grant.reserved_ms);
             }
         }
-        (b"RENEW" | b"RELEASE", 5..=8) => {
+        (b"RENEW" | b"RELEASE", 5..=9) => {
             require(s, Some(Right::Alloc), service, "idf.worker|renew")?;
             let release = sub.as_slice() == b"RELEASE";
             let id = int(args[3])?;
             let token = arg_text(args[4])?;
             let (mut time, mut clock, mut rest) = (0, false, &args[5..]);
+            let mut kind = if release {
+                RenewKind::Release
+            } else {
+                RenewKind::Renew
+            };
             while let Some(opt) = rest.first() {
                 if opt.eq_ignore_ascii_case(b"TIME") && rest.len() >= 2 {
                     time = int(rest[1])?;
@@ -431,25 +436,41 @@ pub(super) async fn worker(
                 } else if opt.eq_ignore_ascii_case(b"CLOCK") && !release {
                     clock = true;
                     rest = &rest[1..];
+                } else if opt.eq_ignore_ascii_case(b"RESUME") && kind == RenewKind::Renew {
+                    kind = RenewKind::Resume;
+                    rest = &rest[1..];
+                } else if opt.eq_ignore_ascii_case(b"KEEP") && kind == RenewKind::Release {
+                    kind = RenewKind::Park;
+                    rest = &rest[1..];
                 } else {
                     return Err(syntax());
                 }
             }
+            if kind == RenewKind::Resume && !clock {
+                return Err(usage(
+                    "ERR RESUME needs CLOCK: a resumed lease tells its floor",
+                ));
+            }
             let renewal = engine
-                .worker_renew(service, id, token, time, release)
+                .worker_renew(service, id, token, time, kind)
                 .await
                 .map_err(lease)?;
             if release {
                 out.ok();
             } else if clock {
-                // A lease that named its holder also tells its reservation's end.
+                // A lease that named its holder also tells its reservation's end; a resumed
+                // one its new token.
                 let named = renewal.reserved_ms > 0;
-                out.array(if named { 4 } else { 3 });
+                let resumed = kind == RenewKind::Resume;
+                out.array(3 + usize::from(named || resumed) + usize::from(resumed));
                 out.int(renewal.end_ms);
                 out.int(renewal.floor_ms);
                 out.int(renewal.server_ms);
-                if named {
+                if named || resumed {
                     out.int(renewal.reserved_ms);
+                }
+                if resumed {
+                    out.bulk(renewal.token.as_bytes());
                 }
             } else {
                 out.int(renewal.end_ms);

@@ -259,7 +259,8 @@ commands! {
         synopsis: "ACQUIRE|RENEW|RELEASE|LIST service [arg …]",
         wrong_args: WrongArgs::Own(
             "ERR wrong arguments for 'idf.worker' (ACQUIRE service ttl-ms [MAX n] [CLOCK] | \
-             RENEW service id token [TIME ms] [CLOCK] | RELEASE service id token [TIME ms] | \
+             RENEW service id token [TIME ms] [CLOCK] [RESUME] | RELEASE service id token \
+             [TIME ms] [KEEP] | \
              LIST service [CURSOR c] [COUNT n])",
         ),
         doc: &[
@@ -279,13 +280,20 @@ commands! {
                  servers before floors refuse `CLOCK`, before holders `HOLDER`",
             ),
             (
-                "`IDF.WORKER RENEW service id token [TIME ms] [CLOCK]`, \
-                 `RELEASE service id token [TIME ms]`",
+                "`IDF.WORKER RENEW service id token [TIME ms] [CLOCK] [RESUME]`, \
+                 `RELEASE service id token [TIME ms] [KEEP]`",
                 "renew (reply: the lease's end, Unix ms; with `CLOCK`, `[end-ms, floor-ms, \
                  server-ms]`, and `reserved-ms` after them for a named holder; `-LEASELOST` \
                  once it ended) or give back a lease (`+OK`), \
                  reporting the latest time put in an id (at most the TTL, and at least 60 s, \
-                 past the lease's end: `-ERR TIME … past the lease's end` beyond)",
+                 past the lease's end: `-ERR TIME … past the lease's end` beyond); \
+                 `RESUME` (with `CLOCK`): a process starting from its lease file takes the \
+                 lease back only once it has ended (`-LEASEHELD ms …` while it is live: \
+                 another process may be renewing it from a copy of the file), under a new \
+                 token told last, `[end-ms, floor-ms, server-ms, reserved-ms, token]`, the \
+                 floor covering every time the lease's earlier processes reported; `KEEP` on \
+                 a lease kept in a file ends it now but leaves it to its token, so the \
+                 holder's next start resumes it at once",
             ),
             (
                 "`IDF.WORKER LIST service [CURSOR c] [COUNT n]`",
