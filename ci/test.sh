@@ -59,6 +59,8 @@ done <<<"$STEP_TABLE"
 usage() {
   cat <<EOF
 usage: ci/test.sh [STEP...]
+       ci/test.sh --soak N STEP...  (each step once, then N more times with every core kept busy;
+                                     each failure's output is kept and shown)
        ci/test.sh --help STEP   (what a step runs: its script's header)
 
 Runs the named steps, or all of them, in this order:
@@ -142,9 +144,73 @@ children_cpu() {
   cpu=$(python3 -c 'import re,sys; print(round(sum(float(m) * 60 + float(s) for m, s in re.findall(r"(\d+)m([\d.]+)s", sys.argv[1]))))' "$(tail -1 "$IDFORGE_CI_NOTES/times")")
 }
 
+# run_step STEP [LABEL]: runs STEP's script, its output copied and timed to
+# $IDFORGE_CI_NOTES/LABEL.log (LABEL: STEP), and adds its line to `results` (and LABEL to
+# `failed_steps` when it failed).
+run_step() {
+  local step=$1 label=${2:-$1} reason free start cpu_start rc took note
+  echo
+  echo "==> $label (${STEP_SCRIPT[$step]})"
+  reason=$(skip_reason "$step")
+  if [ -n "$reason" ]; then
+    echo "    skipped: $reason"
+    results+=("skipped $label ($reason)")
+    return 0
+  fi
+  free=$(disk_free_gb)
+  if [ "${free%.*}" -lt "${IDFORGE_CI_MIN_DISK_GB:-6}" ]; then
+    # Builds that run out of disk fail halfway with messages about temp dirs: say why first, and
+    # give back what only speeds up rebuilds.
+    echo "    warning: ${free}G free in $CARGO_TARGET_DIR; removing incremental caches"
+    rm -rf "$CARGO_TARGET_DIR"/*/incremental "$CARGO_TARGET_DIR"/*/*/incremental
+    echo "    now $(disk_free_gb)G free"
+  fi
+  rm -f "$IDFORGE_CI_NOTES/$step" "$IDFORGE_CI_NOTES/$step.at"
+  start=$SECONDS
+  children_cpu
+  cpu_start=$cpu
+  rc=0
+  # A copy of the output, timed (ci/steplog.py), for the failed step's tail and the slowest
+  # phases after the summary. A process substitution, not a pipe: the step's exit status is its
+  # own, and a server it left running on the same stdout cannot hold the run open.
+  IDFORGE_CI_STEP="$step" bash "${STEP_SCRIPT[$step]}" \
+    > >(python3 ci/steplog.py tee "$IDFORGE_CI_NOTES/$label.log") 2>&1 || rc=$?
+  children_cpu
+  took="$((SECONDS - start))s, cpu $((cpu - cpu_start))s, disk free $(disk_free_gb)G"
+  note=""
+  [ ! -f "$IDFORGE_CI_NOTES/$step" ] || note="; $(cat "$IDFORGE_CI_NOTES/$step")"
+  if [ "$rc" -eq 0 ]; then
+    results+=("ok      $label ($took$note)")
+  else
+    [ -f "$IDFORGE_CI_NOTES/$step.at" ] || echo "at: ${STEP_SCRIPT[$step]}" >"$IDFORGE_CI_NOTES/$step.at"
+    note="$note; $(cat "$IDFORGE_CI_NOTES/$step.at")"
+    results+=("FAILED  $label ($took, exit $rc$note)")
+    failed_steps+=("$label")
+  fi
+  ran_labels+=("$label")
+}
+
+# load_start: keeps every core busy (one spinning process per core, at the tests' own priority)
+# until load_stop, as a loaded CI machine would (the dist builds beside the tests); stopped by
+# PID at exit too.
+load_pids=()
+load_start() {
+  local i
+  for ((i = 0; i < $(nproc); i++)); do
+    yes >/dev/null &
+    load_pids+=("$!")
+  done
+  at_exit+=('load_stop')
+}
+load_stop() {
+  [ "${#load_pids[@]}" -eq 0 ] || kill "${load_pids[@]}" 2>/dev/null || true
+  load_pids=()
+}
+
 # ---- main ------------------------------------------------------------------------------------
 
 selected=()
+soak=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
     -h | --help)
@@ -154,6 +220,11 @@ while [ "$#" -gt 0 ]; do
         usage
       fi
       exit 0
+      ;;
+    --soak)
+      soak=${2:-}
+      [[ "$soak" =~ ^[1-9][0-9]*$ ]] || { echo "error: --soak takes a count of runs (N >= 1)" >&2; exit 2; }
+      shift
       ;;
     *)
       if [ -z "${STEP_SCRIPT[$1]:-}" ]; then
@@ -166,12 +237,18 @@ while [ "$#" -gt 0 ]; do
   esac
   shift
 done
+if [ "$soak" -gt 0 ] && [ "${#selected[@]}" -eq 0 ]; then
+  echo "error: --soak N names its steps (ci/test.sh --soak 5 server node)" >&2
+  exit 2
+fi
 [ "${#selected[@]}" -gt 0 ] || selected=("${STEPS[@]}")
 
 ensure_cargo
 
-# Not when dist is the only step: nothing would run beside it.
-if [[ " ${selected[*]} " == *" dist "* ]] && [ "${#selected[@]}" -gt 1 ] && [ -z "${IDFORGE_NO_PREBUILD:-}" ]; then
+# Not when dist is the only step (nothing would run beside it), nor in a soak (its builds are
+# done by the first, unloaded round).
+if [[ " ${selected[*]} " == *" dist "* ]] && [ "${#selected[@]}" -gt 1 ] && [ -z "${IDFORGE_NO_PREBUILD:-}" ] &&
+  [ "$soak" -eq 0 ]; then
   start_dist_prebuild
 fi
 
@@ -185,57 +262,56 @@ done
 
 results=()
 failed_steps=()
+ran_labels=()
+in_order=()
 for step in "${STEPS[@]}"; do
-  [[ " ${selected[*]} " == *" $step "* ]] || continue
-  echo
-  echo "==> $step (${STEP_SCRIPT[$step]})"
-  reason=$(skip_reason "$step")
-  if [ -n "$reason" ]; then
-    echo "    skipped: $reason"
-    results+=("skipped $step ($reason)")
-    continue
-  fi
-  free=$(disk_free_gb)
-  if [ "${free%.*}" -lt "${IDFORGE_CI_MIN_DISK_GB:-6}" ]; then
-    # Builds that run out of disk fail halfway with messages about temp dirs: say why first, and
-    # give back what only speeds up rebuilds.
-    echo "    warning: ${free}G free in $CARGO_TARGET_DIR; removing incremental caches"
-    rm -rf "$CARGO_TARGET_DIR"/*/incremental "$CARGO_TARGET_DIR"/*/*/incremental
-    echo "    now $(disk_free_gb)G free"
-  fi
-  start=$SECONDS
-  children_cpu
-  cpu_start=$cpu
-  rc=0
-  # A copy of the output, for the failed step's tail after the summary. A process substitution,
-  # not a pipe: the step's exit status is its own, and a server it left running on the same
-  # stdout cannot hold the run open.
-  IDFORGE_CI_STEP="$step" bash "${STEP_SCRIPT[$step]}" > >(tee "$IDFORGE_CI_NOTES/$step.log") 2>&1 || rc=$?
-  children_cpu
-  took="$((SECONDS - start))s, cpu $((cpu - cpu_start))s, disk free $(disk_free_gb)G"
-  note=""
-  [ ! -f "$IDFORGE_CI_NOTES/$step" ] || note="; $(cat "$IDFORGE_CI_NOTES/$step")"
-  if [ "$rc" -eq 0 ]; then
-    results+=("ok      $step ($took$note)")
-  else
-    [ -f "$IDFORGE_CI_NOTES/$step.at" ] || echo "at: ${STEP_SCRIPT[$step]}" >"$IDFORGE_CI_NOTES/$step.at"
-    note="$note; $(cat "$IDFORGE_CI_NOTES/$step.at")"
-    results+=("FAILED  $step ($took, exit $rc$note)")
-    failed_steps+=("$step")
-  fi
+  [[ " ${selected[*]} " == *" $step "* ]] && in_order+=("$step")
 done
+if [ "$soak" -eq 0 ]; then
+  for step in "${in_order[@]}"; do
+    run_step "$step"
+  done
+else
+  # A soak: each step once as it is (its builds), then N rounds of the same scripts with every
+  # core kept busy, which find nothing left to build and so run their tests under load.
+  for step in "${in_order[@]}"; do
+    run_step "$step" "$step.build"
+  done
+  if [ "${#failed_steps[@]}" -eq 0 ]; then
+    load_start
+    echo "==> soak: ${in_order[*]}, $soak rounds, $(nproc) cores kept busy (PIDs ${load_pids[*]})"
+    for ((round = 1; round <= soak; round++)); do
+      for step in "${in_order[@]}"; do
+        run_step "$step" "$step.$round"
+      done
+    done
+    load_stop
+  fi
+fi
 
 echo
 echo "==> summary (CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
 printf '    %s\n' "${results[@]}"
+# Where each step's time went: the lines that came after its longest waits (a test binary's
+# result, a build's end, a harness's own line), so a regression in time shows on the CI page.
+echo
+echo "==> the slowest phases of each step (seconds waited before the line)"
+for label in "${ran_labels[@]}"; do
+  echo "    $label"
+  python3 ci/steplog.py slowest "$IDFORGE_CI_NOTES/$label.log" 5 | sed 's/^/    /'
+done
 if [ "${#failed_steps[@]}" -gt 0 ]; then
   # Last: a CI page that shows only the end of the output still shows why.
-  for step in "${failed_steps[@]}"; do
+  for label in "${failed_steps[@]}"; do
     echo
-    echo "==> the last ${IDFORGE_CI_TAIL:-40} lines of $step"
-    tail -n "${IDFORGE_CI_TAIL:-40}" "$IDFORGE_CI_NOTES/$step.log" | sed 's/^/    /'
+    echo "==> the last ${IDFORGE_CI_TAIL:-40} lines of $label"
+    tail -n "${IDFORGE_CI_TAIL:-40}" "$IDFORGE_CI_NOTES/$label.log" | sed 's/^/    /'
   done
   echo "==> FAILED: ${failed_steps[*]}"
   exit 1
 fi
-echo "==> all selected steps passed"
+if [ "$soak" -gt 0 ]; then
+  echo "==> soak passed: ${in_order[*]}, $soak rounds under load, 0 failures"
+else
+  echo "==> all selected steps passed"
+fi
