@@ -5,6 +5,10 @@ per tag with its chart, and the tag's own page; a screenshot goes to
 $CARGO_TARGET_DIR/http-status/status.png (not committed). With --metrics-token set, the page loaded
 without it (or with a wrong one) shows nothing of the server.
 
+First, without a browser: one tag driven by each path (RESP INCR, RESP INCRBY n, Leaf's HTTP,
+tinyid's HTTP batch), and each tag's "ids in the last minute" equals what it handed out, their
+sum the server's "ids handed out" (the chart's total).
+
 Usage: python3 server/tests/harness/http_status.py PATH/TO/idforge
 """
 
@@ -17,7 +21,9 @@ import tempfile
 import time
 import urllib.request
 
-from cluster import free_ports, serve_on_port_file
+import socket
+
+from cluster import free_ports, read_reply, resp, serve_on_port_file
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -34,12 +40,60 @@ def chromium(base, *args):
         shutil.rmtree(profile, ignore_errors=True)
 
 
+def tag_figures(page):
+    """{tag: ids in the last minute} of the status page's tag table, and its "ids handed out"."""
+    rows = re.findall(r'<tr class="tag"><td><a href="/status/tag/[^"]+">([^<]+)</a></td>'
+                      r'(?:<td[^>]*>[^<]*</td>){3}<td class="n">(\d+)</td>', page)
+    total = re.search(r"ids handed out</t[hd]><td[^>]*>(\d+)<", page)
+    return {tag: int(n) for tag, n in rows}, int(total.group(1)) if total else None
+
+
+def rates_count_every_path(binary, base):
+    """Each path's ids count in its tag's figure (issue: only INCR's did)."""
+    http_port, = free_ports(1)
+    proc, port = serve_on_port_file(binary, os.path.join(base, "rates"), [
+        "--http-port", str(http_port), "--metrics-tags", "--log", "warn"])
+    try:
+        url = f"http://127.0.0.1:{http_port}"
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+            f = s.makefile("rb")
+            for _ in range(30):
+                s.sendall(resp("INCR", "users"))
+                assert read_reply(f) > 0
+            s.sendall(resp("INCRBY", "payments", 1000))
+            assert read_reply(f) == 1000
+        for _ in range(50):
+            urllib.request.urlopen(f"{url}/api/segment/get/orders").read()
+        batch = urllib.request.urlopen(
+            f"{url}/tinyid/id/nextIdSimple?bizType=tiny&batchSize=200").read().decode()
+        assert len(batch.split(",")) == 200, batch[:200]
+        want = {"users": 30, "payments": 1000, "orders": 50, "tiny": 200}
+        # The sampler reads the tags once a second: wait (bounded) for a sample after the traffic.
+        deadline, seen = time.monotonic() + 30, None
+        while time.monotonic() < deadline:
+            page = urllib.request.urlopen(f"{url}/status").read().decode()
+            seen = tag_figures(page)
+            if seen[0] == want:
+                break
+            time.sleep(0.2)
+        figures, total = seen
+        assert all(abs(figures.get(t, -9) - n) <= 1 for t, n in want.items()), \
+            f"tag figures {figures}, handed out {want}"
+        assert total == sum(want.values()) == sum(figures.values()), (total, figures)
+        print(f"    status page rates: {figures}, sum {total} = ids handed out")
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def main():
     binary = sys.argv[1]
     shots = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.expanduser(
         "~/.cache/idforge/target")), "http-status")
     os.makedirs(shots, exist_ok=True)
     with tempfile.TemporaryDirectory() as base:
+        os.makedirs(os.path.join(base, "rates"))
+        rates_count_every_path(binary, base)
         http_port, = free_ports(1)
         proc, _ = serve_on_port_file(binary, base, [
             "--http-port", str(http_port), "--metrics-token", TOKEN, "--metrics-tags",

@@ -31,13 +31,17 @@ pub(crate) struct Tag {
     pub used: bool,
     /// Idle sweeps in a row that found it untouched.
     pub idle_sweeps: u32,
+    /// `next` when it was loaded, and when: the status page counts the ids handed out from a
+    /// tag loaded between two of its samples from there.
+    pub loaded: (i64, Instant),
 }
 
 impl Tag {
     fn loaded(row: &TagRow) -> Tag {
+        // Ids start at 1, whatever a store row says (a hand edit, a Leaf row at 0).
+        let next = row.max_id.max(1);
         Tag {
-            // Ids start at 1, whatever a store row says (a hand edit, a Leaf row at 0).
-            next: row.max_id.max(1),
+            next,
             limit: row.max_id,
             base_step: row.step.max(1),
             step: row.step.max(1),
@@ -47,6 +51,7 @@ impl Tag {
             last_persist: None,
             used: true,
             idle_sweeps: 0,
+            loaded: (next, Instant::now()),
         }
     }
 }
@@ -163,6 +168,8 @@ pub(crate) struct TagView {
     pub step: (i64, i64),
     /// How long ago its last persist committed (`None`: none since it was loaded).
     pub persisted_ago: Option<std::time::Duration>,
+    /// Its `next` when it was loaded, and when (see `Tag::loaded`).
+    pub loaded: (i64, Instant),
 }
 
 impl Allocator {
@@ -462,6 +469,7 @@ impl Allocator {
             cached_to: global(t.limit),
             step: (t.base_step, t.step),
             persisted_ago: t.last_persist.map(|at| now.saturating_duration_since(at)),
+            loaded: t.loaded,
         }
     }
 

@@ -2,10 +2,14 @@
 //! sampler reads the server's id counter and each loaded tag's position (no work on the hot
 //! path). At most [`MAX_TAGS`] tags are followed, the first by name (those the status page
 //! lists), read without copying the others; a tag that leaves memory leaves the history.
+//!
+//! A tag loaded since the last sample (its first `INCR`, `INCRBY` or HTTP request loads it)
+//! counts from its position at the load, so the ids of the request that loaded it count too:
+//! the tags' figures add up to the server's, whatever path handed the ids out.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::Http;
 use crate::serve::allocator::tags::TagView;
@@ -27,6 +31,8 @@ pub(crate) struct Rates {
 struct History {
     total: VecDeque<i64>,
     tags: HashMap<String, VecDeque<i64>>,
+    /// When the last sample was taken.
+    sampled: Option<Instant>,
 }
 
 fn push(samples: &mut VecDeque<i64>, value: i64) {
@@ -39,15 +45,26 @@ fn push(samples: &mut VecDeque<i64>, value: i64) {
 impl Rates {
     /// Records one second's sample: the server's ids so far, and the loaded tags' positions.
     pub(crate) fn record(&self, total: u64, tags: &[TagView]) {
+        self.record_at(Instant::now(), total, tags);
+    }
+
+    /// [`Rates::record`] taken at `now`.
+    fn record_at(&self, now: Instant, total: u64, tags: &[TagView]) {
         let mut h = lock(&self.history);
         push(&mut h.total, i64::try_from(total).unwrap_or(i64::MAX));
+        let since = h.sampled.replace(now);
         let loaded: std::collections::HashSet<&str> = tags.iter().map(|t| t.tag.as_str()).collect();
         h.tags.retain(|name, _| loaded.contains(name.as_str()));
         for t in tags {
             if !h.tags.contains_key(&t.tag) && h.tags.len() >= MAX_TAGS {
                 continue;
             }
-            push(h.tags.entry(t.tag.clone()).or_default(), t.next);
+            let samples = h.tags.entry(t.tag.clone()).or_default();
+            if samples.is_empty() && since.is_some_and(|at| t.loaded.1 >= at) {
+                // Loaded since the last sample: where it stood then.
+                push(samples, t.loaded.0);
+            }
+            push(samples, t.next);
         }
     }
 
@@ -67,13 +84,9 @@ impl Rates {
         })
     }
 
-    /// The mean of [`Rates::per_second`] (0 without samples).
-    pub(crate) fn mean(&self, tag: Option<&str>) -> u64 {
-        let v = self.per_second(tag);
-        if v.is_empty() {
-            return 0;
-        }
-        v.iter().sum::<u64>() / v.len() as u64
+    /// The ids handed out in the last minute: the sum of [`Rates::per_second`].
+    pub(crate) fn last_minute(&self, tag: Option<&str>) -> u64 {
+        self.per_second(tag).iter().sum()
     }
 }
 
@@ -95,6 +108,8 @@ pub(crate) async fn sample(shared: Arc<Shared>, http: Arc<Http>) {
 mod tests {
     use super::*;
 
+    static EARLY: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+
     fn view(tag: &str, next: i64) -> TagView {
         TagView {
             tag: tag.into(),
@@ -103,6 +118,9 @@ mod tests {
             cached_to: next + 10,
             step: (10, 10),
             persisted_ago: None,
+            // Loaded before the samples of the tests that use it (an Instant an hour back
+            // would not exist on a machine up for less).
+            loaded: (1, *EARLY.get_or_init(Instant::now)),
         }
     }
 
@@ -114,7 +132,7 @@ mod tests {
         }
         assert_eq!(r.per_second(None), vec![10, 20, 0]);
         assert_eq!(r.per_second(Some("a")), vec![5, 5, 5]);
-        assert_eq!(r.mean(None), 10);
+        assert_eq!(r.last_minute(None), 30);
         r.record(40, &[view("a", 1)]);
         assert_eq!(r.per_second(Some("a")).last(), Some(&0), "moved back: 0");
         r.record(50, &[]);
@@ -123,5 +141,40 @@ mod tests {
             r.record(i, &[]);
         }
         assert_eq!(r.per_second(None).len(), WINDOW);
+    }
+
+    /// A tag loaded between two samples (its first request loaded it) counts from where it was
+    /// loaded: the ids of that request count, and the tags add up to the server's figure.
+    #[test]
+    fn a_tag_loaded_between_samples_counts_from_its_load() {
+        let r = Rates::default();
+        let t0 = Instant::now();
+        r.record_at(t0, 0, &[]);
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        // One request loaded "orders" and took 50; "payments" took 1000 in one INCRBY.
+        let orders = TagView {
+            loaded: (1, at(0) + Duration::from_millis(300)),
+            ..view("orders", 51)
+        };
+        let payments = TagView {
+            loaded: (1, at(0) + Duration::from_millis(600)),
+            ..view("payments", 1001)
+        };
+        r.record_at(at(1), 1050, &[orders.clone(), payments.clone()]);
+        assert_eq!(r.last_minute(Some("orders")), 50);
+        assert_eq!(r.last_minute(Some("payments")), 1000);
+        assert_eq!(r.last_minute(None), 1050);
+        // Then 30 more from orders, one a second apart.
+        r.record_at(at(2), 1080, &[view("orders", 81), payments]);
+        assert_eq!(r.last_minute(Some("orders")), 80);
+        assert_eq!(r.last_minute(None), 1080);
+        // A tag already loaded when first seen (past the sampler's followed tags before) has no
+        // history from before: no burst counted.
+        let old = TagView {
+            loaded: (1, at(0)),
+            ..view("old", 500)
+        };
+        r.record_at(at(3), 1080, &[old]);
+        assert_eq!(r.last_minute(Some("old")), 0);
     }
 }

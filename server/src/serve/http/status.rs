@@ -259,7 +259,7 @@ fn render(shared: &Shared, http: &Http, viewer: Viewer) -> String {
         let tags = a.first_tag_views(MAX_ROWS);
         body.push_str(
             "<table id=\"tags\"><tr><th>tag</th><th>step (stored / dynamic)</th><th>last id</th>\
-             <th>cached range</th><th>ids/s (last minute)</th><th>last persist</th></tr>",
+             <th>cached range</th><th>ids in the last minute</th><th>last persist</th></tr>",
         );
         for t in tags.iter().take(MAX_ROWS) {
             let _ = write!(
@@ -272,7 +272,7 @@ fn render(shared: &Shared, http: &Http, viewer: Viewer) -> String {
                 t.last,
                 t.last + 1,
                 t.cached_to - 1,
-                http.rates.mean(Some(&t.tag)),
+                http.rates.last_minute(Some(&t.tag)),
                 ago(t.persisted_ago),
                 href = path_segment(&t.tag),
                 name = escape(&t.tag),
@@ -412,8 +412,8 @@ pub(crate) async fn tag_page(
             ),
             ("last persist", ago(view.and_then(|v| v.persisted_ago))),
             (
-                "ids/s (last minute)",
-                http.rates.mean(Some(tag)).to_string(),
+                "ids in the last minute",
+                http.rates.last_minute(Some(tag)).to_string(),
             ),
         ],
     ));
