@@ -159,6 +159,18 @@ def open_server(binary, base):
         many = "&".join(f"p{i}=1" for i in range(40))
         assert s.get(f"{url}/tinyid/id/nextId?{many}").status_code == 400
         assert s.put(f"{url}/api/segment/get/mixed").status_code == 405
+        # HEAD on an id URL hands out nothing (a monitoring probe would burn a batch each time):
+        # 405 with Allow, and the next GET follows the last id handed out.
+        before = int(check(s.get(f"{url}/api/segment/get/mixed"), "leaf", "ok").text)
+        tq = "bizType=mixed&token=x&batchSize=50"
+        for u in (f"{url}/api/segment/get/mixed", f"{url}/api/snowflake/get/mixed",
+                  *(f"{url}{root}/{op}?{tq}" for root in ("/tinyid/id", "/id") for op in (
+                      "nextId", "nextIdSimple", "nextSegmentId", "nextSegmentIdSimple"))):
+            h = s.head(u)
+            assert h.status_code == 405 and h.headers.get("Allow") == "GET, POST", \
+                (u, h.status_code, dict(h.headers))
+        after = int(check(s.get(f"{url}/api/segment/get/mixed"), "leaf", "ok").text)
+        assert after == before + 1, f"HEAD handed out ids: {before} then {after}"
         open_page = s.get(f"{url}/status")
         assert open_page.status_code == 200, "open without a metrics token"
         # Open to anyone, so no paths and no addresses: not the guard file, not this server's.

@@ -76,6 +76,25 @@ pub(crate) async fn handle(shared: &Shared, http: &Http, req: Request<Incoming>)
     }
     let param_token = params.get("token").map(str::as_bytes);
     let segments: Vec<&str> = path.split('/').skip(1).collect();
+    let hands_out_ids = match segments.as_slice() {
+        ["api", "segment" | "snowflake", "get", key] => !key.is_empty(),
+        ["tinyid", "id", op] | ["id", op] => tinyid::Op::parse(op).is_some(),
+        _ => false,
+    };
+    if hands_out_ids && method == Method::HEAD {
+        // A HEAD answers with a GET's headers, so it would hand out (and throw away) the ids
+        // whose length it tells: a monitoring probe would burn a batch each time.
+        let mut r = refuse(
+            StatusCode::METHOD_NOT_ALLOWED,
+            Some("org.springframework.web.HttpRequestMethodNotSupportedException"),
+            "Request method 'HEAD' not supported: it would hand out ids",
+        );
+        r.headers_mut().insert(
+            hyper::header::ALLOW,
+            hyper::header::HeaderValue::from_static("GET, POST"),
+        );
+        return r;
+    }
     match segments.as_slice() {
         ["api", kind @ ("segment" | "snowflake"), "get", key] if !key.is_empty() => {
             let kind = if *kind == "segment" {
