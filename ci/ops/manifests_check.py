@@ -114,6 +114,12 @@ def check(name, objects, env_names, flags, digest=None):
                if "secretKeyRef" in e.get("valueFrom", {})]
     if "idforge-auth" not in secrets:
         fail.append("the password does not come from the Secret idforge-auth")
+    token = env.get("IDFORGE_METRICS_TOKEN", {}).get("valueFrom", {}).get("secretKeyRef", {})
+    if token.get("name") != "idforge-auth":
+        fail.append("the metrics token does not come from the Secret idforge-auth (in protected "
+                    "mode /metrics answers only the pod itself without one)")
+    if "IDFORGE_INSECURE_OPEN" in env:
+        fail.append("the server is opened to every host without a password (IDFORGE_INSECURE_OPEN)")
     for svc in by_kind.get("Service", []):
         if not matches(svc["spec"].get("selector"), labels):
             fail.append(f"Service {svc['metadata']['name']} does not select the server's pods")

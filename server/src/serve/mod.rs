@@ -107,6 +107,17 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     let background = start::start_background(&config, &shared, election).await?;
     start::write_port_file(&config, addr)?;
     tracing::info!(%addr, store = kind.name(), "idforge listening");
+    if !addr.ip().to_canonical().is_loopback()
+        && !config.limits.insecure_open
+        && !shared.auth.required()
+    {
+        tracing::warn!(
+            %addr,
+            "protected mode: no password is set, so only clients on this host are served \
+             (others get -DENIED); set --requirepass or users, or --insecure-open on a network \
+             you trust"
+        );
+    }
     let conns = accept_until_stopped(&config, &shared, &listener, background.stop_signal()).await?;
     drop(listener);
     background.stop(&shared, conns).await;
@@ -127,7 +138,16 @@ async fn accept_until_stopped(
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
+                Ok((stream, peer)) => {
+                    if shared.refuses(peer.ip()) {
+                        // As Redis's protected mode: say why and how to open it, then close
+                        // (over TLS the client just sees the close).
+                        if shared.tls.is_none() {
+                            let _ = stream.try_write(crate::serve::shared::PROTECTED.as_bytes());
+                        }
+                        shared.allocator.metrics().error(metrics::ErrorKind::Auth);
+                        continue;
+                    }
                     if conns.len() >= config.limits.maxclients {
                         // As Redis: say why, then close. The reply fits any fresh socket's
                         // send buffer, so this never waits (a TLS client just sees the close).

@@ -31,7 +31,18 @@ pub struct Shared {
     pub requests: Family,
 }
 
+/// What a client from another host gets from a port in protected mode (RESP).
+pub const PROTECTED: &str = "-DENIED idforge is in protected mode: no password is set, so only \
+    clients on this host are served. Set one (--requirepass, or users with IDF.USER from a local \
+    client), or, on a network you trust, start with --insecure-open (IDFORGE_INSECURE_OPEN=1)\r\n";
+
 impl Shared {
+    /// Whether the client port refuses `peer` (protected mode): it is on another host, no
+    /// password or user is set, and `--insecure-open` was not given.
+    pub fn refuses(&self, peer: std::net::IpAddr) -> bool {
+        !self.limits.insecure_open && !peer.to_canonical().is_loopback() && !self.auth.required()
+    }
+
     /// The `IDF.SNOWFLAKE` layout (the default of `IDF.DECODE`).
     pub fn snowflake_layout(&self) -> idforge::Layout {
         self.allocator.snowflake

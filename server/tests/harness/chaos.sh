@@ -69,6 +69,13 @@ for h in "${hosts[@]}"; do
   ip netns exec idf-c ping -c 1 -W 2 "${addr[$h]}" >/dev/null
 done
 
+# Protected mode across hosts first: a server bound to every address with no password serves
+# only its own host.
+mkdir -p "$work/protected"
+ip netns exec idf-c python3 server/tests/harness/protected_mode.py "$bin" "$work/protected" || {
+  tail -n 20 "$work"/protected/*.log >&2 || true
+  exit 1
+}
 ip netns exec idf-c python3 server/tests/harness/chaos.py "$bin" "$work" --runs "${RUNS:-5}" \
   --hold "${HOLD:-3}" "$@" || {
   tail -n 20 "$work"/*.log >&2 || true

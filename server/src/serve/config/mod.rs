@@ -115,6 +115,8 @@ pub struct Limits {
     pub metrics_maxclients: usize,
     /// A metrics connection's request (and TLS handshake) must arrive within this.
     pub metrics_timeout: Duration,
+    /// Serve other hosts while nothing asks for a password (`--insecure-open`); off: protected.
+    pub insecure_open: bool,
 }
 
 impl Limits {
@@ -195,6 +197,7 @@ impl ServeArgs {
             metrics_tags: self.metrics_tags()?,
             metrics_maxclients: self.metrics_maxclients()?,
             metrics_timeout: ms(self.metrics_timeout_ms()?),
+            insecure_open: self.insecure_open()?,
         })
     }
 

@@ -117,6 +117,13 @@ settings! {
 
     /// Require this password (user `default`, every right) before any command.
     ["Auth"] requirepass: String = [], "PASSWORD", "IDFORGE_REQUIREPASS", sample "\"change me\"";
+    /// Serve clients from other hosts while nothing asks for a password (no `--requirepass`, no
+    /// users; on the HTTP API no tokens file, on /metrics no token). Off (the default), as
+    /// Redis's protected mode: such a port serves loopback clients only, and tells a client
+    /// from another host how to open it (a password, users, tokens, or this); /healthz stays
+    /// open to probes.
+    ["Auth"] insecure_open: bool = {false}, "BOOL", "IDFORGE_INSECURE_OPEN", bare true,
+        limit "while no password, user or token is set, clients from other hosts get `-DENIED` (HTTP 403) and are closed";
     /// When auth is required: close a connection that has not authenticated within this many
     /// milliseconds.
     ["Auth"] auth_timeout_ms: u64 = {10_000u64}, "MS", "IDFORGE_AUTH_TIMEOUT_MS", min 1,

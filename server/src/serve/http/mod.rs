@@ -134,6 +134,40 @@ impl Site {
             Site::Metrics => metrics_page::handle(shared, req).await,
         }
     }
+
+    /// Whether it serves only this host (protected mode): nothing asks for a password (no
+    /// users, no tokens file or metrics token) and `--insecure-open` was not given.
+    fn protected(&self, shared: &Shared) -> bool {
+        !shared.limits.insecure_open
+            && match self {
+                Site::Api(http) => !http.tokens.configured() && !shared.auth.required(),
+                Site::Metrics => shared.limits.metrics_token.is_none(),
+            }
+    }
+}
+
+/// A connection's site, and whether its client is on another host.
+#[derive(Clone)]
+struct Peer {
+    site: Site,
+    remote: bool,
+}
+
+/// What a client from another host gets from a port in protected mode.
+const PROTECTED: &str = "idforge is in protected mode: no password or token is set, so only \
+    clients on this host are served. Set one (users, --http-tokens, --metrics-token), or, on a \
+    network you trust, start with --insecure-open (IDFORGE_INSECURE_OPEN=1)\n";
+
+impl Peer {
+    /// Answers one request, or refuses it (403) in protected mode; /healthz stays open to the
+    /// probes of an orchestrator, which come from another host.
+    async fn answer(&self, shared: &Shared, req: Request<Incoming>) -> Reply {
+        if self.remote && req.uri().path() != "/healthz" && self.site.protected(shared) {
+            shared.allocator.metrics().error(ErrorKind::Auth);
+            return reply::with(StatusCode::FORBIDDEN, "text/plain", PROTECTED);
+        }
+        self.site.answer(shared, req).await
+    }
 }
 
 /// Why a request got no caller.
@@ -230,9 +264,9 @@ pub(crate) async fn serve(
         Site::Metrics => None,
     };
     loop {
-        let stream = tokio::select! {
+        let (stream, remote) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok((stream, peer)) => (stream, !peer.ip().to_canonical().is_loopback()),
                 Err(e) => {
                     tracing::warn!(error = %e, port = site_name(&site), "HTTP accept failed");
                     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -243,7 +277,14 @@ pub(crate) async fn serve(
         };
         let admitted = slots.admit(|slot| {
             let (shared, site, bounds) = (shared.clone(), site.clone(), bounds.clone());
-            let conn = connection(shared, site, bounds.clone(), stream, slot, stop.clone());
+            let conn = connection(
+                shared,
+                site,
+                bounds.clone(),
+                (stream, remote),
+                slot,
+                stop.clone(),
+            );
             tokio::spawn(async move {
                 match bounds.lifetime {
                     Some(lifetime) => drop(tokio::time::timeout(lifetime, conn).await),
@@ -306,12 +347,13 @@ async fn connection(
     shared: Arc<Shared>,
     site: Site,
     bounds: Arc<Bounds>,
-    tcp: tokio::net::TcpStream,
+    (tcp, remote): (tokio::net::TcpStream, bool),
     slot: Slot,
     mut stop: watch::Receiver<bool>,
 ) {
     let _ = tcp.set_nodelay(true);
     let timeout = bounds.head_timeout;
+    let site = Peer { site, remote };
     match shared.tls.as_ref() {
         None => requests(shared, site, bounds, tcp, slot, stop).await,
         Some(tls) => {
@@ -357,7 +399,7 @@ fn head_size<B>(req: &hyper::Request<B>) -> usize {
 /// `write-timeout-ms`) is reset (see [`socket`]).
 async fn requests<S>(
     shared: Arc<Shared>,
-    site: Site,
+    site: Peer,
     bounds: Arc<Bounds>,
     stream: S,
     slot: Slot,

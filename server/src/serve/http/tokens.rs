@@ -87,6 +87,11 @@ impl Tokens {
         })
     }
 
+    /// Whether a tokens file was given.
+    pub(crate) fn configured(&self) -> bool {
+        self.configured
+    }
+
     /// Who a request with `token` (empty or `None`: none) acts as, by `auth`'s users now.
     pub(crate) fn caller(&self, auth: &Auth, token: Option<&[u8]>) -> Result<Caller, Refused> {
         let open = !self.configured && !auth.required();
