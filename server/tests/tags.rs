@@ -408,3 +408,26 @@ fn listing_many_tags_does_not_stall_incr() {
         took.last().unwrap()
     );
 }
+
+/// `INFO` shows where the server keeps its files (the guard's path) to admins only: a user with
+/// no rights still reads the role and the leader (clients route by them), not the path.
+#[test]
+fn info_shows_file_paths_to_admins_only() {
+    let (_dir, server) = Server::start_fresh(&["--requirepass=pw"]);
+    let mut admin = server.client_as(&["pw"]);
+    let full = admin.cmd(&["INFO"]).text();
+    let guard = full
+        .lines()
+        .find_map(|l| l.strip_prefix("guard:"))
+        .expect("a guard line");
+    assert!(
+        guard.contains("idforge.guard"),
+        "the admin sees the path: {guard}"
+    );
+    admin.cmd(&["IDF.USER", "SET", "nobody", "pw3"]);
+    let mut nobody = server.client_as(&["nobody", "pw3"]);
+    let seen = nobody.cmd(&["INFO"]).text();
+    assert!(seen.contains("role:master"), "{seen}");
+    assert!(seen.contains("guard:set\r\n"), "{seen}");
+    assert!(!seen.contains("idforge.guard"), "no path: {seen}");
+}

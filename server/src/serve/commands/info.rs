@@ -4,8 +4,9 @@ use std::fmt::Write;
 
 use crate::serve::shared::Shared;
 
-/// The `INFO` text of `section` (all sections when `None`, `all` or `everything`).
-pub(super) fn text(shared: &Shared, section: Option<&[u8]>) -> String {
+/// The `INFO` text of `section` (all sections when `None`, `all` or `everything`), as `admin`
+/// (an admin, or anyone on a server without users) may see it: others see no file paths.
+pub(super) fn text(shared: &Shared, section: Option<&[u8]>, admin: bool) -> String {
     let want = |name: &str| match section {
         None => true,
         Some(s) => {
@@ -63,10 +64,12 @@ pub(super) fn text(shared: &Shared, section: Option<&[u8]>) -> String {
         // leads until repaired).
         line(
             "guard",
-            &engine
-                .guard
-                .as_ref()
-                .map_or("none".to_owned(), |g| g.path().display().to_string()),
+            &match &engine.guard {
+                None => "none".to_owned(),
+                Some(g) if admin => g.path().display().to_string(),
+                // Where the server keeps its files is the operator's, not every user's.
+                Some(_) => "set".to_owned(),
+            },
         );
         line("store_behind_guard", &u8::from(engine.refusing().is_some()));
     }

@@ -113,7 +113,10 @@ async fn run(
         Cmd::Hello => connection::hello(shared, s, args, out).await?,
         Cmd::Client => connection::client(s, args, out)?,
         Cmd::Command => command::command(args, out),
-        Cmd::Info => out.bulk(info::text(shared, args.get(1).copied()).as_bytes()),
+        Cmd::Info => {
+            let admin = s.perms.as_ref().is_some_and(|p| p.is_admin());
+            out.bulk(info::text(shared, args.get(1).copied(), admin).as_bytes());
+        }
         Cmd::Config => {
             // Enough for tools that read settings (redis-benchmark asks for `save` and
             // `appendonly`): each asked-for name with an empty value; nothing can be set.
