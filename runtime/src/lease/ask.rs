@@ -129,9 +129,9 @@ impl Ask<'_> {
     }
 
     /// Takes back the lease of a file with its token (`RENEW … RESUME`: a lease kept in a file
-    /// comes back even after its end, under a new token): `Ok(None)` when it is lost, `Err`
-    /// with `SOURCE_UNAVAILABLE` when the server cannot be reached, and with `LEASE_HELD`
-    /// semantics (see [`Resumed::Held`]) while it is live.
+    /// comes back even after its end, under a new token): [`Resumed::Lost`] when it is lost,
+    /// [`Resumed::Held`] while it is live, `Err` with `SOURCE_UNAVAILABLE` when the server
+    /// cannot be reached.
     pub(super) fn resume(&self, source: &RemoteSource, record: &LeaseRecord) -> Result<Resumed> {
         let (id, time) = (record.id.to_string(), record.mark_ms.to_string());
         let mut args: Vec<&[u8]> = vec![
