@@ -43,6 +43,12 @@ pub(super) fn clock_fields(fields: &[Reply]) -> Option<(Option<(u64, u64)>, u64)
     }
 }
 
+/// Whether a server refused a word it does not know (a server older than it).
+fn refused_word(reply: &Reply) -> bool {
+    matches!(reply, Reply::Error(e)
+        if e.starts_with("ERR wrong arguments") || e.starts_with("ERR syntax"))
+}
+
 impl Ask<'_> {
     /// `IDF.WORKER ACQUIRE`, asked again without the words an older server refuses.
     pub(super) fn acquire(&self, source: &RemoteSource) -> Result<Granted> {
@@ -64,11 +70,7 @@ impl Ask<'_> {
         args.push(b"CLOCK");
         let mut sent = now_ms();
         let (mut addr, mut reply) = source.call(&args, "IDF.WORKER ACQUIRE")?;
-        let older = |reply: &Reply| {
-            matches!(reply, Reply::Error(e)
-                if e.starts_with("ERR wrong arguments") || e.starts_with("ERR syntax"))
-        };
-        if self.holder.is_some() && older(&reply) {
+        if self.holder.is_some() && refused_word(&reply) {
             // A server older than holder names refuses HOLDER: lease without a name, as
             // before them (the id is then not kept for this instance, nor ridden out past its
             // lease's end: no reservation is told).
@@ -147,11 +149,7 @@ impl Ask<'_> {
         ];
         let mut sent = now_ms();
         let (mut addr, mut reply) = source.call(&args, "IDF.WORKER RENEW")?;
-        let older = |reply: &Reply| {
-            matches!(reply, Reply::Error(e)
-                if e.starts_with("ERR wrong arguments") || e.starts_with("ERR syntax"))
-        };
-        if older(&reply) {
+        if refused_word(&reply) {
             // A server older than RESUME: renewed as before it (such a server cannot tell a
             // second process on a copy of the file from this one).
             args.pop();
@@ -202,7 +200,7 @@ impl Ask<'_> {
             }
             // A server older than floors or names: lease again (it keeps no reservation, so
             // nothing of the file is trusted with it).
-            Reply::Error(e) if older(&Reply::Error(e.clone())) => Ok(Resumed::Lost),
+            Reply::Error(_) if refused_word(&reply) => Ok(Resumed::Lost),
             // A server that answers but cannot serve now (its store down, loading): as out of
             // reach. Any other answer is a refusal, never a reason to go on without it.
             Reply::Error(e) if crate::source::transient_reply(&e) => Err(Error::transient(
