@@ -22,33 +22,58 @@ start_dist_prebuild() {
   rm -f "$log.rc" "$log.lanes"
   # A session of its own, so that one signal stops it all (cargo, rustc, mmdebstrap, qemu).
   # Lanes, each written to $log.lanes when built, so that the steps can go on without the later
-  # ones when the run is out of time (wait_dist_prebuild): the host's (x86_64 glibc, which the
-  # other steps' docs and the x86_64 tests need), windows (the Windows artifacts: Debian's Rust,
-  # std built from source, mingw), macos (the macos step's clippy run, into the same cross
-  # folder: the host's build scripts and proc macros are shared), then cross (the musl servers
-  # and every aarch64 artifact). The aarch64 root beside the cross lane: made cold, it is mostly
-  # downloads and emulated package scripts (about 5-10 minutes), which would otherwise hold the
-  # builds back; before it, a cold run that defers the cross lane would make it for nothing.
+  # ones when the run is out of time (wait_dist_prebuild). Two at once, in target folders of their
+  # own (ci/dist/dist.sh's target_dir; cargo locks a folder per build): a fat-LTO link or a crate
+  # of codegen-units 1 keeps one core busy, so one lane alone left the other core idle whenever
+  # the foreground step did (the cross lane, last in a single queue, was deferred in every cold
+  # run and in the warm ones too).
+  #   first:  the host's (x86_64 glibc, which the other steps' docs and the x86_64 tests need),
+  #           windows (the Windows artifacts: Debian's Rust, std built from source, mingw), macos
+  #           (the macos step's clippy run, into the Windows folder: the host's build scripts
+  #           and proc macros are shared);
+  #   second: cross (the musl servers and every aarch64 artifact), with the aarch64 root beside
+  #           it (made cold, it is mostly downloads and emulated package scripts, 5-13 minutes).
   # Its session is a scheduler autogroup of its own (Linux, sched_autogroup_enabled): nice works
   # only inside a group, and groups share the CPU evenly, so at nice 19 alone it took half the
   # CPU from the foreground steps (a cold run's clippy took 6.3 minutes instead of 3.1). The
   # group's own nice (/proc/self/autogroup, where the kernel has it) makes it yield.
   setsid bash -c '
     echo 19 >/proc/self/autogroup 2>/dev/null || true
-    rc=0
     export IDFORGE_DIST_BUILD_ONLY=1 CARGO_TARGET_DIR="$1/artifacts"
-    if IDFORGE_DIST_ARCHES=x86_64 nice -n 19 bash ci/dist/dist.sh server c node jvm python pgext; then
-      echo host >>"$2.lanes"
-      # A lane that fails is written as such: never deferred, so its step fails where it shows.
-      if IDFORGE_DIST_ARCHES=x86_64 nice -n 19 bash ci/dist/dist.sh windows node; then echo windows >>"$2.lanes"; else rc=$?; echo "windows failed" >>"$2.lanes"; fi
-      if nice -n 19 bash ci/dist/macos-check.sh; then echo macos >>"$2.lanes"; else rc=$?; echo "macos failed" >>"$2.lanes"; fi
+    # A lane that fails is written as such: never deferred, so its step fails where it shows. The
+    # lines of each lane are marked with its name ([host], [cross]).
+    (
+      rc=0
+      if IDFORGE_DIST_ARCHES=x86_64 nice -n 19 bash ci/dist/dist.sh server c node jvm python pgext; then
+        echo host >>"$2.lanes"
+        IDFORGE_DIST_ARCHES=x86_64 nice -n 19 bash ci/dist/dist.sh windows node && echo windows >>"$2.lanes" ||
+          { rc=1; echo "windows failed" >>"$2.lanes"; }
+        nice -n 19 bash ci/dist/macos-check.sh && echo macos >>"$2.lanes" || { rc=1; echo "macos failed" >>"$2.lanes"; }
+      else
+        rc=1
+        echo "host failed" >>"$2.lanes"
+      fi
+      exit "$rc"
+    ) > >(sed -u "s/^/[host] /") 2>&1 &
+    first=$!
+    (
+      rc=0
       nice -n 19 bash ci/dist/arm64-root.sh path &
       root=$!
-      if nice -n 19 bash ci/dist/dist.sh; then echo cross >>"$2.lanes"; else rc=$?; fi
-      wait "$root" || rc=$?
-    else
-      rc=$?
-    fi
+      if IDFORGE_DIST_ARCHES=aarch64 nice -n 19 bash ci/dist/dist.sh server static c python node jvm pgext &&
+        IDFORGE_DIST_ARCHES=x86_64 nice -n 19 bash ci/dist/dist.sh static; then
+        echo cross >>"$2.lanes"
+      else
+        rc=1
+        echo "cross failed" >>"$2.lanes"
+      fi
+      wait "$root" || rc=1
+      exit "$rc"
+    ) > >(sed -u "s/^/[cross] /") 2>&1 &
+    second=$!
+    rc=0
+    wait "$first" || rc=1
+    wait "$second" || rc=1
     echo "$rc" >"$2.rc"' prebuild "$CARGO_TARGET_DIR" "$log" >"$log.log" 2>&1 &
   export IDFORGE_PREBUILD_PID=$!
   at_exit+=('kill -TERM -- "-$IDFORGE_PREBUILD_PID" 2>/dev/null')

@@ -38,9 +38,12 @@
 # the root: every program a user runs (idforge, redis-cli, cc and what it built, ldd, venv, pip,
 # pytest, node --test on Node 20, java with the root's JNA, install.sh, and
 # ci/steps/pg-extension.sh --installed with PostgreSQL 15: a copy whose install-deps.sh is a
-# no-op, the root having the packages). go is skipped (no Go in the root). The suites run in
-# full, about 5 minutes with a warm root (python and pgext 2 each); artifacts named on the command
-# line run alone (ci/test.sh runs two halves at once).
+# no-op, the root having the packages). go is skipped (no Go in the root). Under emulation the
+# suites run what is particular to the machine, not their whole selves again (the x86_64 run has
+# them all, on the same sources): python the shared vectors and the generators' tests (threads,
+# fork, segments), node the same two files, pgext test_extension.py (vectors, parallel workers,
+# restart, crash, standby); server, c and jvm run as on x86_64. IDFORGE_DIST_FULL=1 runs the
+# suites in full (about 5 minutes with a warm root).
 #
 #   ci/dist/dist-test.sh [--arch x86_64|aarch64] [ARTIFACT...]
 #       (default: x86_64; server c python node jvm go pgext; aarch64: the same but go)
@@ -70,6 +73,15 @@ if [ "$#" -eq 0 ]; then
   [ "$arch" = x86_64 ] || selected=(server c python node jvm pgext)
 fi
 version="$(sed -n 's/^#define IDFORGE_VERSION_STRING "\(.*\)"$/\1/p' include/idforge.h)"
+# The suites' files: all, or under emulation those of the machine (the header says which).
+py_tests=(tests)
+node_tests=(test/)
+pg_tests=""
+if [ "$arch" != x86_64 ] && [ -z "${IDFORGE_DIST_FULL:-}" ]; then
+  py_tests=(tests/test_vectors.py tests/test_generators.py)
+  node_tests=(test/vectors.test.js test/generators.test.js)
+  pg_tests=extensions/postgres/tests/test_extension.py
+fi
 
 scratch_and_server_cleanup # served.sh: $work, $server_pid
 
@@ -266,7 +278,7 @@ test_python() {
   local pass=() var
   for var in $(compgen -e | grep '^IDFORGE_' || true); do pass+=("$var=${!var}"); done
   (cd "$work/py/python" && exec "${native[@]}" env -i PATH="$SYSTEM_PATH" HOME="$work/home" "${pass[@]}" \
-    "$work/venv/bin/pytest" -q -p no:cacheprovider tests)
+    "$work/venv/bin/pytest" -q -p no:cacheprovider "${py_tests[@]}")
 }
 
 test_node() {
@@ -289,7 +301,7 @@ test_node() {
   # shellcheck disable=SC2086
   (cd "$app" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" npm_config_cache="$HOME/.npm" \
     sh -ec "npm install --no-audit --no-fund --silent '$tarball' $peers")
-  (cd "$app" && exec "${native[@]}" env -i PATH="$SYSTEM_PATH" HOME="$work/home" "${pass[@]}" node --test test/)
+  (cd "$app" && exec "${native[@]}" env -i PATH="$SYSTEM_PATH" HOME="$work/home" "${pass[@]}" node --test "${node_tests[@]}")
   (cd "$app" && env -i PATH="$SYSTEM_PATH" HOME="$work/home" node_modules/.bin/tsc -p test/types)
 }
 
@@ -371,7 +383,7 @@ test_pgext() {
   # after x86_64's (the root shares the host's network): the two tests may run at once (ci/test.sh).
   (cd "$work/pg" && exec "${native[@]}" env -i PATH="/usr/local/sbin:/usr/sbin:/sbin:$SYSTEM_PATH" HOME="$work/home" LANG=C.UTF-8 \
     IDFORGE_BIN="$IDFORGE_BIN" CARGO_TARGET_DIR=/var/cache/idforge-pgext IDFORGE_PGEXT_PORT="$((${IDFORGE_PGEXT_PORT:-25433} + 1))" \
-    bash ci/steps/pg-extension.sh --installed)
+    IDFORGE_PGEXT_TESTS="$pg_tests" bash ci/steps/pg-extension.sh --installed)
 }
 
 failed=()

@@ -44,7 +44,7 @@
 # Toolchains: x86_64 glibc with the host's (rustup) Rust. aarch64 and musl (servers with thin LTO: for_target) with Debian's Rust
 # (rustc-web, cargo-web) and its std source (rust-web-src), std built for the target by cargo's
 # -Zbuild-std (RUSTC_BOOTSTRAP=1: rustup cannot download other targets here), into
-# $CARGO_TARGET_DIR/cross; ci/install/install-deps.sh cross installs them and aarch64 binutils.
+# $CARGO_TARGET_DIR/cross (Windows: cross-win-mac); ci/install/install-deps.sh cross installs them and aarch64 binutils.
 # Tools (zig from PyPI `ziglang`, cargo-zigbuild, maturin, auditwheel) are pip-installed, pinned,
 # into a venv under ~/.cache/idforge (IDFORGE_DIST_VENV); binutils (objdump, strip) must be there,
 # npm for node; for jvm, ci/install/install-deps.sh jvm runs and kotlin-compiler comes from npm as in
@@ -108,9 +108,15 @@ fi
 # gnu_triple ARCH / musl_triple ARCH: the Rust target of ARCH with glibc / musl.
 gnu_triple() { echo "$1-unknown-linux-gnu"; }
 musl_triple() { echo "$1-unknown-linux-musl"; }
-# target_dir TRIPLE: where cargo builds for TRIPLE (Debian's toolchain has its own).
+# target_dir TRIPLE: where cargo builds for TRIPLE (Debian's toolchain has its own): Windows and
+# macOS (ci/dist/macos-check.sh) in one folder, musl and aarch64 in another, so that the CI run's
+# background builds (ci/prebuild.sh) make the two at once; cargo locks a target folder per build.
 target_dir() {
-  if [ "$1" = "$HOST_TRIPLE" ]; then echo "$CARGO_TARGET_DIR"; else echo "$CARGO_TARGET_DIR/cross"; fi
+  case "$1" in
+    "$HOST_TRIPLE") echo "$CARGO_TARGET_DIR" ;;
+    *-windows-* | *-apple-*) echo "$CARGO_TARGET_DIR/cross-win-mac" ;;
+    *) echo "$CARGO_TARGET_DIR/cross" ;;
+  esac
 }
 # for_target TRIPLE CMD...: CMD with the toolchain that builds TRIPLE: the host's for x86_64 glibc,
 # else Debian's with std built from source (the target's RUSTFLAGS: musl linked fully static, no

@@ -14,8 +14,8 @@
 # checked for macOS.
 #
 #   ci/dist/macos-check.sh [TRIPLE...]     (default: both)
-# Into $CARGO_TARGET_DIR/cross, with the dist profile: the host's build scripts and proc macros
-# are those the dist step's Debian-built artifacts use.
+# Into $CARGO_TARGET_DIR/cross-win-mac, with the dist profile: the host's build scripts and proc
+# macros are those the dist step's Windows artifacts use (ci/dist/dist.sh's target_dir).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 CACHE="${IDFORGE_CACHE:-$HOME/.cache/idforge}"
@@ -41,7 +41,7 @@ for triple in "${triples[@]}"; do
   echo "==> cargo clippy --workspace --target $triple -- -D warnings (Debian's Rust $(/usr/bin/rustc --version | cut -d' ' -f2), std from source)"
   # PYO3_CROSS_PYTHON_VERSION: the abi3 module needs no macOS Python to check against.
   env PATH="$xbin:$venv/bin:$PATH" RUSTC_BOOTSTRAP=1 CARGO_UNSTABLE_BUILD_STD=std,panic_abort \
-    CARGO_TARGET_DIR="$CARGO_TARGET_DIR/cross" PYO3_CROSS_PYTHON_VERSION=3.9 \
+    CARGO_TARGET_DIR="$CARGO_TARGET_DIR/cross-win-mac" PYO3_CROSS_PYTHON_VERSION=3.9 \
     cargo-zigbuild clippy --locked --profile dist --target "$triple" --workspace -- -D warnings
 done
 echo "macos: every crate of the workspace passes clippy for ${triples[*]}"

@@ -8,9 +8,9 @@
 #   the Node addon, idforge.win32-x64-msvc.node inside the npm package (dist.sh's node section):
 #   the name napi-rs's loader asks for under the official (MSVC-built) node.exe; the addon calls
 #   only N-API, a C ABI, so mingw's build loads there.
-# Built by Debian's Rust (std from source for x86_64-pc-windows-gnu) into the cross lane's target
-# folder, so the build scripts and proc macros (sqlx's, serde's, napi's) built for the host are
-# shared with the aarch64 and musl builds; linked by mingw-w64. Every file is a PE of x86-64 that
+# Built by Debian's Rust (std from source for x86_64-pc-windows-gnu) into the target folder it
+# shares with the macOS clippy run (ci/dist/dist.sh's target_dir: the aarch64 and musl builds have
+# theirs, so that the CI run builds the two at once); linked by mingw-w64. Every file is a PE of x86-64 that
 # imports only Windows' own DLLs (no libgcc_s, libwinpthread or libstdc++ to ship beside it).
 # Tested under Wine by ci/dist/windows-test.sh.
 

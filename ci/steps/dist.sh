@@ -3,7 +3,8 @@
 # (the release artifacts in dist/ for x86_64 and aarch64 Linux and Windows x86_64; see its header)
 # and their tests as users get them: ci/dist/dist-test.sh for x86_64 and, under qemu-user in an
 # arm64 Debian root, for aarch64; ci/dist/static-server-test.sh for the static servers. Own target
-# dir: $CARGO_TARGET_DIR/artifacts (Debian's toolchain: $CARGO_TARGET_DIR/artifacts/cross).
+# dir: $CARGO_TARGET_DIR/artifacts (Debian's toolchain: $CARGO_TARGET_DIR/artifacts/cross and
+# cross-win-mac).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 # shellcheck source=ci/lib.sh
