@@ -80,6 +80,9 @@ lane built but not all the others (a cold cache: the later lanes compile std and
 again) and less than 15 minutes of it left (18 once the windows lane is built), the lanes not yet
 built are stopped, their progress kept in the cache, and the steps test what was built (the
 x86_64 artifacts at least), saying in the summary what was deferred.
+Before each step, ci/slowdown.py measures how much slower than idle the machine runs (wall over
+CPU time of a busy loop) into IDFORGE_TEST_SLOWDOWN, which the tests' few time bounds scale by
+(testkit's scaled); set it yourself to keep one value for every step.
 Each step's summary line says the disk left; below IDFORGE_CI_MIN_DISK_GB (default 6) before a
 step, the incremental caches are removed first. .ci/run turns incremental compilation off.
 EOF
@@ -166,6 +169,13 @@ run_step() {
     echo "    now $(disk_free_gb)G free"
   fi
   rm -f "$IDFORGE_CI_NOTES/$step" "$IDFORGE_CI_NOTES/$step.at"
+  # The machine's slowness now (other steps' builds, a soak's load), for the time bounds the
+  # tests keep (testkit's `scaled`); a value given from outside stays.
+  if [ -z "${IDFORGE_SLOWDOWN_FIXED:-}" ]; then
+    IDFORGE_TEST_SLOWDOWN="$(python3 ci/slowdown.py)"
+    export IDFORGE_TEST_SLOWDOWN
+  fi
+  echo "    slowdown ${IDFORGE_TEST_SLOWDOWN:-1} (ci/slowdown.py: wall over CPU time of a busy loop)"
   start=$SECONDS
   children_cpu
   cpu_start=$cpu
@@ -208,6 +218,9 @@ load_stop() {
 }
 
 # ---- main ------------------------------------------------------------------------------------
+
+# IDFORGE_TEST_SLOWDOWN given by the caller: kept for every step (else measured before each).
+[ -z "${IDFORGE_TEST_SLOWDOWN:-}" ] || IDFORGE_SLOWDOWN_FIXED=1
 
 selected=()
 soak=0

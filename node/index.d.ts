@@ -294,6 +294,6 @@ export declare const json: {
   replacer(key: string, value: unknown): unknown
   /** A `JSON.parse` reviver reading the values of `keys` as bigint ids (`IDFORGE_INVALID_DECIMAL` on other text). */
   reviver(...keys: Array<string | readonly string[]>): (key: string, value: unknown) => unknown
-  /** The bigint of an id's decimal text (1 to 20 digits, at most 2^64 - 1). */
+  /** The bigint of an id's decimal text (1 to 20 digits, no leading zero, at most 2^64 - 1). */
   parseId(text: string): bigint
 }

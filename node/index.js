@@ -593,10 +593,11 @@ function bigintReplacer(key, value) {
   return typeof value === 'bigint' ? value.toString() : value
 }
 
-/** The bigint a snowflake id's decimal text stands for (1 to 20 digits, at most 2^64 - 1). */
+/** The bigint a snowflake id's decimal text stands for (1 to 20 digits, no leading zero, at most 2^64 - 1). */
 function parseDecimalId(text) {
-  if (typeof text !== 'string' || !/^[0-9]{1,20}$/.test(text)) {
-    throw idforgeError(ErrorCode.INVALID_DECIMAL, `an id is 1 to 20 decimal digits, not ${JSON.stringify(String(text)).slice(0, 40)}`)
+  // One text per id: no sign, no space, no leading zero (core/testdata/json_ids.json).
+  if (typeof text !== 'string' || !/^(0|[1-9][0-9]{0,19})$/.test(text)) {
+    throw idforgeError(ErrorCode.INVALID_DECIMAL, `an id is 1 to 20 decimal digits, no leading zero, not ${JSON.stringify(String(text)).slice(0, 40)}`)
   }
   const n = BigInt(text)
   if (n > U64_MAX) throw idforgeError(ErrorCode.INVALID_DECIMAL, 'an id is at most 2^64 - 1')

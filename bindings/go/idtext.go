@@ -108,3 +108,26 @@ func (s *ShortID) UnmarshalText(text []byte) error {
 	*s = ShortID(id)
 	return nil
 }
+
+// SnowflakeID is a 64-bit id whose text, and so its JSON, is its decimal digits: a JSON string,
+// exact in every JSON reader (a JavaScript number holds 53 bits). Unlike a uint64 tagged
+// `json:",string"` (strconv reads "007" as 7), it reads only the id's one text, as every
+// binding does (core/testdata/json_ids.json).
+type SnowflakeID uint64
+
+// String gives the decimal digits.
+func (s SnowflakeID) String() string { return strconv.FormatUint(uint64(s), 10) }
+
+// MarshalText gives the decimal digits, so a SnowflakeID is a JSON string.
+func (s SnowflakeID) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads the decimal digits: a sign, a space, a leading zero or a value above
+// 2^64 - 1 give ErrInvalidDecimal.
+func (s *SnowflakeID) UnmarshalText(text []byte) error {
+	id, err := ParseID(string(text), TextDecimal)
+	if err != nil {
+		return err
+	}
+	*s = SnowflakeID(id)
+	return nil
+}

@@ -97,9 +97,25 @@ func TestSnowflakeJSONIsTheSharedDecimalText(t *testing.T) {
 			t.Fatalf("%s: %d %v", c.str("json"), back.ID, err)
 		}
 	}
+	// SnowflakeID writes the same JSON, and reads only the id's one text: the stdlib's
+	// `json:",string"` reads "007" as 7, so the invalid texts are checked on SnowflakeID.
+	type typed struct {
+		ID idforge.SnowflakeID `json:"id"`
+	}
+	for _, c := range rows(data, "cases") {
+		id := c.u64(t, "id")
+		got, err := json.Marshal(typed{ID: idforge.SnowflakeID(id)})
+		if err != nil || string(got) != c.str("json") {
+			t.Fatalf("SnowflakeID %d: %s %v, want %s", id, got, err, c.str("json"))
+		}
+		var back typed
+		if err := json.Unmarshal(got, &back); err != nil || uint64(back.ID) != id {
+			t.Fatalf("SnowflakeID %s: %d %v", got, back.ID, err)
+		}
+	}
 	for _, text := range data["invalid"].([]any) {
 		raw, _ := json.Marshal(map[string]string{"id": text.(string)})
-		var back order
+		var back typed
 		if err := json.Unmarshal(raw, &back); err == nil {
 			t.Fatalf("%s was read as %d", raw, back.ID)
 		}

@@ -313,6 +313,12 @@ func TestIDTextVectors(t *testing.T) {
 		_, err := idforge.ParseID(r.str("text"), forms[r.str("form")])
 		wantCode(t, err, r.str("error"), r)
 	}
+	// Reading an id of any kind takes a snowflake's one text too ("007" is not 7).
+	kinds := map[string]idforge.IDKind{"any": idforge.KindAny, "snowflake": idforge.KindSnowflake}
+	for _, r := range rows(v, "describe_errors") {
+		_, err := idforge.DescribeID(r.str("text"), kinds[r.str("kind")], nil)
+		wantCode(t, err, r.str("error"), r)
+	}
 	_, err := idforge.FormatID(1, idforge.TextForm(3))
 	wantCode(t, err, "INVALID_ARGUMENT", "form 3")
 	_, err = idforge.ParseID("1", idforge.TextForm(3))

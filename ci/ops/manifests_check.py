@@ -142,11 +142,24 @@ def check(name, objects, env_names, flags, digest=None):
     if name.startswith("ha"):
         if spec.get("replicas") != 3:
             fail.append(f"HA runs {spec.get('replicas')} servers")
-        ref = env.get("IDFORGE_STORE", {}).get("valueFrom", {}).get("configMapKeyRef", {})
+        # The store URL from its parts, as Kubernetes expands $(VAR): etcd's user and password
+        # from a Secret (required), the members from the ConfigMap; each defined before it.
+        store = env.get("IDFORGE_STORE", {}).get("value", "")
+        if store != "etcd://$(ETCD_USERNAME):$(ETCD_PASSWORD)@$(ETCD_MEMBERS)":
+            fail.append(f"HA store {store!r} is not etcd with credentials from a Secret")
+        order = [e["name"] for e in c.get("env", [])]
+        for part in ("ETCD_USERNAME", "ETCD_PASSWORD"):
+            ref = env.get(part, {}).get("valueFrom", {}).get("secretKeyRef", {})
+            if ref.get("name") != "idforge-etcd" or ref.get("optional"):
+                fail.append(f"{part} does not come from the Secret idforge-etcd (required)")
+        ref = env.get("ETCD_MEMBERS", {}).get("valueFrom", {}).get("configMapKeyRef", {})
         maps = {m["metadata"]["name"]: m for m in by_kind.get("ConfigMap", [])}
-        store = maps.get(ref.get("name"), {}).get("data", {}).get(ref.get("key"), "")
-        if not store.startswith("etcd://"):
-            fail.append(f"HA store {store!r} is not etcd")
+        members = maps.get(ref.get("name"), {}).get("data", {}).get(ref.get("key"), "")
+        if not members or "://" in members or "@" in members:
+            fail.append(f"HA etcd members {members!r} are not host:port[,…][/prefix]")
+        if any(p not in order or order.index(p) > order.index("IDFORGE_STORE")
+               for p in ("ETCD_USERNAME", "ETCD_PASSWORD", "ETCD_MEMBERS") if "IDFORGE_STORE" in order):
+            fail.append("the store URL's parts are not defined before IDFORGE_STORE")
         advertise = env.get("IDFORGE_ADVERTISE", {}).get("value", "")
         if not advertise.startswith(f"$(POD_NAME).{spec['serviceName']}."):
             fail.append(f"HA advertise {advertise!r} is not the pod's own name")

@@ -180,6 +180,16 @@ test('id text forms: every vector both ways', () => {
   for (const row of ID_TEXT.errors) throwsCode(() => idFromText(row.text, row.form), row.error)
 })
 
+test('describing an id refuses a second text of it (a leading zero)', () => {
+  const { describeId } = require('idforge')
+  for (const row of ID_TEXT.describe_errors) {
+    const options = row.kind === 'any' ? {} : { type: row.kind }
+    throwsCode(() => describeId(row.text, options), row.error)
+  }
+  // An id argument given as text: its one text only.
+  throwsCode(() => idToText('007'), 'INVALID_DECIMAL')
+})
+
 test('id text forms: bad arguments, and base32 sorts like the ids', () => {
   throwsCode(() => idToText(-1n), 'INVALID_ARGUMENT')
   throwsCode(() => idToText(1n << 64n), 'INVALID_ARGUMENT')

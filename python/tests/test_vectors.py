@@ -170,6 +170,15 @@ def test_id_text_refused(row):
     assert caught.value.name == row["error"]
 
 
+@pytest.mark.parametrize("row", ID_TEXT["describe_errors"], ids=lambda r: f'{r["kind"]}:{r["text"]!r}')
+def test_describe_refuses_a_second_text_of_an_id(row):
+    # A snowflake's text is the decimal form's one text: "007" is not 7 here either.
+    kind = None if row["kind"] == "any" else row["kind"]
+    with pytest.raises(error_class(row["error"])) as caught:
+        idforge.describe_id(row["text"], kind)
+    assert caught.value.name == row["error"]
+
+
 def test_id_text_bad_arguments():
     for bad in (-1, 1 << 64):
         with pytest.raises(idforge.InvalidArgumentError):

@@ -458,6 +458,36 @@ fn bad_input_is_one_line_with_a_code_and_exit_2() {
 }
 
 #[test]
+fn decode_takes_only_the_one_text_of_a_snowflake() {
+    // core/testdata/id_text.json's describe_errors, on every path that reads a snowflake:
+    // detected, named (--type snowflake) and by form (--form decimal). "007" is not 7.
+    let file: serde_json::Value =
+        serde_json::from_str(include_str!("../../core/testdata/id_text.json")).unwrap();
+    for row in file["describe_errors"].as_array().unwrap() {
+        let text = row["text"].as_str().unwrap();
+        let code = row["error"].as_str().unwrap();
+        let mut paths: Vec<Vec<&str>> = vec![
+            vec!["decode", "--type", "snowflake", "--", text],
+            vec!["decode", "--form", "decimal", "--", text],
+        ];
+        if row["kind"] == "any" {
+            paths.push(vec!["decode", "--", text]);
+        }
+        for args in paths {
+            let out = idforge(&args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+            assert!(out.stdout.is_empty(), "{args:?}");
+            assert!(
+                stderr.ends_with(&format!(" ({code})\n")),
+                "{args:?}: {stderr}"
+            );
+        }
+    }
+    assert_eq!(field(&ok(&["decode", "0"]), "type"), "snowflake");
+}
+
+#[test]
 fn usage_errors_exit_2() {
     for args in [
         &["gen"][..],

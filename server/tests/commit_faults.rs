@@ -5,14 +5,8 @@
 use idforge_testkit as common;
 
 use common::cut_proxy::{Cut, CutProxy};
+use common::etcd::OwnEtcd;
 use common::tmpfs::Tmpfs;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// What one drawing client ends with: every id it was served (with its tag), every error.
 type Drawn = (Vec<(String, i64)>, Vec<String>);
@@ -169,6 +163,122 @@ fn a_full_disk_and_a_kill_repeat_no_id_with_the_guard() {
     full_disk_episode(&[]);
 }
 
+/// The status `GET /healthz` gets from the metrics port at `port` (0 when it cannot connect).
+fn healthz(port: u16) -> u16 {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return 0;
+    };
+    let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+    let _ = s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    let mut head = String::new();
+    let _ = s.read_to_string(&mut head);
+    head.split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Issue 68, finding 4: the guard's disk (not the store's) fills up. The server serves nothing
+/// the guard does not cover, says so on /healthz at every poll, logs a line or two per retry
+/// (not one per tag per retry), serves again once space is back, and a SIGTERM stops it while
+/// the disk is full.
+#[test]
+fn a_full_guard_disk_is_unhealthy_quiet_and_stoppable() {
+    let Some(fs) = Tmpfs::mount("1m") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let port_file = dir.path().join("port");
+    let log = dir.path().join("log");
+    let metrics = common::free_port();
+    let mut child = std::process::Command::new(common::server_bin())
+        .arg("serve")
+        .arg("--port=0")
+        .arg(format!("--port-file={}", port_file.display()))
+        .arg(format!("--data-dir={}", dir.path().join("data").display()))
+        .arg(format!(
+            "--guard={}",
+            fs.path().join("idforge.guard").display()
+        ))
+        .arg(format!("--metrics-port={metrics}"))
+        .args([
+            "--alloc-timeout-ms=300",
+            "--default-step=100",
+            "--max-step=400",
+        ])
+        .env("IDFORGE_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let port: u16 = common::poll(
+        std::time::Duration::from_secs(30),
+        20,
+        "the server did not start",
+        || {
+            std::fs::read_to_string(&port_file)
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        },
+    );
+    let (mut served, _) = phase(port, 50, 1);
+    assert!(!served.is_empty());
+    let filler = fs.fill();
+    let (ids, errors) = phase_until(port, 50, 2, |(_, e)| !e.is_empty());
+    served.extend(ids);
+    assert!(!errors.is_empty(), "the full guard disk refused nothing");
+    // Every poll says so while the guard cannot be written (a persist's retry must not pass
+    // for a success).
+    let lines = || std::fs::read_to_string(&log).unwrap().lines().count();
+    let before = lines();
+    let draw = Draw::start(port, 4, 50);
+    let mut polls = Vec::new();
+    for _ in 0..15 {
+        polls.push(healthz(metrics));
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let (ids, _) = draw.stop();
+    served.extend(ids);
+    assert!(
+        polls.iter().all(|&c| c == 503),
+        "/healthz while the guard fails: {polls:?}"
+    );
+    // About 3 s of clients asking on 50 tags: a few retries, not a line per tag per retry.
+    let grown = lines() - before;
+    assert!(grown <= 40, "{grown} log lines in 3 s of a full guard disk");
+    // Space back: the marks the store took are recorded, and the ids flow again.
+    std::fs::remove_file(&filler).unwrap();
+    common::poll(
+        std::time::Duration::from_secs(30),
+        100,
+        "/healthz never said 200 after the space came back",
+        || (healthz(metrics) == 200).then_some(()),
+    );
+    let (ids, _) = phase_until(port, 50, 1, |(ids, _)| !ids.is_empty());
+    assert!(!ids.is_empty(), "nothing served after the space came back");
+    served.extend(ids);
+    // Full again, then SIGTERM: it stops (the release it cannot write stays a gap).
+    let _filler = fs.fill();
+    let (ids, _) = phase_until(port, 50, 1, |(_, e)| !e.is_empty());
+    served.extend(ids);
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = common::poll(
+        std::time::Duration::from_secs(30),
+        50,
+        "SIGTERM did not stop the server while the guard's disk was full",
+        || child.try_wait().unwrap(),
+    );
+    assert!(status.success(), "SIGTERM exit: {status:?}");
+    assert_unique(served);
+}
+
 /// A server on a store (`url`, then `suffix`) reached through a proxy that cuts its connections (`cuts`, one phase
 /// each): clients get errors while it does, and after recovery and a `kill -9` no id is served
 /// twice.
@@ -245,82 +355,6 @@ fn etcd_transactions_cut_repeat_no_id() {
     };
     let prefix = format!("/{}", common::unique("cut"));
     cut_episode(&url, &prefix, &[], &[Cut::Every]);
-}
-
-/// An etcd of this test's own (one member on loopback), restarted on the same data with other
-/// settings; stopped by its PID on drop.
-struct OwnEtcd {
-    child: Option<std::process::Child>,
-    port: u16,
-    peer: u16,
-    dir: tempfile::TempDir,
-}
-
-impl OwnEtcd {
-    /// `None` (the test skips) where there is no etcd binary.
-    fn start() -> Option<OwnEtcd> {
-        let mut etcd = OwnEtcd {
-            child: None,
-            port: common::free_port(),
-            peer: common::free_port(),
-            dir: tempfile::tempdir().unwrap(),
-        };
-        if !etcd.run(&[]) {
-            common::skip("no etcd binary");
-            return None;
-        }
-        Some(etcd)
-    }
-
-    /// (Re)starts it with `extra` settings; `false` when there is no etcd to run.
-    fn run(&mut self, extra: &[&str]) -> bool {
-        self.stop();
-        let (port, peer) = (self.port, self.peer);
-        let child = std::process::Command::new("etcd")
-            .args(["--name", "q", "--data-dir"])
-            .arg(self.dir.path().join("data"))
-            .arg(format!("--listen-client-urls=http://127.0.0.1:{port}"))
-            .arg(format!("--advertise-client-urls=http://127.0.0.1:{port}"))
-            .arg(format!("--listen-peer-urls=http://127.0.0.1:{peer}"))
-            .arg(format!(
-                "--initial-advertise-peer-urls=http://127.0.0.1:{peer}"
-            ))
-            .arg(format!("--initial-cluster=q=http://127.0.0.1:{peer}"))
-            .args(["--heartbeat-interval=50", "--election-timeout=500"])
-            .args(extra)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn();
-        let Ok(child) = child else { return false };
-        self.child = Some(child);
-        runtime().block_on(async {
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-            loop {
-                let endpoint = format!("127.0.0.1:{port}");
-                if let Ok(mut c) = etcd_client::Client::connect([endpoint], None).await {
-                    if c.status().await.is_ok() {
-                        return;
-                    }
-                }
-                assert!(std::time::Instant::now() < deadline, "etcd did not start");
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            }
-        });
-        true
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for OwnEtcd {
-    fn drop(&mut self) {
-        self.stop();
-    }
 }
 
 /// etcd refuses the server's transactions (restarted with a request size limit that a

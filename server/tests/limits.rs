@@ -13,7 +13,7 @@ use common::{Client, Server, Value};
 /// would also take for a close).
 fn closed_soon(c: &mut Client) -> bool {
     let started = Instant::now();
-    c.closed() && started.elapsed() < Duration::from_secs(10)
+    c.closed() && started.elapsed() < common::scaled(Duration::from_secs(10))
 }
 
 #[test]
@@ -229,6 +229,9 @@ fn the_metrics_port_answers_while_idle_connections_flood_it() {
         let mut buf = Vec::new();
         let _ = std::io::Read::read_to_end(&mut s, &mut buf);
         assert!(buf.is_empty(), "an idle connection got {buf:?}");
-        assert!(started.elapsed() < Duration::from_secs(5), "not closed");
+        assert!(
+            started.elapsed() < common::scaled(Duration::from_secs(5)),
+            "not closed"
+        );
     }
 }

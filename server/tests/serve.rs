@@ -98,19 +98,26 @@ fn server_snowflakes_and_decode() {
     );
 }
 
-/// One `IDF.SNOWFLAKE` of `name`, and how long it took.
+/// One `IDF.SNOWFLAKE` of `name`, and how long it took (printed, not asserted: the server's
+/// `--alloc-timeout-ms` bounds the wait, and a longer one is a `TRYAGAIN` reply instead).
 fn timed_snowflake(c: &mut Client, name: &str) -> (i64, Duration) {
     let t = std::time::Instant::now();
-    let id = c.cmd(&["IDF.SNOWFLAKE", name]).int();
-    (id, t.elapsed())
+    let reply = c.cmd(&["IDF.SNOWFLAKE", name]);
+    let took = t.elapsed();
+    match reply {
+        Value::Int(id) => (id, took),
+        other => panic!("{name}: {other:?} after {took:?}"),
+    }
 }
 
 #[test]
 fn snowflake_names_serve_at_once_after_a_clean_stop_and_within_the_alloc_timeout_after_a_crash() {
     let dir = tempfile::tempdir().unwrap();
     // The guard is on (the data dir's default): a clean stop brings the persisted time back in
-    // the guard too, or the restart would refuse the store.
-    let server = Server::start(dir.path(), &[]);
+    // the guard too, or the restart would refuse the store. A request may wait 200 ms for the
+    // clock: more is refused (TRYAGAIN), so an id proves the wait stayed within it, however
+    // loaded the machine (no wall-clock bound here).
+    let server = Server::start(dir.path(), &["--alloc-timeout-ms=200"]);
     let mut c = server.client();
     let mut last = c.cmd(&["IDF.SNOWFLAKE", "restarts"]).int();
     // A clean stop brings the persisted time back to the last id: the next id at once (the
@@ -122,23 +129,20 @@ fn snowflake_names_serve_at_once_after_a_clean_stop_and_within_the_alloc_timeout
         let (id, took) = timed_snowflake(&mut c, "restarts");
         eprintln!("after SIGTERM #{round}: next id in {took:?}");
         assert!(id > last, "ids keep increasing across a clean stop");
-        assert!(
-            took < Duration::from_millis(1000),
-            "the first id after a clean stop waited {took:?}"
-        );
         let many = c
             .cmd(&["IDF.SNOWFLAKE", "restarts", "COUNT", "1000"])
             .into_array();
         last = many.last().map(Value::int).unwrap();
     }
     // A crash leaves the time persisted ahead: the name waits at most the window less the
-    // lead, within the default --alloc-timeout-ms (5 s), and never answers below `last`.
-    let server = server.restart("KILL");
+    // lead, within the default --alloc-timeout-ms (5 s: an id, not TRYAGAIN), and never
+    // answers below `last`.
+    server.signal("KILL");
+    let server = Server::start(dir.path(), &[]);
     let mut c = server.client();
     let (id, took) = timed_snowflake(&mut c, "restarts");
     eprintln!("after kill -9: next id in {took:?}");
     assert!(id > last);
-    assert!(took < Duration::from_millis(5000), "waited {took:?}");
 }
 
 #[test]
@@ -150,17 +154,26 @@ fn a_name_further_ahead_than_the_alloc_timeout_is_refused_with_tryagain() {
     // refused at once with a typed error saying when to retry, never a stall.
     let server = server.restart("KILL");
     let mut c = server.client();
-    let t = std::time::Instant::now();
-    let answer = c.cmd(&["IDF.SNOWFLAKE", "ahead"]);
-    let took = t.elapsed();
-    match answer {
+    // No wall-clock bound (a loaded machine stretches any): the reply itself shows whether the
+    // server waited. Refused, it names a wait longer than the 200 ms it may wait; served, the
+    // time left was within them (a slow restart used the rest).
+    match c.cmd(&["IDF.SNOWFLAKE", "ahead"]) {
         Value::Int(id) => assert!(id > last),
         other => {
             let e = other.error().to_owned();
-            assert!(e.starts_with("TRYAGAIN ") && e.contains("retry in"), "{e}");
+            assert!(e.starts_with("TRYAGAIN "), "{e}");
+            let wait: u64 = e
+                .rsplit("retry in ")
+                .next()
+                .and_then(|t| t.strip_suffix(" ms"))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("no wait in {e}"));
+            assert!(
+                wait > 200,
+                "refused a wait of {wait} ms, within the timeout: {e}"
+            );
         }
     }
-    assert!(took < Duration::from_millis(2000), "answered in {took:?}");
 }
 
 #[test]
@@ -213,6 +226,8 @@ fn bad_input_gets_an_error_and_the_server_survives() {
         ),
         (&["IDF.DECODE", "zz!"], "ERR not a snowflake"),
         (&["IDF.DECODE", "nope"], "ERR not a snowflake"),
+        // A snowflake's one text: a leading zero is another spelling, refused.
+        (&["IDF.DECODE", "007"], "ERR invalid decimal: leading zero"),
     ];
     for (args, want) in table {
         let reply = c.cmd(args);

@@ -7,6 +7,7 @@
 
 pub mod cut_proxy;
 pub mod delay_proxy;
+pub mod etcd;
 pub mod peer;
 #[cfg(feature = "tls")]
 pub mod tls;
@@ -321,6 +322,24 @@ pub fn server_bin() -> PathBuf {
         bin.display()
     );
     bin
+}
+
+/// How much slower than an idle machine this one runs now: `IDFORGE_TEST_SLOWDOWN`, which
+/// `ci/test.sh` measures before each step (wall time over CPU time of a short busy loop, so 2
+/// when another process takes half the CPU), between 1 and 20; 1 when unset.
+pub fn slowdown() -> f64 {
+    std::env::var("IDFORGE_TEST_SLOWDOWN")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|f| f.is_finite())
+        .map_or(1.0, |f| f.clamp(1.0, 20.0))
+}
+
+/// `base` scaled by [`slowdown`], for the few bounds a test keeps on how long something may
+/// take (a refusal that must not wait out a timeout): what is fast on an idle machine is
+/// proportionally slower on a loaded one, and a bound that does not follow fails there.
+pub fn scaled(base: Duration) -> Duration {
+    base.mul_f64(slowdown())
 }
 
 /// A loopback port nothing listens on right now (bound, then released).

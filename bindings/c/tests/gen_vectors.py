@@ -179,6 +179,10 @@ def main(out):
           [[forms[r["form"]], cstr(r["text"]), u64(r["id"])] for r in id_text["parse"]])
     table(L, "v_id_text_refuse", "V_ID_TEXT_REFUSE",
           [[forms[r["form"]], cstr(r["text"]), status(r["error"])] for r in id_text["errors"]])
+    kinds = {"any": "IDFORGE_ID_KIND_ANY", "snowflake": "IDFORGE_ID_KIND_SNOWFLAKE"}
+    L += ["typedef struct { uint32_t kind; const char *text, *error; } v_describe_refuse;", ""]
+    table(L, "v_describe_refuse", "V_DESCRIBE_REFUSE",
+          [[kinds[r["kind"]], cstr(r["text"]), status(r["error"])] for r in id_text["describe_errors"]])
     pathlib.Path(out).write_text("\n".join(L) + "\n")
 
 

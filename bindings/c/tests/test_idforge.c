@@ -415,6 +415,11 @@ static void test_describe_id(void) {
                "IDFORGE_STATUS_INVALID_ARGUMENT");
   CHECK_STATUS(idforge_describe_id("12a", IDFORGE_ID_KIND_SNOWFLAKE, NULL, json, sizeof json),
                "IDFORGE_STATUS_INVALID_DECIMAL");
+  /* id_text.json's describe_errors: a snowflake's one text only ("007" is not 7). */
+  for (size_t i = 0; i < V_DESCRIBE_REFUSE_LEN; i++) {
+    CHECK_STATUS(idforge_describe_id(V_DESCRIBE_REFUSE[i].text, V_DESCRIBE_REFUSE[i].kind, NULL, json, sizeof json),
+                 V_DESCRIBE_REFUSE[i].error);
+  }
   CHECK_STATUS(idforge_describe_id("1", 6, NULL, json, sizeof json), "IDFORGE_STATUS_INVALID_ARGUMENT");
   CHECK_STATUS(idforge_describe_id("\xff\xfe", IDFORGE_ID_KIND_ANY, NULL, json, sizeof json),
                "IDFORGE_STATUS_INVALID_ARGUMENT");

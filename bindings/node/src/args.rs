@@ -23,7 +23,10 @@ pub(crate) fn uint64(arg: Uint64Arg) -> Result<u64> {
             Ok(value)
         }
         Either3::B(number) => uint(number, "expected a non-negative safe integer"),
-        Either3::C(text) => idforge::encode::decimal::decode_u64(text.as_bytes()).or_throw(),
+        // The decimal form's one text: "007" is refused, as every reader of ids refuses it.
+        Either3::C(text) => {
+            idforge::text::id_from_text(&text, idforge::text::TextForm::Decimal).or_throw()
+        }
     }
 }
 

@@ -178,6 +178,11 @@ val tests = linkedMapOf<String, () -> Unit>(
         for (r in v.rows("errors")) {
             throwsCode(r.str("error")) { IdText.fromText(r.str("text"), forms.getValue(r.str("form"))) }
         }
+        // Reading an id of any kind takes a snowflake's one text too ("007" is not 7).
+        for (r in v.rows("describe_errors")) {
+            val kind = if (r.str("kind") == "any") null else IdKind.SNOWFLAKE
+            throwsCode(r.str("error")) { IdText.describe(r.str("text"), kind) }
+        }
         // Base32 texts of a generator's ids sort like the ids.
         val g = Snowflake(layout = Layout.preset("twitter"), nodeId = 3)
         val ids = List(1000) { g.next() }

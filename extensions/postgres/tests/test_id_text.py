@@ -51,6 +51,15 @@ def test_refused_texts_are_the_vectors_errors(row):
     assert e.value.message.startswith(row["error"] + ":"), e.value
 
 
+@pytest.mark.parametrize("row", VECTORS["describe_errors"], ids=lambda r: f"{r['kind']}:{r['text']!r}")
+def test_describe_refuses_a_second_text_of_an_id(row):
+    # A snowflake's one text, detected or named: '007' is not 7 in SQL either.
+    kind = "NULL" if row["kind"] == "any" else f"'{row['kind']}'"
+    with pytest.raises(SqlError) as e:
+        sql(f"SELECT idforge_describe({quote(row['text'])}, {kind})")
+    assert e.value.message.startswith(row["error"] + ":"), e.value
+
+
 def test_bad_forms_and_null():
     for query in ("SELECT idforge_id_to_text(1, 'hex')", "SELECT idforge_id_from_text('1', 'base64')"):
         with pytest.raises(SqlError) as e:

@@ -15,7 +15,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use idforge_core::encode::{base32, base62, decimal};
+use idforge_core::encode::{base32, base62};
 
 use crate::text::TextForm;
 use crate::text::time::{format_ms, format_secs};
@@ -74,8 +74,13 @@ fn uuid_unwrapped(s: &str) -> Option<&str> {
     prefix.eq_ignore_ascii_case("urn:uuid:").then(|| &s[9..])
 }
 
+/// A snowflake's text is the decimal form's one text (no sign, no leading zero): `"007"` is not
+/// another spelling of 7 here either, as in every other reader of ids.
 fn parse_snowflake(s: &str) -> Result<AnyId> {
-    Ok(AnyId::Snowflake(decimal::decode_u64(s.as_bytes())?))
+    Ok(AnyId::Snowflake(crate::text::id_from_text(
+        s,
+        TextForm::Decimal,
+    )?))
 }
 
 fn parse_flake128(s: &str) -> Result<AnyId> {
@@ -370,6 +375,31 @@ pub fn uuid_text(id: Flake128) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn describe_refuses_a_second_text_of_an_id() {
+        // core/testdata/id_text.json's describe_errors: a snowflake's text is the decimal
+        // form's one text, detected or named ("007" is not 7).
+        let file: serde_json::Value =
+            serde_json::from_str(include_str!("../../../core/testdata/id_text.json")).unwrap();
+        let rows = file["describe_errors"].as_array().unwrap();
+        assert!(rows.len() >= 3);
+        for row in rows {
+            let text = row["text"].as_str().unwrap();
+            let kind = match row["kind"].as_str().unwrap() {
+                "any" => None,
+                "snowflake" => Some(IdKind::Snowflake),
+                other => panic!("kind {other}"),
+            };
+            let err = describe(text, kind, None, &Layout::TWITTER).unwrap_err();
+            assert_eq!(
+                err.code().name(),
+                row["error"].as_str().unwrap(),
+                "{text:?}"
+            );
+        }
+        assert!(describe("0", None, None, &Layout::TWITTER).is_ok());
+    }
 
     fn read(s: &str, kind: Option<IdKind>) -> Option<AnyId> {
         parse_id(s, kind).ok()

@@ -28,7 +28,7 @@ use crate::{ClockMove, Kind, StoreError, StoreResult, TagMove, TagRow, UserRow, 
 mod integrity;
 mod url;
 
-pub use url::{EtcdTls, EtcdUrl};
+pub use url::{EtcdTls, EtcdUrl, EtcdUser};
 
 impl From<etcd_client::Error> for StoreError {
     fn from(e: etcd_client::Error) -> StoreError {
@@ -157,6 +157,10 @@ impl EtcdStore {
             .with_require_leader(true);
         if let Some(tls) = &parsed.tls {
             options = options.with_tls(tls.options()?);
+        }
+        if let Some(user) = &parsed.user {
+            // etcd's authentication: a token per connection, renewed by the client.
+            options = options.with_user(user.name.clone(), user.password.clone());
         }
         let mut clients = Vec::new();
         for endpoint in &parsed.endpoints {

@@ -16,6 +16,27 @@ pub struct EtcdUrl {
     pub prefix: String,
     /// TLS settings, for `etcds://`.
     pub tls: Option<EtcdTls>,
+    /// `user:password@` before the members: etcd's own authentication (RBAC), percent-decoded.
+    /// An empty user (`etcd://:@…`, what a manifest gives with its Secret's keys absent) is none.
+    pub user: Option<EtcdUser>,
+}
+
+/// An etcd user and its password (the password never shown: `Debug` prints `***`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct EtcdUser {
+    /// The user's name.
+    pub name: String,
+    /// Its password.
+    pub password: String,
+}
+
+impl std::fmt::Debug for EtcdUser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EtcdUser")
+            .field("name", &self.name)
+            .field("password", &"***")
+            .finish()
+    }
 }
 
 /// What an `etcds://` store trusts and shows (its URL's `tls_*` parameters).
@@ -64,8 +85,8 @@ impl EtcdTls {
 }
 
 impl EtcdUrl {
-    /// Parses `etcd://h1:p1[,h2:p2…][/prefix]`, or `etcds://…[?tls_ca=…&tls_cert=…&tls_key=…
-    /// &tls_server_name=…]` for TLS.
+    /// Parses `etcd://[user:password@]h1:p1[,h2:p2…][/prefix]`, or
+    /// `etcds://…[?tls_ca=…&tls_cert=…&tls_key=…&tls_server_name=…]` for TLS.
     pub fn parse(url: &str) -> StoreResult<EtcdUrl> {
         let bad = |why: &str| StoreError(format!("bad etcd URL {url:?}: {why}"));
         let (rest, secure) = match (url.strip_prefix("etcd://"), url.strip_prefix("etcds://")) {
@@ -101,9 +122,27 @@ impl EtcdUrl {
             }
             None
         };
-        let (hosts, prefix) = match rest.split_once('/') {
+        let (authority, prefix) = match rest.split_once('/') {
             Some((h, p)) => (h, p.trim_matches('/')),
             None => (rest, ""),
+        };
+        // The last `@` ends the credentials (a password may hold one only escaped, %40).
+        let (user, hosts) = match authority.rsplit_once('@') {
+            Some((credentials, hosts)) => {
+                let (name, password) = credentials
+                    .split_once(':')
+                    .ok_or_else(|| bad("credentials are user:password@"))?;
+                let decode = |part: &str, what: &str| {
+                    percent_encoding::percent_decode_str(part)
+                        .decode_utf8()
+                        .map(|s| s.into_owned())
+                        .map_err(|_| bad(&format!("the {what} is not UTF-8 once decoded")))
+                };
+                let (name, password) = (decode(name, "user")?, decode(password, "password")?);
+                let user = (!name.is_empty()).then_some(EtcdUser { name, password });
+                (user, hosts)
+            }
+            None => (None, authority),
         };
         let prefix = if prefix.is_empty() { "idforge" } else { prefix };
         if !prefix
@@ -127,6 +166,7 @@ impl EtcdUrl {
             endpoints,
             prefix: prefix.to_owned(),
             tls,
+            user,
         })
     }
 }
@@ -141,12 +181,25 @@ mod tests {
         assert_eq!(u.endpoints, ["http://127.0.0.1:2379", "http://[::1]:2380"]);
         assert_eq!(u.prefix, "app/ids");
         assert_eq!(EtcdUrl::parse("etcd://h:1").unwrap().prefix, "idforge");
+        assert_eq!(u.user, None);
+        let u = EtcdUrl::parse("etcd://idforge:p%40ss:w@h:1,g:2/app").unwrap();
+        let user = u.user.clone().unwrap();
+        assert_eq!(
+            (user.name.as_str(), user.password.as_str()),
+            ("idforge", "p@ss:w")
+        );
+        assert_eq!(u.endpoints, ["http://h:1", "http://g:2"]);
+        assert!(!format!("{u:?}").contains("p@ss"), "{u:?}");
+        // A manifest whose Secret has no etcd keys gives an empty user: no authentication.
+        assert_eq!(EtcdUrl::parse("etcd://:@h:1").unwrap().user, None);
         for bad in [
             "etcd://",
             "etcd://h",
             "etcd://h:x",
             "redis://h:1",
             "etcd://h:1/a b",
+            "etcd://nopassword@h:1",
+            "etcd://u:%ff@h:1",
         ] {
             assert!(EtcdUrl::parse(bad).is_err(), "{bad}");
         }

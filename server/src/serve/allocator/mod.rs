@@ -118,6 +118,9 @@ pub struct Allocator {
     pub(super) persist_gate: tokio::sync::Mutex<()>,
     /// The record outside the store of what it must hold (see [`guard`]).
     pub(super) guard: Option<Arc<Guard>>,
+    /// Marks the store committed and the guard could not record (its disk full): recorded
+    /// before anything else is persisted, and only then served up to (see `persist_marks`).
+    pub(super) unguarded: Mutex<Vec<Mark>>,
     /// Why this server refuses to lead (its store went back), once it found out.
     pub(super) refusal: Mutex<Option<String>>,
     /// What this server knows of each service's worker leases (see [`workers`]).
@@ -168,6 +171,7 @@ impl Allocator {
             leadership,
             persist_gate: tokio::sync::Mutex::new(()),
             guard: None,
+            unguarded: Mutex::new(Vec::new()),
             refusal: Mutex::new(None),
             workers: Mutex::new(HashMap::new()),
             lease_load: tokio::sync::Mutex::new(()),
@@ -241,14 +245,45 @@ impl Allocator {
             .collect();
         guard.record(down).await?;
         let conflicts = self.store.persist(moves, clocks).await?;
-        let up = moves
+        let up: Vec<Mark> = moves
             .iter()
             .filter(|m| m.new > m.old && !conflicts.contains(&m.tag))
             .map(|m| Mark::Tag(m.tag.clone(), m.new))
             .chain(clocks.iter().map(|(n, ms)| Mark::Clock(n.clone(), *ms)))
             .collect();
-        guard.record(up).await?;
+        if let Err(e) = guard.record(up.clone()).await {
+            // The store holds the new marks, the guard does not: nothing above the old ones is
+            // served until the guard has them (record_unguarded), and no persist writes the
+            // store again before, which would find its own marks there (a conflict per tag, a
+            // reload, a log line, every retry) and take more ids each time.
+            lock(&self.unguarded).extend(up);
+            return Err(e);
+        }
         Ok(conflicts)
+    }
+
+    /// Records in the guard the marks a persist committed to the store but could not record
+    /// there, then serves up to them. `Err` while the guard still cannot be written.
+    async fn record_unguarded(&self) -> Result<(), StoreError> {
+        let marks = lock(&self.unguarded).clone();
+        if marks.is_empty() {
+            return Ok(());
+        }
+        if let Some(guard) = &self.guard {
+            guard.record(marks.clone()).await?;
+        }
+        lock(&self.unguarded).clear();
+        let mut tags = lock(&self.tags);
+        for mark in &marks {
+            if let Mark::Tag(tag, max_id) = mark {
+                if let Some(t) = tags.get_mut(tag.as_str()) {
+                    // The store's mark, now guarded: the next persist compares against it.
+                    t.limit = t.limit.max(*max_id);
+                    t.wanted = true;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Whether this server serves, and the leader it knows.
@@ -329,7 +364,12 @@ impl Allocator {
                     }
                     Ok(false) => break,
                     Err(()) => {
-                        tokio::time::sleep(backoff).await;
+                        // A stop ends the retries (a full disk may never clear): the stop's
+                        // release gives back what it can, and what it cannot stays a gap.
+                        tokio::select! {
+                            () = tokio::time::sleep(backoff) => {}
+                            () = stop.notified() => return,
+                        }
                         backoff = (backoff * 2).min(Duration::from_secs(2));
                     }
                 }
@@ -340,6 +380,12 @@ impl Allocator {
     /// Persists every tag and clock that asked for it; `Ok(false)` when none did.
     async fn persist_once(&self) -> Result<bool, ()> {
         let _gate = self.persist_gate.lock().await;
+        if let Err(e) = self.record_unguarded().await {
+            self.metrics.persist_failed();
+            tracing::warn!(error = %e, "persist failed; retrying");
+            *lock(&self.last_failure) = Some(e.0);
+            return Err(());
+        }
         let now = Instant::now();
         let moves = self.tag_moves(now);
         let clocks = self.clock_moves();

@@ -33,7 +33,7 @@ settings! {
     ["Store"] data_dir: std::path::PathBuf = ["./idforge-data"], "DIR", "IDFORGE_DATA_DIR",
         example "\"/var/lib/idforge\"";
     /// A store URL instead of the embedded one: sqlite://PATH, postgres://…, mysql://…,
-    /// `etcd://HOST:PORT[,HOST:PORT…][/PREFIX]` (`etcds://` over TLS).
+    /// `etcd://[USER:PASSWORD@]HOST:PORT[,HOST:PORT…][/PREFIX]` (`etcds://` over TLS).
     ["Store"] store: String = [], "URL", "IDFORGE_STORE",
         sample "\"postgres://idforge:secret@db.internal/idforge\"";
     /// The guard file, which catches a store that went back (`none`: no guard).
