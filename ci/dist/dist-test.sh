@@ -73,6 +73,12 @@ if [ "$#" -eq 0 ]; then
   [ "$arch" = x86_64 ] || selected=(server c python node jvm pgext)
 fi
 version="$(sed -n 's/^#define IDFORGE_VERSION_STRING "\(.*\)"$/\1/p' include/idforge.h)"
+# Under emulation every program runs several times slower (qemu-user translates each
+# instruction): the tests' few time bounds (IDFORGE_TEST_SLOWDOWN, passed into the root) follow.
+if [ "$arch" != x86_64 ]; then
+  IDFORGE_TEST_SLOWDOWN="$(python3 -c 'import sys; print(max(1.0, float(sys.argv[1])) * 10)' "${IDFORGE_TEST_SLOWDOWN:-1}")"
+  export IDFORGE_TEST_SLOWDOWN
+fi
 # The suites' files: all, or under emulation those of the machine (the header says which).
 py_tests=(tests)
 node_tests=(test/)

@@ -52,4 +52,14 @@ function needed(t, name) {
   return undefined
 }
 
-module.exports = { load, throwsCode, rejectsCode, needed }
+/**
+ * How much slower than an idle machine this one runs (IDFORGE_TEST_SLOWDOWN, which ci/test.sh
+ * measures before each step; more under emulation), between 1 and 50: the few time bounds the
+ * tests keep are multiplied by it.
+ */
+function slowdown() {
+  const f = Number(process.env.IDFORGE_TEST_SLOWDOWN)
+  return Number.isFinite(f) ? Math.min(Math.max(f, 1), 50) : 1
+}
+
+module.exports = { load, throwsCode, rejectsCode, needed, slowdown }
