@@ -3,7 +3,7 @@
 content, so that cargo (which decides by modification times whether a crate of the workspace
 must be rebuilt) rebuilds only what changed since the cached builds.
 
-    ci/mtimes.py CACHE_DIR
+    ci/mtimes.py CACHE_DIR TARGET_DIR
 
 A clone gives every file the time of the clone, newer than every cached build, so every crate
 of the workspace was rebuilt in every profile and target of every run (about twenty release
@@ -15,9 +15,15 @@ Why this is safe: a restored time is the time the file's content first came into
 path, so every build made before it used other content (or did not exist) and is older than the
 file: cargo rebuilds it. A build made after it used this very content, or a content recorded
 after it, which changes the record (the latest content only is kept). Cargo's fingerprints for
-dependencies from a registry are unchanged: they never looked at times. With a clock that goes
-back between two runs a changed file could look older than an old build: this script then keeps
-the clone's time for every file whose recorded time is in the future.
+dependencies from a registry are unchanged: they never looked at times.
+
+The record belongs to one state of the builds: a token, new at each run, is written in it and in
+TARGET_DIR/.idforge-mtimes-token. When the two differ (the record or the builds restored from a
+backup, copied from another machine, or one of them removed), nothing is restored: every file
+keeps the clone's time and every crate is rebuilt, as without this script. A recorded time in
+the future (a clock set back since) is not restored either. A clock set back between two runs
+can still make a changed file look older than a build of the run before, as it could before this
+script (every file of a clone then had such a time).
 """
 import hashlib
 import json
@@ -25,10 +31,11 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 
 
 def main() -> int:
-    cache = sys.argv[1]
+    cache, target = sys.argv[1], sys.argv[2]
     root = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True,
                           check=True).stdout.strip()
     key = hashlib.sha256(root.encode()).hexdigest()[:16]
@@ -39,6 +46,17 @@ def main() -> int:
             record = json.load(f)
     except (OSError, ValueError):
         record = {}
+    if not isinstance(record, dict) or not isinstance(record.get("files", {}), dict):
+        record = {}
+    token_path = os.path.join(target, ".idforge-mtimes-token")
+    try:
+        with open(token_path, encoding="utf-8") as f:
+            token = f.read().strip()
+    except OSError:
+        token = None
+    # The first record (before tokens) and builds without a token are taken as one state once.
+    in_step = record.get("token") == token or ("token" not in record and token is None)
+    files_seen = record.get("files", record if "token" not in record else {}) if in_step else {}
     files = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True,
                            check=True).stdout.split(b"\0")
     now_ns = time.time_ns()
@@ -50,19 +68,27 @@ def main() -> int:
             continue
         with open(full, "rb") as f:
             digest = hashlib.sha256(f.read()).hexdigest()
-        seen = record.get(name)
-        if seen and seen[0] == digest and seen[1] <= now_ns:
+        seen = files_seen.get(name)
+        if isinstance(seen, list) and len(seen) == 2 and seen[0] == digest and seen[1] <= now_ns:
             os.utime(full, ns=(seen[1], seen[1]))
             out[name] = seen
             restored += 1
         else:
             out[name] = [digest, os.stat(full).st_mtime_ns]
             kept += 1
+    # The token first in the builds' folder, then the record: a failure between the two leaves
+    # them different, so the next run restores nothing (safe).
+    token = uuid.uuid4().hex
+    os.makedirs(target, exist_ok=True)
+    with open(token_path + ".tmp", "w", encoding="utf-8") as f:
+        f.write(token + "\n")
+    os.replace(token_path + ".tmp", token_path)
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(out, f)
+        json.dump({"token": token, "files": out}, f)
     os.replace(tmp, path)
-    print(f"mtimes: {restored} files as the cache last saw them, {kept} new or changed ({path})")
+    why = "" if in_step else "; the record and the builds differ (restored or removed): nothing restored"
+    print(f"mtimes: {restored} files as the cache last saw them, {kept} new or changed ({path}{why})")
     return 0
 
 
